@@ -1,0 +1,265 @@
+//! Expressions: code and specifications share one expression language.
+
+use super::{Block, Ident, Param, Span, Ty, Type};
+
+#[derive(Clone, Debug, PartialEq)]
+pub struct Expr {
+    pub kind: ExprKind,
+    pub span: Span,
+    /// Filled in by the type checker; [`Ty::Unknown`] before.
+    pub ty: Ty,
+}
+
+impl Expr {
+    pub fn new(kind: ExprKind, span: Span) -> Expr {
+        Expr { kind, span, ty: Ty::Unknown }
+    }
+    pub fn boxed(self) -> Box<Expr> {
+        Box::new(self)
+    }
+}
+
+/// Binary operators, loosest-binding first within each group. The grammar's
+/// precedence table is in `grammar/pvl.pest` and `docs/ARCHITECTURE.md`.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
+pub enum BinOp {
+    /// `==>`
+    Implies,
+    /// `-*` (magic wand)
+    Wand,
+    /// `||`
+    Or,
+    /// `&&`
+    And,
+    /// `**` (separating conjunction)
+    Star,
+    Eq,
+    Ne,
+    Lt,
+    Le,
+    Gt,
+    Ge,
+    /// `x in xs`
+    In,
+    /// `+` — integer addition, sequence concatenation or bag union (by type)
+    Add,
+    Sub,
+    Mul,
+    /// `/` — integer (truncating) division
+    Div,
+    /// `%`
+    Mod,
+    /// `\` — rational division, builds fractions: `1\2`
+    Frac,
+    /// `x :: xs` — prepend one element
+    Cons,
+    /// `xs ++ x` — append one element
+    Append,
+}
+
+impl BinOp {
+    pub fn symbol(self) -> &'static str {
+        match self {
+            BinOp::Implies => "==>",
+            BinOp::Wand => "-*",
+            BinOp::Or => "||",
+            BinOp::And => "&&",
+            BinOp::Star => "**",
+            BinOp::Eq => "==",
+            BinOp::Ne => "!=",
+            BinOp::Lt => "<",
+            BinOp::Le => "<=",
+            BinOp::Gt => ">",
+            BinOp::Ge => ">=",
+            BinOp::In => "in",
+            BinOp::Add => "+",
+            BinOp::Sub => "-",
+            BinOp::Mul => "*",
+            BinOp::Div => "/",
+            BinOp::Mod => "%",
+            BinOp::Frac => "\\",
+            BinOp::Cons => "::",
+            BinOp::Append => "++",
+        }
+    }
+}
+
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
+pub enum UnOp {
+    /// `!`
+    Not,
+    /// `-`
+    Neg,
+}
+
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
+pub enum QuantKind {
+    /// `\forall` — boolean universal quantification
+    Forall,
+    /// `\forall*` — iterated separating conjunction (quantified permissions)
+    ForallStar,
+    /// `\exists`
+    Exists,
+    /// `\sum` — sum of the body over the binder range
+    Sum,
+}
+
+impl QuantKind {
+    pub fn keyword(self) -> &'static str {
+        match self {
+            QuantKind::Forall => "\\forall",
+            QuantKind::ForallStar => "\\forall*",
+            QuantKind::Exists => "\\exists",
+            QuantKind::Sum => "\\sum",
+        }
+    }
+}
+
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
+pub enum CollectionKind {
+    Seq,
+    Set,
+    Bag,
+}
+
+impl CollectionKind {
+    pub fn keyword(self) -> &'static str {
+        match self {
+            CollectionKind::Seq => "seq",
+            CollectionKind::Set => "set",
+            CollectionKind::Bag => "bag",
+        }
+    }
+}
+
+/// Built-in functions written in call position (`head(xs)`, `\matrix(m, M, N)`).
+/// `Perm`, `PointsTo` and `Value` have their own [`ExprKind`] variants.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
+pub enum Builtin {
+    Head,
+    Tail,
+    IsEmpty,
+    RemoveAt,
+    Held,
+    Idle,
+    Running,
+    BuildMap,
+    CardMap,
+    DisjointMap,
+    EqualsMap,
+    GetFromMap,
+    ItemsMap,
+    KeysMap,
+    RemoveFromMap,
+    ValuesMap,
+    /// `\matrix(m, D1, D2)`
+    Matrix,
+    /// `\array(a, n)`
+    Array,
+    /// `HPerm(loc, p)` — history permission
+    HPerm,
+    /// `APerm(loc, p)` — action permission
+    APerm,
+}
+
+impl Builtin {
+    /// Every built-in with its spelling and arity.
+    pub const ALL: &'static [(Builtin, &'static str, usize)] = &[
+        (Builtin::Head, "head", 1),
+        (Builtin::Tail, "tail", 1),
+        (Builtin::IsEmpty, "isEmpty", 1),
+        (Builtin::RemoveAt, "removeAt", 2),
+        (Builtin::Held, "held", 1),
+        (Builtin::Idle, "idle", 1),
+        (Builtin::Running, "running", 1),
+        (Builtin::BuildMap, "buildMap", 3),
+        (Builtin::CardMap, "cardMap", 1),
+        (Builtin::DisjointMap, "disjointMap", 2),
+        (Builtin::EqualsMap, "equalsMap", 2),
+        (Builtin::GetFromMap, "getFromMap", 2),
+        (Builtin::ItemsMap, "itemsMap", 1),
+        (Builtin::KeysMap, "keysMap", 1),
+        (Builtin::RemoveFromMap, "removeFromMap", 2),
+        (Builtin::ValuesMap, "valuesMap", 1),
+        (Builtin::Matrix, "\\matrix", 3),
+        (Builtin::Array, "\\array", 2),
+        (Builtin::HPerm, "HPerm", 2),
+        (Builtin::APerm, "APerm", 2),
+    ];
+
+    pub fn name(self) -> &'static str {
+        Builtin::ALL.iter().find(|(b, _, _)| *b == self).map(|(_, n, _)| *n).unwrap_or("?")
+    }
+    pub fn arity(self) -> usize {
+        Builtin::ALL.iter().find(|(b, _, _)| *b == self).map(|(_, _, a)| *a).unwrap_or(0)
+    }
+    pub fn from_name(name: &str) -> Option<Builtin> {
+        Builtin::ALL.iter().find(|(_, n, _)| *n == name).map(|(b, _, _)| *b)
+    }
+}
+
+#[derive(Clone, Debug, PartialEq)]
+pub enum ExprKind {
+    /// A non-negative decimal literal (`-3` is `Neg` of `3`).
+    IntLit(u64),
+    BoolLit(bool),
+    Null,
+    This,
+    /// `\result`
+    Result,
+    /// `read` — a positive read-only permission amount (a wildcard)
+    Read,
+    /// `write` — full permission, 1
+    Write,
+    /// `none` — no permission, 0
+    NoPerm,
+    /// A local, parameter, field of `this`, binder or class name.
+    Var(Ident),
+    /// `obj.field` (also `a.length`)
+    Field { obj: Box<Expr>, field: Ident },
+    /// `m(args)`, `obj.m(args)`, `Class.m(args)`
+    Call { receiver: Option<Box<Expr>>, method: Ident, args: Vec<Expr> },
+    Builtin { func: Builtin, args: Vec<Expr> },
+    /// `base[index]` — array element, sequence element or map lookup
+    Index { base: Box<Expr>, index: Box<Expr> },
+    /// `xs[lo..hi]`, `xs[lo..]`, `xs[..hi]`
+    Slice { base: Box<Expr>, lo: Option<Box<Expr>>, hi: Option<Box<Expr>> },
+    /// `xs[i -> v]` — the sequence `xs` with position `i` replaced by `v`
+    SeqUpdate { base: Box<Expr>, index: Box<Expr>, value: Box<Expr> },
+    /// `new C(args)`
+    New { class: Ident, args: Vec<Expr> },
+    /// `new T[e1][e2]...`
+    NewArray { elem: Type, dims: Vec<Expr> },
+    Unary { op: UnOp, operand: Box<Expr> },
+    Binary { op: BinOp, lhs: Box<Expr>, rhs: Box<Expr> },
+    /// `c ? a : b`
+    Cond { cond: Box<Expr>, then_expr: Box<Expr>, else_expr: Box<Expr> },
+    /// `(\forall T x; guard; body)` and friends. The range form
+    /// `(\forall int i = lo .. hi; body)` is desugared by the parser into the guard
+    /// `lo <= i && i < hi`.
+    Quant { kind: QuantKind, binder: Param, guard: Box<Expr>, body: Box<Expr> },
+    /// `(\let T x = value; body)`
+    Let { binder: Param, value: Box<Expr>, body: Box<Expr> },
+    /// `\old(e)`
+    Old(Box<Expr>),
+    /// `Perm(loc, amount)`
+    Perm { loc: Box<Expr>, amount: Box<Expr> },
+    /// `PointsTo(loc, amount, value)` = `Perm(loc, amount) ** loc == value`
+    PointsTo { loc: Box<Expr>, amount: Box<Expr>, value: Box<Expr> },
+    /// `Value(loc)` = `Perm(loc, read)`
+    Value(Box<Expr>),
+    /// `|e|` — size of a sequence, set, bag or map
+    Size(Box<Expr>),
+    /// `seq<T>{a, b}`, `set<T>{}`, `bag<T>{x}`
+    Collection { kind: CollectionKind, elem: Type, elems: Vec<Expr> },
+    /// `map<K,V>{k1, v1, k2, v2}` — a flat key, value list
+    MapLit { key: Type, value: Type, entries: Vec<(Expr, Expr)> },
+    /// `{: e :}` — marks `e` as a trigger of the enclosing quantifier
+    Trigger(Box<Expr>),
+    /// `unfolding P(args) in e`
+    Unfolding { pred: Box<Expr>, body: Box<Expr> },
+    /// `e with { ghost statements } then { ghost statements }` — ghost code run
+    /// before (binding the callee's `given` parameters) and after the call (reading
+    /// its `yields` results).
+    WithThen { expr: Box<Expr>, with: Option<Block>, then: Option<Block> },
+}

@@ -1,0 +1,276 @@
+//! The PVL abstract syntax tree.
+//!
+//! Plain data: every type is `Clone + Send + Sync`, carries a byte [`Span`] into the
+//! source it was parsed from, and can be rewritten freely by transformations (see
+//! [`visit`] for the read-only [`visit::Visitor`] and the rewriting [`visit::VisitMut`]).
+//!
+//! Invariants:
+//! * Parentheses are not represented: the tree encodes grouping, and the printer puts
+//!   back exactly the parentheses that precedence needs (plus a few for clarity).
+//! * Nodes made by a transformation (rather than parsed) carry [`Span::DUMMY`] or the
+//!   span of the source node they were derived from, so diagnostics still point
+//!   somewhere sensible.
+//! * `Expr::ty` is [`Ty::Unknown`] after parsing; the type checker (`resolve`) fills it
+//!   in. Equality of trees compares types too, so compare trees of the same stage.
+
+pub mod visit;
+
+mod expr;
+mod span;
+mod stmt;
+mod ty;
+
+pub use expr::*;
+pub use span::*;
+pub use stmt::*;
+pub use ty::*;
+
+use std::sync::Arc;
+
+/// A name as written in the source. Cheap to clone (an `Arc<str>`).
+pub type Name = Arc<str>;
+
+/// An identifier occurrence: a name and where it was written.
+#[derive(Clone, Debug, PartialEq, Eq, Hash)]
+pub struct Ident {
+    pub name: Name,
+    pub span: Span,
+}
+
+impl Ident {
+    pub fn new(name: impl AsRef<str>, span: Span) -> Ident {
+        Ident { name: Arc::from(name.as_ref()), span }
+    }
+    pub fn as_str(&self) -> &str {
+        &self.name
+    }
+}
+
+impl std::fmt::Display for Ident {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.write_str(&self.name)
+    }
+}
+
+/// A whole PVL file.
+#[derive(Clone, Debug, PartialEq)]
+pub struct Program {
+    pub classes: Vec<Class>,
+    /// Every comment of the file, in source order (`//` and `/* */`, text included).
+    /// Kept so that `alpine fmt` never loses them; the printer re-attaches each
+    /// comment in front of the first class, member or statement that follows it.
+    pub comments: Vec<Comment>,
+    pub span: Span,
+}
+
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct Comment {
+    /// The comment's text including its `//` or `/*` `*/` delimiters, without the
+    /// line end.
+    pub text: String,
+    pub span: Span,
+}
+
+#[derive(Clone, Debug, PartialEq)]
+pub struct Class {
+    pub name: Ident,
+    pub members: Vec<Member>,
+    pub span: Span,
+}
+
+#[derive(Clone, Debug, PartialEq)]
+pub enum Member {
+    Field(Field),
+    /// Methods, pure functions, predicates (`resource` methods) and constructors.
+    Method(Method),
+}
+
+impl Member {
+    pub fn span(&self) -> Span {
+        match self {
+            Member::Field(f) => f.span,
+            Member::Method(m) => m.span,
+        }
+    }
+}
+
+/// `int x;` — one field per name (`int x, y;` is two fields).
+#[derive(Clone, Debug, PartialEq)]
+pub struct Field {
+    pub ty: Type,
+    pub name: Ident,
+    pub span: Span,
+}
+
+#[derive(Clone, Debug, PartialEq)]
+pub struct Method {
+    /// `gpuopt` lines written before the contract (method-level directives).
+    pub directives: Vec<Directive>,
+    pub contract: Contract,
+    pub modifiers: Modifiers,
+    /// The declared return type; `None` for a constructor.
+    pub ret: Option<Type>,
+    pub name: Ident,
+    pub params: Vec<Param>,
+    pub body: MethodBody,
+    pub span: Span,
+}
+
+impl Method {
+    pub fn is_constructor(&self) -> bool {
+        self.ret.is_none()
+    }
+    /// A predicate is a method whose return type is `resource` (VerCors 1 decides by
+    /// type, not by keyword).
+    pub fn is_predicate(&self) -> bool {
+        matches!(&self.ret, Some(Type { kind: TypeKind::Resource, .. }))
+    }
+    /// A pure function: declared `pure`, or any non-predicate with an `= expr;` body.
+    pub fn is_pure_function(&self) -> bool {
+        !self.is_predicate() && (self.modifiers.is_pure || matches!(self.body, MethodBody::Expr(_)))
+    }
+}
+
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
+pub struct Modifiers {
+    pub is_static: bool,
+    pub is_pure: bool,
+    pub is_inline: bool,
+    pub is_thread_local: bool,
+}
+
+#[derive(Clone, Debug, PartialEq)]
+pub enum MethodBody {
+    /// `{ ... }`
+    Block(Block),
+    /// `= expr;` — a function or predicate body.
+    Expr(Expr),
+    /// `;` — no body: an abstract method or lemma whose contract is trusted.
+    Abstract,
+}
+
+/// A typed name: method parameter, `given`/`yields` ghost parameter, quantifier
+/// binder, par iterator variable.
+#[derive(Clone, Debug, PartialEq)]
+pub struct Param {
+    pub ty: Type,
+    pub name: Ident,
+    pub span: Span,
+}
+
+/// The clauses written before a method, loop, par unit or barrier, in source order.
+#[derive(Clone, Debug, Default, PartialEq)]
+pub struct Contract {
+    pub clauses: Vec<Clause>,
+}
+
+impl Contract {
+    pub fn is_empty(&self) -> bool {
+        self.clauses.is_empty()
+    }
+}
+
+#[derive(Clone, Debug, PartialEq)]
+pub struct Clause {
+    pub kind: ClauseKind,
+    pub span: Span,
+}
+
+#[derive(Clone, Debug, PartialEq)]
+pub enum ClauseKind {
+    Requires(Expr),
+    Ensures(Expr),
+    /// `context E;` = `requires E; ensures E;`
+    Context(Expr),
+    /// Pre- and postcondition, and an invariant of every loop, par unit and barrier
+    /// inside the method.
+    ContextEverywhere(Expr),
+    LoopInvariant(Expr),
+    KernelInvariant(Expr),
+    /// `given T x;` — ghost input parameter.
+    Given(Param),
+    /// `yields T x;` — ghost output parameter.
+    Yields(Param),
+    /// `signals (T e) E;`
+    Signals(Param, Expr),
+    /// `modifies e, ...;`
+    Modifies(Vec<Expr>),
+    /// `accessible e, ...;`
+    Accessible(Vec<Expr>),
+}
+
+impl ClauseKind {
+    pub fn keyword(&self) -> &'static str {
+        match self {
+            ClauseKind::Requires(_) => "requires",
+            ClauseKind::Ensures(_) => "ensures",
+            ClauseKind::Context(_) => "context",
+            ClauseKind::ContextEverywhere(_) => "context_everywhere",
+            ClauseKind::LoopInvariant(_) => "loop_invariant",
+            ClauseKind::KernelInvariant(_) => "kernel_invariant",
+            ClauseKind::Given(_) => "given",
+            ClauseKind::Yields(_) => "yields",
+            ClauseKind::Signals(..) => "signals",
+            ClauseKind::Modifies(_) => "modifies",
+            ClauseKind::Accessible(_) => "accessible",
+        }
+    }
+}
+
+/// An Alpinist `gpuopt` directive.
+#[derive(Clone, Debug, PartialEq)]
+pub struct Directive {
+    pub kind: DirectiveKind,
+    pub span: Span,
+}
+
+/// An integer literal argument of a directive (`gpuopt loop_unroll i 3;`).
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct Num {
+    pub value: u64,
+    pub span: Span,
+}
+
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum MatrixOrder {
+    /// `R`: row-major, `M[i][j]` → `M[D2*i + j]`.
+    Row,
+    /// `C`: column-major, `M[i][j]` → `M[D1*j + i]`.
+    Column,
+}
+
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum TileKind {
+    Inter,
+    Intra,
+}
+
+#[derive(Clone, Debug, PartialEq)]
+pub enum DirectiveKind {
+    /// `gpuopt loop_unroll X K;` (loop level)
+    LoopUnroll { var: Ident, factor: Num },
+    /// `gpuopt iter_merge X M;` (loop level)
+    IterMerge { var: Ident, factor: Num },
+    /// `gpuopt matrix_lin M R|C D1 D2;` (method level)
+    MatrixLin { matrix: Ident, order: MatrixOrder, rows: Expr, cols: Expr },
+    /// `gpuopt glob_to_reg A L1 L2 ...;` (method level): `array` is an identifier
+    /// optionally followed by subscripts, each location a full expression.
+    GlobToReg { array: Expr, locations: Vec<Expr> },
+    /// `gpuopt tile inter|intra N;` (method level)
+    Tile { kind: TileKind, size: Num },
+    /// `gpuopt fuse F N;` (par level): fuse F kernels, N = thread-block size.
+    Fuse { count: Num, block_size: Num },
+}
+
+impl DirectiveKind {
+    pub fn keyword(&self) -> &'static str {
+        match self {
+            DirectiveKind::LoopUnroll { .. } => "loop_unroll",
+            DirectiveKind::IterMerge { .. } => "iter_merge",
+            DirectiveKind::MatrixLin { .. } => "matrix_lin",
+            DirectiveKind::GlobToReg { .. } => "glob_to_reg",
+            DirectiveKind::Tile { .. } => "tile",
+            DirectiveKind::Fuse { .. } => "fuse",
+        }
+    }
+}

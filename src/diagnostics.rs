@@ -1,0 +1,296 @@
+//! Diagnostics: one plain-data type produced by every stage, rendered either as a
+//! miette report (for people) or as one JSON object per line (for tools).
+//!
+//! Each diagnostic has a stable `code` (see [`codes`]) that tests and tools match on;
+//! messages may be reworded, codes may not.
+
+use crate::ast::Span;
+use serde::Serialize;
+
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize)]
+#[serde(rename_all = "lowercase")]
+pub enum Severity {
+    Error,
+    Warning,
+    Note,
+}
+
+/// A secondary location: "declared here", "the callee's precondition", ...
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct Related {
+    pub span: Span,
+    pub message: String,
+}
+
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct Diagnostic {
+    pub code: &'static str,
+    pub severity: Severity,
+    pub message: String,
+    /// The primary location.
+    pub span: Span,
+    /// Text shown at the primary location (defaults to nothing).
+    pub label: Option<String>,
+    pub related: Vec<Related>,
+    pub help: Option<String>,
+}
+
+impl Diagnostic {
+    pub fn error(code: &'static str, message: impl Into<String>, span: Span) -> Diagnostic {
+        Diagnostic {
+            code,
+            severity: Severity::Error,
+            message: message.into(),
+            span,
+            label: None,
+            related: Vec::new(),
+            help: None,
+        }
+    }
+    pub fn warning(code: &'static str, message: impl Into<String>, span: Span) -> Diagnostic {
+        Diagnostic { severity: Severity::Warning, ..Diagnostic::error(code, message, span) }
+    }
+    pub fn with_label(mut self, label: impl Into<String>) -> Diagnostic {
+        self.label = Some(label.into());
+        self
+    }
+    pub fn with_related(mut self, span: Span, message: impl Into<String>) -> Diagnostic {
+        self.related.push(Related { span, message: message.into() });
+        self
+    }
+    pub fn with_help(mut self, help: impl Into<String>) -> Diagnostic {
+        self.help = Some(help.into());
+        self
+    }
+    pub fn is_error(&self) -> bool {
+        self.severity == Severity::Error
+    }
+}
+
+/// Stable diagnostic codes, grouped by the stage that emits them.
+pub mod codes {
+    // -- syntax (src/syntax) --
+    /// The text does not match the grammar.
+    pub const SYNTAX: &str = "alpine::syntax";
+    /// `a || b && c` or `a ==> b ==> c` without parentheses: VerCors 1 and 2 read
+    /// these differently, so alpine asks for parentheses (see docs/ARCHITECTURE.md).
+    pub const AMBIGUOUS_PRECEDENCE: &str = "alpine::syntax::ambiguous_precedence";
+    /// An integer literal that does not fit in 64 bits.
+    pub const LITERAL_TOO_LARGE: &str = "alpine::syntax::literal_too_large";
+    /// A clause or directive where it is not allowed (e.g. `requires` before a loop,
+    /// `gpuopt fuse` before a loop).
+    pub const MISPLACED: &str = "alpine::syntax::misplaced";
+    /// A reserved word used as a name.
+    pub const RESERVED: &str = "alpine::syntax::reserved";
+
+    // -- name resolution (src/resolve) --
+    pub const UNDEFINED_NAME: &str = "alpine::resolve::undefined_name";
+    pub const UNDEFINED_METHOD: &str = "alpine::resolve::undefined_method";
+    pub const UNDEFINED_CLASS: &str = "alpine::resolve::undefined_class";
+    pub const UNDEFINED_FIELD: &str = "alpine::resolve::undefined_field";
+    /// A barrier label that names no enclosing par block, an atomic naming no
+    /// enclosing invariant block.
+    pub const UNDEFINED_LABEL: &str = "alpine::resolve::undefined_label";
+    pub const DUPLICATE: &str = "alpine::resolve::duplicate";
+
+    // -- type checking (src/resolve) --
+    pub const ARITY: &str = "alpine::typeck::arity";
+    pub const TYPE_MISMATCH: &str = "alpine::typeck::mismatch";
+    pub const NOT_ASSIGNABLE: &str = "alpine::typeck::not_assignable";
+    /// A permission (resource) expression where a boolean is needed: an `if`
+    /// condition, a `\forall` body, an operand of `&&`/`||`/`!`.
+    pub const RESOURCE_AS_BOOLEAN: &str = "alpine::typeck::resource_as_boolean";
+    /// A construct used where it is meaningless (`\result` outside `ensures`,
+    /// a resource in code, `\old` in a precondition).
+    pub const MISUSE: &str = "alpine::typeck::misuse";
+
+    // -- input/output (src/main.rs) --
+    pub const IO: &str = "alpine::io";
+}
+
+/// A source file as the diagnostics see it.
+#[derive(Clone, Debug)]
+pub struct SourceFile {
+    /// The name shown to the user (the path as given, or `<stdin>`).
+    pub name: String,
+    pub text: String,
+}
+
+impl SourceFile {
+    pub fn new(name: impl Into<String>, text: impl Into<String>) -> SourceFile {
+        SourceFile { name: name.into(), text: text.into() }
+    }
+
+    /// 1-based line and column (in characters) of a byte offset.
+    pub fn line_col(&self, offset: usize) -> (usize, usize) {
+        let offset = floor_char_boundary(&self.text, offset.min(self.text.len()));
+        let before = &self.text[..offset];
+        let line = before.bytes().filter(|&b| b == b'\n').count() + 1;
+        let line_start = before.rfind('\n').map_or(0, |i| i + 1);
+        let col = self.text[line_start..offset].chars().count() + 1;
+        (line, col)
+    }
+}
+
+fn floor_char_boundary(s: &str, mut i: usize) -> usize {
+    while i > 0 && !s.is_char_boundary(i) {
+        i -= 1;
+    }
+    i
+}
+
+/// The miette view of one diagnostic, borrowing its file.
+struct Report<'a> {
+    diag: &'a Diagnostic,
+    src: miette::NamedSource<String>,
+}
+
+impl std::fmt::Debug for Report<'_> {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        write!(f, "{}", self.diag.message)
+    }
+}
+impl std::fmt::Display for Report<'_> {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        write!(f, "{}", self.diag.message)
+    }
+}
+impl std::error::Error for Report<'_> {}
+
+impl miette::Diagnostic for Report<'_> {
+    fn code<'a>(&'a self) -> Option<Box<dyn std::fmt::Display + 'a>> {
+        Some(Box::new(self.diag.code))
+    }
+    fn severity(&self) -> Option<miette::Severity> {
+        Some(match self.diag.severity {
+            Severity::Error => miette::Severity::Error,
+            Severity::Warning => miette::Severity::Warning,
+            Severity::Note => miette::Severity::Advice,
+        })
+    }
+    fn help<'a>(&'a self) -> Option<Box<dyn std::fmt::Display + 'a>> {
+        self.diag.help.as_ref().map(|h| Box::new(h) as Box<dyn std::fmt::Display>)
+    }
+    fn source_code(&self) -> Option<&dyn miette::SourceCode> {
+        Some(&self.src)
+    }
+    fn labels(&self) -> Option<Box<dyn Iterator<Item = miette::LabeledSpan> + '_>> {
+        let len = self.src.inner().len();
+        let clamp = move |s: Span| -> miette::SourceSpan {
+            let start = s.start().min(len);
+            let end = s.end().clamp(start, len);
+            (start, end - start).into()
+        };
+        let primary = miette::LabeledSpan::new_primary_with_span(self.diag.label.clone(), clamp(self.diag.span));
+        let related = self
+            .diag
+            .related
+            .iter()
+            .map(move |r| miette::LabeledSpan::new_with_span(Some(r.message.clone()), clamp(r.span)));
+        Some(Box::new(std::iter::once(primary).chain(related)))
+    }
+}
+
+/// Renders a diagnostic the way a person reads it: message, code, the source lines
+/// with labels, help. `color` switches ANSI colours on.
+pub fn render(diag: &Diagnostic, file: &SourceFile, color: bool) -> String {
+    let report = Report { diag, src: miette::NamedSource::new(&file.name, file.text.clone()) };
+    let theme = if color { miette::GraphicalTheme::unicode() } else { miette::GraphicalTheme::unicode_nocolor() };
+    let handler = miette::GraphicalReportHandler::new_themed(theme).with_context_lines(1).with_width(100);
+    let mut out = String::new();
+    if handler.render_report(&mut out, &report).is_err() {
+        // Rendering only fails on a formatter error; fall back to one plain line.
+        let (l, c) = file.line_col(diag.span.start());
+        out = format!("{}:{}:{}: {}: {}\n", file.name, l, c, diag.code, diag.message);
+    }
+    out
+}
+
+#[derive(Serialize)]
+struct JsonSpan {
+    start: usize,
+    end: usize,
+    line: usize,
+    column: usize,
+    end_line: usize,
+    end_column: usize,
+}
+
+#[derive(Serialize)]
+struct JsonRelated {
+    message: String,
+    span: JsonSpan,
+}
+
+#[derive(Serialize)]
+struct JsonDiagnostic<'a> {
+    file: &'a str,
+    severity: Severity,
+    code: &'a str,
+    message: &'a str,
+    label: Option<&'a str>,
+    help: Option<&'a str>,
+    span: JsonSpan,
+    related: Vec<JsonRelated>,
+}
+
+fn json_span(file: &SourceFile, s: Span) -> JsonSpan {
+    let (line, column) = file.line_col(s.start());
+    let (end_line, end_column) = file.line_col(s.end());
+    JsonSpan { start: s.start(), end: s.end(), line, column, end_line, end_column }
+}
+
+/// One JSON object (no trailing newline) describing the diagnostic, for
+/// `--message-format json`.
+pub fn to_json(diag: &Diagnostic, file: &SourceFile) -> String {
+    let j = JsonDiagnostic {
+        file: &file.name,
+        severity: diag.severity,
+        code: diag.code,
+        message: &diag.message,
+        label: diag.label.as_deref(),
+        help: diag.help.as_deref(),
+        span: json_span(file, diag.span),
+        related: diag
+            .related
+            .iter()
+            .map(|r| JsonRelated { message: r.message.clone(), span: json_span(file, r.span) })
+            .collect(),
+    };
+    serde_json::to_string(&j).unwrap_or_else(|_| String::from("{}"))
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn line_col_is_one_based_and_counts_lines() {
+        let f = SourceFile::new("t.pvl", "ab\ncd\n");
+        assert_eq!(f.line_col(0), (1, 1));
+        assert_eq!(f.line_col(1), (1, 2));
+        assert_eq!(f.line_col(3), (2, 1));
+        assert_eq!(f.line_col(99), (3, 1));
+    }
+
+    #[test]
+    fn json_has_position_and_code() {
+        let f = SourceFile::new("t.pvl", "class A {\n  int x\n}\n");
+        let d = Diagnostic::error(codes::SYNTAX, "expected `;`", Span::new(17, 18));
+        let j: serde_json::Value = serde_json::from_str(&to_json(&d, &f)).unwrap();
+        assert_eq!(j["code"], "alpine::syntax");
+        assert_eq!(j["span"]["line"], 2);
+        assert_eq!(j["span"]["column"], 8);
+        assert_eq!(j["severity"], "error");
+    }
+
+    #[test]
+    fn render_mentions_message_and_code() {
+        let f = SourceFile::new("t.pvl", "class A { }\n");
+        let d = Diagnostic::error(codes::UNDEFINED_NAME, "cannot find `x`", Span::new(6, 7)).with_help("declare it");
+        let s = render(&d, &f, false);
+        assert!(s.contains("cannot find `x`"), "{s}");
+        assert!(s.contains("alpine::resolve::undefined_name"), "{s}");
+        assert!(s.contains("declare it"), "{s}");
+    }
+}

@@ -1,0 +1,33 @@
+//! alpine — optimise verified GPU programs without losing their proofs.
+//!
+//! The pipeline, one module per stage (see `docs/ARCHITECTURE.md`):
+//!
+//! ```text
+//! source ──syntax──▶ ast::Program ──resolve──▶ checked Program ──printer──▶ PVL text
+//! ```
+//!
+//! Later stages (verifier, transforms, emitters) consume the checked [`ast::Program`].
+
+pub mod ast;
+pub mod diagnostics;
+pub mod printer;
+pub mod resolve;
+pub mod syntax;
+
+use ast::Program;
+use diagnostics::{Diagnostic, SourceFile};
+
+/// Parse and check one file: the front end every subcommand starts with.
+///
+/// On success the program's expressions carry their types; warnings (if any) are
+/// returned alongside. On failure every diagnostic found is returned (at least one
+/// error).
+pub fn frontend(file: &SourceFile) -> Result<(Program, Vec<Diagnostic>), Vec<Diagnostic>> {
+    let mut program = syntax::parse(&file.text)?;
+    let diags = resolve::check_program(&mut program);
+    if diags.iter().any(Diagnostic::is_error) {
+        Err(diags)
+    } else {
+        Ok((program, diags))
+    }
+}
