@@ -1,1 +1,150 @@
-fn main() {}
+//! Front-end benchmark: parse + resolve/type-check + print.
+//!
+//! `cargo bench --bench frontend` prints a table:
+//! * the whole Alpinist corpus (all well-formed files, one pass = every file once);
+//! * generated PVL programs of 10k, 50k and 100k lines, to show linear growth.
+//!
+//! Targets (issue #2): corpus ≤ 100 ms per pass, 100k lines ≤ 1 s.
+
+use alpine::diagnostics::SourceFile;
+use std::path::{Path, PathBuf};
+use std::time::{Duration, Instant};
+
+fn corpus() -> Vec<(String, String)> {
+    let dir = match std::env::var_os("ALPINE_CORPUS") {
+        Some(d) => PathBuf::from(d),
+        None => Path::new(env!("CARGO_MANIFEST_DIR")).join("../shared/corpus/alpinist"),
+    };
+    let mut out = Vec::new();
+    let mut stack = vec![dir];
+    while let Some(d) = stack.pop() {
+        let Ok(entries) = std::fs::read_dir(&d) else { continue };
+        for e in entries.flatten() {
+            let p = e.path();
+            if p.is_dir() {
+                stack.push(p);
+            } else if p.extension().is_some_and(|x| x == "pvl") {
+                if let Ok(t) = std::fs::read_to_string(&p) {
+                    out.push((p.to_string_lossy().into_owned(), t));
+                }
+            }
+        }
+    }
+    out.sort();
+    out
+}
+
+/// One method of about 30 lines: contract, quantified permissions, a loop with
+/// invariants, a par block with a barrier, arithmetic and calls.
+fn method(i: usize) -> String {
+    format!(
+        r#"    context_everywhere a != null && a.length == n;
+    requires n > 0;
+    requires (\forall* int k; 0 <= k && k < n; Perm(a[k], write));
+    ensures (\forall* int k; 0 <= k && k < n; Perm(a[k], write));
+    ensures (\forall int k; 0 <= k && k < n; a[k] == k + {i});
+    void m{i}(int[] a, int n) {{
+        int s = 0;
+        loop_invariant 0 <= j && j <= n;
+        loop_invariant (\forall* int k; 0 <= k && k < n; Perm(a[k], write));
+        loop_invariant (\forall int k; 0 <= k && k < j; a[k] == k + {i});
+        for (int j = 0; j < n; j++) {{
+            a[j] = j + {i};
+            s = s + (j * 2 - 1) % 7;
+        }}
+        par threads{i}(int tid = 0 .. n)
+            requires Perm(a[tid], 1\2);
+            ensures Perm(a[tid], 1\2);
+        {{
+            int x = a[tid] + 1;
+            barrier(threads{i}) {{
+                requires Perm(a[tid], 1\2);
+                ensures Perm(a[tid], 1\2);
+            }}
+            assert x == a[tid] + 1;
+        }}
+        if (s > 0 && n > 1 || s == 0) {{
+            s = f{i}(s);
+        }} else {{
+            s = 0;
+        }}
+    }}
+
+    static pure int f{i}(int x) = x < 0 ? -x : x + 1;
+
+"#
+    )
+}
+
+/// A program of at least `lines` lines, 40 methods per class.
+fn generated(lines: usize) -> String {
+    let per_method = method(0).lines().count();
+    let methods = lines.div_ceil(per_method);
+    let mut s = String::with_capacity(lines * 50);
+    let mut i = 0;
+    while i < methods {
+        s.push_str(&format!("class C{i} {{\n"));
+        for _ in 0..40.min(methods - i) {
+            s.push_str(&method(i));
+            i += 1;
+        }
+        s.push_str("}\n\n");
+    }
+    s
+}
+
+/// Parse + check + print one text; panics if the front end rejects it.
+fn front_end(name: &str, text: &str) -> usize {
+    let file = SourceFile::new(name, text);
+    let (program, _) = alpine::frontend(&file).unwrap_or_else(|d| panic!("{name}: {} diagnostics", d.len()));
+    alpine::printer::print_program(&program).len()
+}
+
+fn time<F: FnMut()>(runs: usize, mut f: F) -> (Duration, Duration) {
+    let mut ts: Vec<Duration> = (0..runs)
+        .map(|_| {
+            let t = Instant::now();
+            f();
+            t.elapsed()
+        })
+        .collect();
+    ts.sort();
+    (ts[0], ts[ts.len() / 2])
+}
+
+fn ms(d: Duration) -> String {
+    format!("{:.1}", d.as_secs_f64() * 1e3)
+}
+
+fn main() {
+    // `cargo test --benches` runs this with `--bench` absent; keep that fast.
+    let quick = !std::env::args().any(|a| a == "--bench");
+    let runs = if quick { 1 } else { 10 };
+    println!("alpine front end (parse + resolve + print), best / median of {runs} runs");
+    println!("{:<34} {:>10} {:>10} {:>10} {:>12}", "input", "lines", "best ms", "median ms", "µs per line");
+
+    let files: Vec<_> = corpus().into_iter().filter(|(p, _)| !p.ends_with("opt_zero-many.pvl")).collect();
+    if files.is_empty() {
+        println!("(corpus not found; set ALPINE_CORPUS)");
+    } else {
+        let lines: usize = files.iter().map(|(_, t)| t.lines().count()).sum();
+        let (best, median) = time(runs, || {
+            for (p, t) in &files {
+                front_end(p, t);
+            }
+        });
+        let label = format!("corpus ({} files)", files.len());
+        println!("{label:<34} {lines:>10} {:>10} {:>10} {:>12.2}", ms(best), ms(median), best.as_secs_f64() * 1e6 / lines as f64);
+    }
+
+    let sizes: &[usize] = if quick { &[1_000] } else { &[10_000, 50_000, 100_000] };
+    for &n in sizes {
+        let text = generated(n);
+        let lines = text.lines().count();
+        let (best, median) = time(runs.min(5), || {
+            front_end("generated.pvl", &text);
+        });
+        let label = format!("generated {}k lines", n / 1000);
+        println!("{label:<34} {lines:>10} {:>10} {:>10} {:>12.2}", ms(best), ms(median), best.as_secs_f64() * 1e6 / lines as f64);
+    }
+}

@@ -1,1 +1,14 @@
-fn main() {}
+//! The `alpine` command line. Thin: argument parsing and exit codes live here,
+//! the work is done by the library (`alpine::frontend`, `alpine::printer`, …).
+//!
+//! Exit codes, for every subcommand:
+//! * 0 — everything succeeded;
+//! * 1 — a check failed (`fmt --check` found a file to reformat; later also
+//!   verification and applicability failures);
+//! * 2 — bad input (unreadable file, syntax or type error) or bad usage.
+
+mod cli;
+
+fn main() {
+    std::process::exit(cli::run());
+}

@@ -1,0 +1,98 @@
+//! Subcommands and their shared plumbing (reading inputs, reporting diagnostics).
+
+mod fmt;
+mod io;
+mod parse;
+
+use alpine::diagnostics::{self, Diagnostic, SourceFile};
+use clap::{Parser, Subcommand, ValueEnum};
+use std::io::IsTerminal;
+
+pub const EXIT_OK: i32 = 0;
+pub const EXIT_CHECK_FAILED: i32 = 1;
+pub const EXIT_BAD_INPUT: i32 = 2;
+
+#[derive(Parser, Debug)]
+#[command(
+    name = "alpine",
+    version,
+    about = "Optimise verified GPU programs (PVL) without losing their proofs",
+    after_help = "Exit status: 0 ok, 1 check/verification/applicability failure, 2 bad input or usage."
+)]
+struct Cli {
+    /// How diagnostics are printed: `human` (to stderr) or `json` (one object per
+    /// line on stdout, for editors and scripts).
+    #[arg(long, value_enum, default_value_t = MessageFormat::Human, global = true)]
+    message_format: MessageFormat,
+
+    /// Colour in human-readable diagnostics.
+    #[arg(long, value_enum, default_value_t = Color::Auto, global = true)]
+    color: Color,
+
+    #[command(subcommand)]
+    command: Command,
+}
+
+#[derive(Copy, Clone, Debug, PartialEq, Eq, ValueEnum)]
+pub enum MessageFormat {
+    Human,
+    Json,
+}
+
+#[derive(Copy, Clone, Debug, PartialEq, Eq, ValueEnum)]
+enum Color {
+    Auto,
+    Always,
+    Never,
+}
+
+#[derive(Subcommand, Debug)]
+enum Command {
+    /// Parse, resolve and type-check PVL files; exit 0 when all of them are well-formed.
+    Parse(parse::ParseArgs),
+    /// Print PVL files in canonical layout (to stdout unless --in-place or --check).
+    Fmt(fmt::FmtArgs),
+}
+
+/// Where diagnostics go and how they look.
+pub struct Reporter {
+    format: MessageFormat,
+    color: bool,
+}
+
+impl Reporter {
+    pub fn report(&self, file: &SourceFile, diags: &[Diagnostic]) {
+        for d in diags {
+            match self.format {
+                MessageFormat::Human => eprint!("{}", diagnostics::render(d, file, self.color)),
+                MessageFormat::Json => println!("{}", diagnostics::to_json(d, file)),
+            }
+        }
+    }
+
+    pub fn json(&self) -> bool {
+        self.format == MessageFormat::Json
+    }
+}
+
+pub fn run() -> i32 {
+    let cli = match Cli::try_parse() {
+        Ok(cli) => cli,
+        Err(e) => {
+            // --help and --version are not errors.
+            let code = if e.use_stderr() { EXIT_BAD_INPUT } else { EXIT_OK };
+            let _ = e.print();
+            return code;
+        }
+    };
+    let color = match cli.color {
+        Color::Always => true,
+        Color::Never => false,
+        Color::Auto => std::io::stderr().is_terminal() && std::env::var_os("NO_COLOR").is_none(),
+    };
+    let reporter = Reporter { format: cli.message_format, color };
+    match cli.command {
+        Command::Parse(args) => parse::run(args, &reporter),
+        Command::Fmt(args) => fmt::run(args, &reporter),
+    }
+}

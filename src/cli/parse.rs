@@ -1,0 +1,44 @@
+//! `alpine parse FILE...` — parse, resolve and type-check.
+
+use super::{io, Reporter, EXIT_BAD_INPUT, EXIT_OK};
+use alpine::ast::Member;
+
+#[derive(clap::Args, Debug)]
+pub struct ParseArgs {
+    /// PVL files to check (`-` reads standard input).
+    #[arg(required = true)]
+    files: Vec<String>,
+}
+
+pub fn run(args: ParseArgs, reporter: &Reporter) -> i32 {
+    let mut status = EXIT_OK;
+    for path in &args.files {
+        let file = match io::read_source(path) {
+            Ok(f) => f,
+            Err((f, d)) => {
+                reporter.report(&f, &[d]);
+                status = EXIT_BAD_INPUT;
+                continue;
+            }
+        };
+        match alpine::frontend(&file) {
+            Ok((program, warnings)) => {
+                reporter.report(&file, &warnings);
+                if !reporter.json() {
+                    let methods = program
+                        .classes
+                        .iter()
+                        .flat_map(|c| &c.members)
+                        .filter(|m| matches!(m, Member::Method(_)))
+                        .count();
+                    println!("{}: ok ({} classes, {} methods)", file.name, program.classes.len(), methods);
+                }
+            }
+            Err(diags) => {
+                reporter.report(&file, &diags);
+                status = EXIT_BAD_INPUT;
+            }
+        }
+    }
+    status
+}

@@ -1,0 +1,125 @@
+//! The command-line contract: exit codes (0 ok, 1 check failed, 2 bad input or
+//! usage), `fmt --check`, atomic `fmt --in-place`, stdin, JSON diagnostics.
+
+use std::io::Write;
+use std::path::Path;
+use std::process::{Command, Output, Stdio};
+
+fn alpine(args: &[&str], stdin: Option<&str>) -> Output {
+    let mut cmd = Command::new(env!("CARGO_BIN_EXE_alpine"));
+    cmd.args(args).stdin(Stdio::piped()).stdout(Stdio::piped()).stderr(Stdio::piped());
+    cmd.env("NO_COLOR", "1");
+    let mut child = cmd.spawn().expect("alpine runs");
+    {
+        let mut sin = child.stdin.take().unwrap();
+        if let Some(s) = stdin {
+            sin.write_all(s.as_bytes()).unwrap();
+        }
+    }
+    child.wait_with_output().unwrap()
+}
+
+fn code(o: &Output) -> i32 {
+    o.status.code().expect("exited normally")
+}
+
+fn text(b: &[u8]) -> String {
+    String::from_utf8_lossy(b).into_owned()
+}
+
+const GOOD: &str = "class A {\n    int x;\n\n    requires n >= 0;\n    ensures \\result == n;\n    int f(int n) {\n        return n;\n    }\n}\n";
+const UGLY: &str = "class A { int x;\n requires n>=0; ensures \\result==n;\n int f(int n){ return n; } }";
+const SYNTAX_ERROR: &str = "class A {\n    void f() {\n        int x = 1\n    }\n}\n";
+const TYPE_ERROR: &str = "class A {\n    void f() {\n        int x = true;\n    }\n}\n";
+
+fn write(dir: &Path, name: &str, text: &str) -> String {
+    let p = dir.join(name);
+    std::fs::write(&p, text).unwrap();
+    p.to_string_lossy().into_owned()
+}
+
+#[test]
+fn parse_exit_codes() {
+    let dir = tempfile::tempdir().unwrap();
+    let good = write(dir.path(), "good.pvl", GOOD);
+    let bad = write(dir.path(), "bad.pvl", SYNTAX_ERROR);
+    let ill = write(dir.path(), "ill.pvl", TYPE_ERROR);
+    assert_eq!(code(&alpine(&["parse", &good], None)), 0);
+    let o = alpine(&["parse", &bad], None);
+    assert_eq!(code(&o), 2);
+    assert!(text(&o.stderr).contains("bad.pvl"), "{}", text(&o.stderr));
+    assert_eq!(code(&alpine(&["parse", &ill], None)), 2);
+    // One bad file among good ones fails the whole run.
+    assert_eq!(code(&alpine(&["parse", &good, &bad], None)), 2);
+    assert_eq!(code(&alpine(&["parse", "/nonexistent/x.pvl"], None)), 2);
+    assert_eq!(code(&alpine(&["parse", "-"], Some(GOOD))), 0);
+}
+
+#[test]
+fn usage_errors_exit_2_and_help_exits_0() {
+    assert_eq!(code(&alpine(&["no-such-command"], None)), 2);
+    assert_eq!(code(&alpine(&["parse"], None)), 2);
+    assert_eq!(code(&alpine(&["fmt", "--check", "--in-place", "x.pvl"], None)), 2);
+    assert_eq!(code(&alpine(&["--help"], None)), 0);
+    assert_eq!(code(&alpine(&["fmt", "--in-place", "-"], Some(GOOD))), 2);
+}
+
+#[test]
+fn fmt_prints_canonical_layout_and_check_detects_changes() {
+    let dir = tempfile::tempdir().unwrap();
+    let ugly = write(dir.path(), "ugly.pvl", UGLY);
+    let o = alpine(&["fmt", &ugly], None);
+    assert_eq!(code(&o), 0, "{}", text(&o.stderr));
+    let canonical = text(&o.stdout);
+    assert_eq!(canonical, GOOD, "canonical layout changed");
+    // --check: 1 for a file that would change, 0 for a canonical one.
+    assert_eq!(code(&alpine(&["fmt", "--check", &ugly], None)), 1);
+    let good = write(dir.path(), "good.pvl", GOOD);
+    assert_eq!(code(&alpine(&["fmt", "--check", &good], None)), 0);
+    // stdin works and formatting is idempotent.
+    let again = alpine(&["fmt", "-"], Some(&canonical));
+    assert_eq!(text(&again.stdout), canonical);
+}
+
+#[test]
+fn fmt_in_place_rewrites_and_never_touches_a_broken_file() {
+    let dir = tempfile::tempdir().unwrap();
+    let ugly = write(dir.path(), "ugly.pvl", UGLY);
+    assert_eq!(code(&alpine(&["fmt", "--in-place", &ugly], None)), 0);
+    assert_eq!(std::fs::read_to_string(&ugly).unwrap(), GOOD);
+    let bad = write(dir.path(), "bad.pvl", SYNTAX_ERROR);
+    assert_eq!(code(&alpine(&["fmt", "--in-place", &bad], None)), 2);
+    assert_eq!(std::fs::read_to_string(&bad).unwrap(), SYNTAX_ERROR, "a file that does not parse is left as it was");
+    // No temporary files are left in the directory.
+    let names: Vec<_> = std::fs::read_dir(dir.path()).unwrap().map(|e| e.unwrap().file_name()).collect();
+    assert_eq!(names.len(), 2, "{names:?}");
+}
+
+#[test]
+fn json_diagnostics_have_file_span_and_code() {
+    let dir = tempfile::tempdir().unwrap();
+    let bad = write(dir.path(), "bad.pvl", SYNTAX_ERROR);
+    let o = alpine(&["--message-format", "json", "parse", &bad], None);
+    assert_eq!(code(&o), 2);
+    let out = text(&o.stdout);
+    let first = out.lines().next().expect("one JSON line per diagnostic");
+    let v: serde_json::Value = serde_json::from_str(first).expect("valid JSON");
+    assert_eq!(v["file"], bad.as_str());
+    assert_eq!(v["severity"], "error");
+    assert_eq!(v["code"], "alpine::syntax");
+    // The missing `;` is noticed at the `}` on line 4 or right after `1` on line 3.
+    let line = v["span"]["line"].as_u64().unwrap();
+    assert!(line == 3 || line == 4, "{out}");
+    assert!(v["span"]["column"].as_u64().unwrap() >= 1);
+    assert!(v["message"].as_str().unwrap().contains("expected"), "{out}");
+}
+
+#[test]
+fn human_diagnostics_show_the_source_line() {
+    let dir = tempfile::tempdir().unwrap();
+    let ill = write(dir.path(), "ill.pvl", TYPE_ERROR);
+    let o = alpine(&["parse", &ill], None);
+    let err = text(&o.stderr);
+    assert!(err.contains("int x = true;"), "{err}");
+    assert!(err.contains("alpine::typeck::mismatch"), "{err}");
+}
