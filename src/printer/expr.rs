@@ -31,9 +31,9 @@ use crate::ast::*;
 
 pub(super) const COND: u8 = 1;
 pub(super) const IMPLIES: u8 = 2;
+pub(super) const ADD: u8 = 8;
 pub(super) const PREFIX: u8 = 12;
 pub(super) const POSTFIX: u8 = 13;
-pub(super) const PRIMARY: u8 = 14;
 
 pub(super) fn binop_level(op: BinOp) -> u8 {
     use BinOp::*;
@@ -44,7 +44,7 @@ pub(super) fn binop_level(op: BinOp) -> u8 {
         Eq | Ne => 5,
         Lt | Le | Gt | Ge => 6,
         In => 7,
-        Add | Sub => 8,
+        Add | Sub => ADD,
         Mul | Div | Mod | Frac => 9,
         Cons => 10,
         Append => 11,
@@ -68,7 +68,7 @@ pub(super) fn prec(e: &Expr) -> u8 {
         | ExprKind::Index { .. }
         | ExprKind::Slice { .. }
         | ExprKind::SeqUpdate { .. } => POSTFIX,
-        _ => PRIMARY,
+        _ => 14, // primaries
     }
 }
 
@@ -268,9 +268,7 @@ impl Printer<'_> {
                 self.w(" ? ");
                 self.expr(then_expr, IMPLIES);
                 self.w(" : ");
-                let paren = prec(else_expr) < COND
-                    || matches!(else_expr.kind, ExprKind::Unfolding { .. });
-                self.expr_paren(else_expr, paren);
+                self.expr(else_expr, COND);
             }
             ExprKind::Quant { kind, binder, guard, body } => {
                 self.w("(");
@@ -347,7 +345,7 @@ impl Printer<'_> {
                 self.w("unfolding ");
                 self.postfix_base(pred);
                 self.w(" in ");
-                self.expr(body, IMPLIES);
+                self.expr(body, COND);
             }
             ExprKind::WithThen { expr, with, then } => {
                 self.expr(expr, COND);
