@@ -1,7 +1,197 @@
-//! Name resolution and type checking. (Placeholder until the checker lands.)
-use crate::ast::Program;
-use crate::diagnostics::Diagnostic;
+//! Name resolution and type checking.
+//!
+//! [`check_program`] resolves every name of a parsed [`Program`] (variables,
+//! fields, methods, classes, par labels, invariant names), type-checks every
+//! expression, statement and contract clause, and fills in [`Expr::ty`] for every
+//! expression it visits. It reports all problems it finds (it never stops at the
+//! first) and never panics.
+//!
+//! Module map:
+//! * [`env`] — the class/field/method tables ([`ProgramEnv`], [`build_env`]), reused
+//!   by later stages.
+//! * [`scope`] — lexical scopes of variables.
+//! * [`types`] — assignability, comparability and joins of [`Ty`]s.
+//! * `typeck_expr` — expressions; `typeck_stmt` — statements, contracts, methods.
+//!
+//! Error-recovery rule: an expression whose type cannot be determined (because of
+//! an error already reported) gets [`Ty::Unknown`], which is compatible with
+//! everything, so one mistake produces one diagnostic.
 
-pub fn check_program(_p: &mut Program) -> Vec<Diagnostic> {
-    Vec::new()
+pub mod env;
+pub mod scope;
+pub mod types;
+
+mod typeck_expr;
+mod typeck_stmt;
+
+pub use env::{build_env, ClassInfo, FieldInfo, MethodKind, MethodSig, ParamSig, ProgramEnv};
+
+use crate::ast::{Member, Name, Program, Span, Ty, Type, TypeKind};
+use crate::diagnostics::{codes, Diagnostic};
+use scope::Scopes;
+
+/// Resolves names and checks types in `p`, filling in `Expr::ty`. Returns every
+/// error (and warning) found, sorted by position; an empty vector means the program
+/// is well-formed.
+pub fn check_program(p: &mut Program) -> Vec<Diagnostic> {
+    let (env, mut diags) = build_env(p);
+    let mut checker = Checker::new(&env);
+    for class in &mut p.classes {
+        // A class declared twice is checked against the first declaration's table
+        // only if it is that declaration.
+        let Some(info) = env.class(&class.name.name) else { continue };
+        let is_first = info.name_span == class.name.span;
+        checker.class = class.name.name.clone();
+        for member in &mut class.members {
+            match member {
+                Member::Field(f) => {
+                    checker.check_type(&f.ty);
+                }
+                Member::Method(m) => {
+                    if is_first {
+                        checker.check_method(m)
+                    } else {
+                        checker.suppressed(|c| c.check_method(m))
+                    }
+                }
+            }
+        }
+    }
+    diags.append(&mut checker.diags);
+    diags.sort_by_key(|d| (d.span.start, d.span.end));
+    diags
 }
+
+/// Where an expression sits, for the rules that depend on it (`\result`, `\old`).
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub(crate) enum Position {
+    /// Code: a statement of a method body, a par bound, a function body.
+    Code,
+    /// A method's `requires` (or the requires half of `context`).
+    Requires,
+    /// A method's `ensures`.
+    Ensures,
+    /// Any other contract: loop invariants, par-unit and barrier contracts,
+    /// `context_everywhere`, invariant-block resources.
+    OtherContract,
+}
+
+/// What the checker knows about the method being checked.
+#[derive(Clone, Debug)]
+pub(crate) struct MethodCtx {
+    pub name: Name,
+    pub is_static: bool,
+    pub is_constructor: bool,
+    /// The declared return type; `Ty::Void` for void methods and constructors.
+    pub ret: Ty,
+}
+
+impl Default for MethodCtx {
+    fn default() -> Self {
+        MethodCtx { name: Name::from(""), is_static: false, is_constructor: false, ret: Ty::Void }
+    }
+}
+
+/// The walking state of the checker. The expression and statement rules are
+/// implemented in `typeck_expr` and `typeck_stmt` as further `impl Checker` blocks.
+pub(crate) struct Checker<'e> {
+    pub env: &'e ProgramEnv,
+    pub diags: Vec<Diagnostic>,
+    pub scopes: Scopes,
+    /// The class whose members are being checked.
+    pub class: Name,
+    pub method: MethodCtx,
+    pub position: Position,
+    /// Names of the enclosing par units, innermost last (barrier labels).
+    pub par_labels: Vec<Name>,
+    /// Names of the enclosing `invariant` blocks, innermost last (`atomic`).
+    pub inv_labels: Vec<Name>,
+    /// While positive, diagnostics are dropped (used for code that is checked only
+    /// to fill in types, such as directive arguments and the blocks of an
+    /// unresolvable call).
+    pub suppress: u32,
+}
+
+impl<'e> Checker<'e> {
+    pub fn new(env: &'e ProgramEnv) -> Checker<'e> {
+        Checker {
+            env,
+            diags: Vec::new(),
+            scopes: Scopes::new(),
+            class: Name::from(""),
+            method: MethodCtx::default(),
+            position: Position::Code,
+            par_labels: Vec::new(),
+            inv_labels: Vec::new(),
+            suppress: 0,
+        }
+    }
+
+    pub fn report(&mut self, d: Diagnostic) {
+        if self.suppress == 0 {
+            self.diags.push(d);
+        }
+    }
+
+    /// Runs `f` with diagnostics switched off.
+    pub fn suppressed<R>(&mut self, f: impl FnOnce(&mut Self) -> R) -> R {
+        self.suppress += 1;
+        let r = f(self);
+        self.suppress -= 1;
+        r
+    }
+
+    /// Runs `f` in expression position `pos`.
+    pub fn at<R>(&mut self, pos: Position, f: impl FnOnce(&mut Self) -> R) -> R {
+        let old = std::mem::replace(&mut self.position, pos);
+        let r = f(self);
+        self.position = old;
+        r
+    }
+
+    /// Checks that every class named in a written type exists (UNDEFINED_CLASS) and
+    /// returns the semantic type.
+    pub fn check_type(&mut self, t: &Type) -> Ty {
+        match &t.kind {
+            TypeKind::Class(c) => {
+                if self.env.class(&c.name).is_none() {
+                    let mut d = Diagnostic::error(
+                        codes::UNDEFINED_CLASS,
+                        format!("cannot find class `{}`", c.name),
+                        c.span,
+                    )
+                    .with_label("not a class of this file");
+                    if let Some(s) = scope::suggest(&c.name, self.env.classes.keys().map(|k| &**k)) {
+                        d = d.with_help(format!("did you mean `{s}`?"));
+                    }
+                    self.report(d);
+                }
+            }
+            TypeKind::Seq(e) | TypeKind::Set(e) | TypeKind::Bag(e) | TypeKind::Option(e) | TypeKind::Array(e) => {
+                self.check_type(e);
+            }
+            TypeKind::Map(k, v) | TypeKind::Tuple(k, v) => {
+                self.check_type(k);
+                self.check_type(v);
+            }
+            _ => {}
+        }
+        t.to_ty()
+    }
+
+    /// A TYPE_MISMATCH at `span` with the label "expected `want`, found `got`".
+    pub fn mismatch(&mut self, span: Span, want: &str, got: &Ty, message: impl Into<String>) {
+        self.report(
+            Diagnostic::error(codes::TYPE_MISMATCH, message, span)
+                .with_label(format!("expected {want}, found `{got}`")),
+        );
+    }
+}
+
+/// Formats a type for "expected …" labels: `` `int` ``.
+pub(crate) fn tick(t: &Ty) -> String {
+    format!("`{t}`")
+}
+
+#[cfg(test)]
+mod tests;

@@ -1,0 +1,444 @@
+//! Expressions, types and identifiers, with the parenthesisation that inverts the
+//! parser's precedence table.
+//!
+//! Precedence levels (higher binds tighter), loosest first:
+//!
+//! | level | construct | assoc. |
+//! |---|---|---|
+//! | 0 | `e with {..} then {..}` | |
+//! | 1 | `c ? a : b`; also `unfolding P in e` (treated as loose) | right |
+//! | 2 | `==>`, `-*` | right |
+//! | 3 | `\|\|` | left |
+//! | 4 | `&&`, `**` | left |
+//! | 5 | `==`, `!=` | left |
+//! | 6 | `<`, `<=`, `>`, `>=` | left |
+//! | 7 | `in` | left |
+//! | 8 | `+`, `-` | left |
+//! | 9 | `*`, `/`, `%`, `\` | left |
+//! | 10 | `::` | right |
+//! | 11 | `++` | left |
+//! | 12 | prefix `!`, `-` | |
+//! | 13 | postfix `.f`, calls, `[i]`, slices, `[i -> v]` | |
+//! | 14 | primaries | |
+//!
+//! Extra parentheses beyond the minimum (for VerCors 1, which puts `&&`, `||`, `**`
+//! on one level and reads `==>` left-associatively): an `&&`/`**` operand of `||`,
+//! an `==>`/`-*` operand of `==>`/`-*`, a nested conditional as the then-branch of a
+//! conditional, `new` as the base of a postfix operator.
+
+use super::Printer;
+use crate::ast::*;
+
+pub(super) const COND: u8 = 1;
+pub(super) const IMPLIES: u8 = 2;
+pub(super) const ADD: u8 = 8;
+pub(super) const PREFIX: u8 = 12;
+pub(super) const POSTFIX: u8 = 13;
+
+pub(super) fn binop_level(op: BinOp) -> u8 {
+    use BinOp::*;
+    match op {
+        Implies | Wand => IMPLIES,
+        Or => 3,
+        And | Star => 4,
+        Eq | Ne => 5,
+        Lt | Le | Gt | Ge => 6,
+        In => 7,
+        Add | Sub => ADD,
+        Mul | Div | Mod | Frac => 9,
+        Cons => 10,
+        Append => 11,
+    }
+}
+
+fn right_assoc(op: BinOp) -> bool {
+    matches!(op, BinOp::Implies | BinOp::Wand | BinOp::Cons)
+}
+
+/// The precedence level of the construct at the root of `e`.
+pub(super) fn prec(e: &Expr) -> u8 {
+    match &e.kind {
+        ExprKind::WithThen { with: None, then: None, expr } => prec(expr),
+        ExprKind::WithThen { .. } => 0,
+        ExprKind::Cond { .. } | ExprKind::Unfolding { .. } => COND,
+        ExprKind::Binary { op, .. } => binop_level(*op),
+        ExprKind::Unary { .. } => PREFIX,
+        ExprKind::Field { .. }
+        | ExprKind::Call { .. }
+        | ExprKind::Index { .. }
+        | ExprKind::Slice { .. }
+        | ExprKind::SeqUpdate { .. } => POSTFIX,
+        _ => 14, // primaries
+    }
+}
+
+fn is_bin(e: &Expr, ops: &[BinOp]) -> bool {
+    matches!(&e.kind, ExprKind::Binary { op, .. } if ops.contains(op))
+}
+
+/// Words that are keywords of PVL (VerCors 1 lexer, reference §1.4) and so cannot
+/// be written as plain identifiers. `C` and `R` are re-admitted as identifiers;
+/// backslash words can never collide with an identifier.
+const KEYWORDS: &[&str] = &[
+    // structure / statements
+    "class", "kernel", "barrier", "invariant", "if", "else", "while", "for", "goto", "return", "vec",
+    "par", "and", "lock", "unlock", "wait", "notify", "fork", "join", "new", "static", "global",
+    "local", "unfolding", "in", "id", "thread_local", "inline", "pure", "assert", "label", "action",
+    "atomic", "ghost",
+    // values
+    "this", "null", "true", "false", "current_thread", "read", "write", "none", "None", "empty",
+    // types
+    "int", "boolean", "void", "resource", "seq", "set", "bag", "map", "tuple", "option", "string",
+    "process", "frac", "zfrac", "rational", "bool", "loc", "pointer",
+    // contracts
+    "requires", "ensures", "context", "context_everywhere", "loop_invariant", "given", "yields",
+    "kernel_invariant", "signals", "modifies", "accessible", "with", "then",
+    // proof statements
+    "fold", "unfold", "assume", "inhale", "exhale", "open", "close", "create", "qed", "apply", "use",
+    "destroy", "split", "merge", "choose", "refute", "witness", "send", "to", "recv", "from",
+    "transfer", "csl_subject", "spec_ignore", "axiom",
+    // built-in functions
+    "Perm", "Value", "PointsTo", "HPerm", "APerm", "ArrayPerm", "perm", "head", "tail", "isEmpty",
+    "held", "idle", "running", "Some", "Hist", "Future", "AbstractState", "AddsTo", "Contribution",
+    "Reducible", "buildMap", "cardMap", "disjointMap", "equalsMap", "getFromMap", "itemsMap",
+    "keysMap", "removeFromMap", "valuesMap", "getFst", "getSnd", "getOption", "getOrElseOption",
+    "remove", "removeAt",
+    // Alpinist
+    "gpuopt", "loop_unroll", "iter_merge", "matrix_lin", "glob_to_reg", "tile", "fuse", "inter",
+    "intra",
+];
+
+/// Backslash words of the v1 lexer (without the backslash). A fraction `a\b` is
+/// printed tight unless its right operand starts with one of these words, where
+/// `a\result` would lex as `a`, `\result`.
+const BACKSLASH_WORDS: &[&str] = &[
+    "forall", "exists", "old", "let", "sum", "length", "typeof", "matrix", "array", "pointer",
+    "values", "unfolding", "in", "memberof", "owner", "vcmp", "vrep", "msum", "mcmp", "mrep",
+    "result", "current_thread", "ltid", "gtid",
+];
+
+/// Whether `name` is a PVL keyword (and so must be escaped to be an identifier).
+pub fn is_keyword(name: &str) -> bool {
+    KEYWORDS.contains(&name)
+}
+
+/// `name`, or `` `name` `` when it is a keyword or not a plain identifier.
+pub fn escape_ident(name: &str) -> String {
+    let plain = name
+        .chars()
+        .next()
+        .is_some_and(|c| c.is_ascii_alphabetic() || c == '_')
+        && name.chars().all(|c| c.is_ascii_alphanumeric() || c == '_');
+    if plain && !is_keyword(name) {
+        name.to_string()
+    } else {
+        format!("`{name}`")
+    }
+}
+
+impl Printer<'_> {
+    /// Print `e`, parenthesised if its precedence is below `min`.
+    pub(super) fn expr(&mut self, e: &Expr, min: u8) {
+        let paren = prec(e) < min;
+        self.expr_paren(e, paren);
+    }
+
+    fn expr_paren(&mut self, e: &Expr, paren: bool) {
+        if paren {
+            self.w("(");
+            self.expr_inner(e);
+            self.w(")");
+        } else {
+            self.expr_inner(e);
+        }
+    }
+
+    pub(super) fn expr_list(&mut self, es: &[Expr]) {
+        for (i, e) in es.iter().enumerate() {
+            if i > 0 {
+                self.w(", ");
+            }
+            self.expr(e, COND);
+        }
+    }
+
+    /// The base of a postfix operator (`.f`, `[i]`, a method call's receiver).
+    fn postfix_base(&mut self, e: &Expr) {
+        let paren = prec(e) < POSTFIX
+            || matches!(e.kind, ExprKind::New { .. } | ExprKind::NewArray { .. });
+        self.expr_paren(e, paren);
+    }
+
+    fn call(&mut self, name: &str, args: &[&Expr]) {
+        self.w(name);
+        self.w("(");
+        for (i, a) in args.iter().enumerate() {
+            if i > 0 {
+                self.w(", ");
+            }
+            self.expr(a, COND);
+        }
+        self.w(")");
+    }
+
+    fn expr_inner(&mut self, e: &Expr) {
+        match &e.kind {
+            ExprKind::IntLit(n) => self.w(&n.to_string()),
+            ExprKind::BoolLit(b) => self.w(if *b { "true" } else { "false" }),
+            ExprKind::Null => self.w("null"),
+            ExprKind::This => self.w("this"),
+            ExprKind::Result => self.w("\\result"),
+            ExprKind::Read => self.w("read"),
+            ExprKind::Write => self.w("write"),
+            ExprKind::NoPerm => self.w("none"),
+            ExprKind::Var(id) => self.ident(id),
+            ExprKind::Field { obj, field } => {
+                self.postfix_base(obj);
+                self.w(".");
+                self.ident(field);
+            }
+            ExprKind::Call { receiver, method, args } => {
+                if let Some(r) = receiver {
+                    self.postfix_base(r);
+                    self.w(".");
+                }
+                let name = escape_ident(method.as_str());
+                let args: Vec<&Expr> = args.iter().collect();
+                self.call(&name, &args);
+            }
+            ExprKind::Builtin { func, args } => {
+                let args: Vec<&Expr> = args.iter().collect();
+                self.call(func.name(), &args);
+            }
+            ExprKind::Index { base, index } => {
+                self.postfix_base(base);
+                self.w("[");
+                self.expr(index, COND);
+                self.w("]");
+            }
+            ExprKind::Slice { base, lo, hi } => {
+                self.postfix_base(base);
+                self.w("[");
+                if let Some(lo) = lo {
+                    self.expr(lo, COND);
+                }
+                self.w("..");
+                if let Some(hi) = hi {
+                    self.expr(hi, COND);
+                }
+                self.w("]");
+            }
+            ExprKind::SeqUpdate { base, index, value } => {
+                self.postfix_base(base);
+                self.w("[");
+                self.expr(index, COND);
+                self.w(" -> ");
+                self.expr(value, COND);
+                self.w("]");
+            }
+            ExprKind::New { class, args } => {
+                self.w("new ");
+                let name = escape_ident(class.as_str());
+                let args: Vec<&Expr> = args.iter().collect();
+                self.call(&name, &args);
+            }
+            ExprKind::NewArray { elem, dims } => {
+                self.w("new ");
+                self.ty(elem);
+                for d in dims {
+                    self.w("[");
+                    self.expr(d, COND);
+                    self.w("]");
+                }
+            }
+            ExprKind::Unary { op, operand } => {
+                self.w(match op {
+                    UnOp::Not => "!",
+                    UnOp::Neg => "-",
+                });
+                // `--` is a token: `-(-x)`, never `--x`.
+                let paren = prec(operand) < PREFIX
+                    || (*op == UnOp::Neg
+                        && matches!(&operand.kind, ExprKind::Unary { op: UnOp::Neg, .. }));
+                self.expr_paren(operand, paren);
+            }
+            ExprKind::Binary { op, lhs, rhs } => self.binary(*op, lhs, rhs),
+            ExprKind::Cond { cond, then_expr, else_expr } => {
+                self.expr(cond, IMPLIES);
+                self.w(" ? ");
+                self.expr(then_expr, IMPLIES);
+                self.w(" : ");
+                self.expr(else_expr, COND);
+            }
+            ExprKind::Quant { kind, binder, guard, body } => {
+                self.w("(");
+                self.w(kind.keyword());
+                self.w(" ");
+                self.param(binder);
+                self.w("; ");
+                self.expr(guard, COND);
+                self.w("; ");
+                self.expr(body, COND);
+                self.w(")");
+            }
+            ExprKind::Let { binder, value, body } => {
+                self.w("(\\let ");
+                self.param(binder);
+                self.w(" = ");
+                self.expr(value, COND);
+                self.w("; ");
+                self.expr(body, COND);
+                self.w(")");
+            }
+            ExprKind::Old(x) => self.call("\\old", &[x]),
+            ExprKind::Perm { loc, amount } => self.call("Perm", &[loc, amount]),
+            ExprKind::PointsTo { loc, amount, value } => {
+                self.call("PointsTo", &[loc, amount, value])
+            }
+            ExprKind::Value(x) => self.call("Value", &[x]),
+            ExprKind::Size(x) => {
+                // `||xs||` would lex as `||`: parenthesise an operand that starts or
+                // ends with a bar.
+                let mut f = self.fragment();
+                f.expr(x, COND);
+                let paren = f.out.starts_with('|') || f.out.ends_with('|');
+                self.w("|");
+                if paren {
+                    self.w("(");
+                    self.w(&f.out);
+                    self.w(")");
+                } else {
+                    self.w(&f.out);
+                }
+                self.w("|");
+            }
+            ExprKind::Collection { kind, elem, elems } => {
+                self.w(kind.keyword());
+                self.w("<");
+                self.ty(elem);
+                self.w(">{");
+                self.expr_list(elems);
+                self.w("}");
+            }
+            ExprKind::MapLit { key, value, entries } => {
+                self.w("map<");
+                self.ty(key);
+                self.w(",");
+                self.ty(value);
+                self.w(">{");
+                for (i, (k, v)) in entries.iter().enumerate() {
+                    if i > 0 {
+                        self.w(", ");
+                    }
+                    self.expr(k, COND);
+                    self.w(", ");
+                    self.expr(v, COND);
+                }
+                self.w("}");
+            }
+            ExprKind::Trigger(x) => {
+                self.w("{:");
+                self.expr(x, COND);
+                self.w(":}");
+            }
+            ExprKind::Unfolding { pred, body } => {
+                self.w("unfolding ");
+                self.postfix_base(pred);
+                self.w(" in ");
+                self.expr(body, COND);
+            }
+            ExprKind::WithThen { expr, with, then } => {
+                self.expr(expr, COND);
+                if let Some(b) = with {
+                    self.w(" with ");
+                    self.block(b);
+                }
+                if let Some(b) = then {
+                    self.w(" then ");
+                    self.block(b);
+                }
+            }
+        }
+    }
+
+    fn binary(&mut self, op: BinOp, lhs: &Expr, rhs: &Expr) {
+        use BinOp::*;
+        let level = binop_level(op);
+        let (pl, pr) = (prec(lhs), prec(rhs));
+        let (mut lp, mut rp) =
+            if right_assoc(op) { (pl <= level, pr < level) } else { (pl < level, pr <= level) };
+        match op {
+            Or => {
+                lp |= is_bin(lhs, &[And, Star]);
+                rp |= is_bin(rhs, &[And, Star]);
+            }
+            Implies | Wand => {
+                lp |= is_bin(lhs, &[Implies, Wand]);
+                rp |= is_bin(rhs, &[Implies, Wand]);
+            }
+            _ => {}
+        }
+        self.expr_paren(lhs, lp);
+        if op == Frac {
+            let mut f = self.fragment();
+            f.expr_paren(rhs, rp);
+            self.w(if glues_to_backslash(&f.out) { " \\ " } else { "\\" });
+            self.w(&f.out);
+        } else {
+            self.w(" ");
+            self.w(op.symbol());
+            self.w(" ");
+            self.expr_paren(rhs, rp);
+        }
+    }
+
+    // ---- types ----------------------------------------------------------------
+
+    pub(super) fn ty(&mut self, t: &Type) {
+        match &t.kind {
+            TypeKind::Int => self.w("int"),
+            TypeKind::Boolean => self.w("boolean"),
+            TypeKind::Void => self.w("void"),
+            TypeKind::Resource => self.w("resource"),
+            TypeKind::Frac => self.w("frac"),
+            TypeKind::ZFrac => self.w("zfrac"),
+            TypeKind::Process => self.w("process"),
+            TypeKind::String => self.w("string"),
+            TypeKind::Seq(a) => self.ty_app("seq", &[a]),
+            TypeKind::Set(a) => self.ty_app("set", &[a]),
+            TypeKind::Bag(a) => self.ty_app("bag", &[a]),
+            TypeKind::Option(a) => self.ty_app("option", &[a]),
+            TypeKind::Map(k, v) => self.ty_app("map", &[k, v]),
+            TypeKind::Tuple(a, b) => self.ty_app("tuple", &[a, b]),
+            TypeKind::Array(a) => {
+                self.ty(a);
+                self.w("[]");
+            }
+            TypeKind::Class(c) => self.ident(c),
+        }
+    }
+
+    fn ty_app(&mut self, name: &str, args: &[&Type]) {
+        self.w(name);
+        self.w("<");
+        for (i, a) in args.iter().enumerate() {
+            if i > 0 {
+                self.w(",");
+            }
+            self.ty(a);
+        }
+        self.w(">");
+    }
+}
+
+/// Whether `text`, written right after a `\`, would form a backslash keyword
+/// (`\result`, `\old`, `\in...`): then the fraction needs spaces.
+fn glues_to_backslash(text: &str) -> bool {
+    if text.starts_with('\\') {
+        return true;
+    }
+    let word: String = text.chars().take_while(|c| c.is_ascii_alphanumeric() || *c == '_').collect();
+    !word.is_empty()
+        && word.starts_with(|c: char| c.is_ascii_alphabetic())
+        && BACKSLASH_WORDS.iter().any(|k| word.starts_with(k))
+}

@@ -1,0 +1,260 @@
+//! The program's declaration tables: classes, their fields and their methods.
+//!
+//! [`build_env`] collects every class, field, method, function, predicate and
+//! constructor with their semantic types and declaration spans, before any body is
+//! checked, so that members may be used before (textually) they are declared. Later
+//! stages (the verifier, the transformations) reuse these tables.
+
+use std::collections::BTreeMap;
+
+use crate::ast::{ClauseKind, Member, Method, MethodBody, Name, Program, Span, Ty};
+use crate::diagnostics::{codes, Diagnostic};
+
+/// Every class of a program, by name.
+#[derive(Clone, Debug, Default, PartialEq)]
+pub struct ProgramEnv {
+    pub classes: BTreeMap<Name, ClassInfo>,
+}
+
+/// One class: its fields, its methods (functions, predicates) and its constructors.
+///
+/// Fields and methods live in separate namespaces (a class may have a field `sum`
+/// and a method `sum`), so they are kept in separate tables.
+#[derive(Clone, Debug, PartialEq)]
+pub struct ClassInfo {
+    pub name: Name,
+    /// The span of the class's name in its declaration.
+    pub name_span: Span,
+    /// The index of the class in [`Program::classes`].
+    pub index: usize,
+    pub fields: BTreeMap<Name, FieldInfo>,
+    /// Methods, pure functions and predicates (not constructors), by name. When a
+    /// name is declared twice only the first declaration is kept (and a
+    /// `DUPLICATE` diagnostic is reported).
+    pub methods: BTreeMap<Name, MethodSig>,
+    /// The declared constructors in source order; empty means the implicit
+    /// no-argument constructor.
+    pub constructors: Vec<MethodSig>,
+}
+
+impl ClassInfo {
+    pub fn field(&self, name: &str) -> Option<&FieldInfo> {
+        self.fields.get(name)
+    }
+    pub fn method(&self, name: &str) -> Option<&MethodSig> {
+        self.methods.get(name)
+    }
+    /// Whether the class has a method, function or predicate called `name`.
+    pub fn has_method(&self, name: &str) -> bool {
+        self.methods.contains_key(name)
+    }
+}
+
+#[derive(Clone, Debug, PartialEq)]
+pub struct FieldInfo {
+    pub name: Name,
+    pub ty: Ty,
+    /// The span of the field's name in its declaration.
+    pub span: Span,
+    /// The index of the field in its class's `members`.
+    pub member_index: usize,
+}
+
+/// What kind of callable a [`MethodSig`] describes.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum MethodKind {
+    /// An ordinary method (a block body, or an abstract lemma with `;`).
+    Method,
+    /// A pure function: `pure`, or an `= expr;` body with a non-resource type.
+    PureFunction,
+    /// A `resource` method: a predicate.
+    Predicate,
+    Constructor,
+}
+
+/// A typed name in a signature (parameter, `given`, `yields`).
+#[derive(Clone, Debug, PartialEq)]
+pub struct ParamSig {
+    pub name: Name,
+    pub ty: Ty,
+    /// The span of the name in the declaration.
+    pub span: Span,
+}
+
+/// The signature of a method, function, predicate or constructor.
+#[derive(Clone, Debug, PartialEq)]
+pub struct MethodSig {
+    pub name: Name,
+    /// The class that declares it.
+    pub class: Name,
+    pub kind: MethodKind,
+    pub params: Vec<ParamSig>,
+    /// `given` ghost inputs (not part of the argument list; bound in `with` blocks).
+    pub given: Vec<ParamSig>,
+    /// `yields` ghost outputs (read in `then` blocks).
+    pub yields: Vec<ParamSig>,
+    /// The return type (`Ty::Void` for void methods and constructors,
+    /// `Ty::Resource` for predicates).
+    pub ret: Ty,
+    pub is_static: bool,
+    pub is_inline: bool,
+    /// Whether the method has a body (`{ … }` or `= e;`); lemmas with `;` have none.
+    pub has_body: bool,
+    /// The span of the method's name.
+    pub name_span: Span,
+    /// The span of the whole declaration.
+    pub span: Span,
+    /// The index of the method in its class's `members`.
+    pub member_index: usize,
+}
+
+impl MethodSig {
+    /// Builds the signature of one method declared in `class`.
+    pub fn of(method: &Method, class: &Name, member_index: usize) -> MethodSig {
+        let kind = if method.is_constructor() {
+            MethodKind::Constructor
+        } else if method.is_predicate() {
+            MethodKind::Predicate
+        } else if method.is_pure_function() {
+            MethodKind::PureFunction
+        } else {
+            MethodKind::Method
+        };
+        let sig = |p: &crate::ast::Param| ParamSig { name: p.name.name.clone(), ty: p.ty.to_ty(), span: p.name.span };
+        let mut given = Vec::new();
+        let mut yields = Vec::new();
+        for c in &method.contract.clauses {
+            match &c.kind {
+                ClauseKind::Given(p) => given.push(sig(p)),
+                ClauseKind::Yields(p) => yields.push(sig(p)),
+                _ => {}
+            }
+        }
+        MethodSig {
+            name: method.name.name.clone(),
+            class: class.clone(),
+            kind,
+            params: method.params.iter().map(sig).collect(),
+            given,
+            yields,
+            ret: method.ret.as_ref().map_or(Ty::Void, |t| t.to_ty()),
+            is_static: method.modifiers.is_static,
+            is_inline: method.modifiers.is_inline,
+            has_body: !matches!(method.body, MethodBody::Abstract),
+            name_span: method.name.span,
+            span: method.span,
+            member_index,
+        }
+    }
+    pub fn is_predicate(&self) -> bool {
+        self.kind == MethodKind::Predicate
+    }
+    pub fn is_constructor(&self) -> bool {
+        self.kind == MethodKind::Constructor
+    }
+    /// `given` and `yields` parameters together, in that order.
+    pub fn ghost_params(&self) -> impl Iterator<Item = &ParamSig> {
+        self.given.iter().chain(self.yields.iter())
+    }
+}
+
+impl ProgramEnv {
+    pub fn class(&self, name: &str) -> Option<&ClassInfo> {
+        self.classes.get(name)
+    }
+    /// The field `field` of class `class`, if both exist.
+    pub fn field(&self, class: &str, field: &str) -> Option<&FieldInfo> {
+        self.class(class)?.field(field)
+    }
+    /// The method (function, predicate) `method` of class `class`, if both exist.
+    pub fn method(&self, class: &str, method: &str) -> Option<&MethodSig> {
+        self.class(class)?.method(method)
+    }
+}
+
+/// Collects the declaration tables of `program`.
+///
+/// Reports `DUPLICATE` for two classes, two fields of one class, two methods of one
+/// class with the same name, and two parameters (including `given`/`yields`) of one
+/// method with the same name; each with a related "first declared here" label.
+/// Types mentioned in signatures are *not* checked here (the checker does that
+/// once, when it visits the declaration).
+pub fn build_env(program: &Program) -> (ProgramEnv, Vec<Diagnostic>) {
+    let mut env = ProgramEnv::default();
+    let mut diags = Vec::new();
+    for (ci, class) in program.classes.iter().enumerate() {
+        let cname = class.name.name.clone();
+        if let Some(first) = env.classes.get(&cname) {
+            diags.push(duplicate("class", &cname, class.name.span, first.name_span));
+            continue;
+        }
+        let mut info = ClassInfo {
+            name: cname.clone(),
+            name_span: class.name.span,
+            index: ci,
+            fields: BTreeMap::new(),
+            methods: BTreeMap::new(),
+            constructors: Vec::new(),
+        };
+        for (mi, member) in class.members.iter().enumerate() {
+            match member {
+                Member::Field(f) => {
+                    if let Some(first) = info.fields.get(&f.name.name) {
+                        diags.push(duplicate("field", &f.name.name, f.name.span, first.span));
+                        continue;
+                    }
+                    info.fields.insert(
+                        f.name.name.clone(),
+                        FieldInfo { name: f.name.name.clone(), ty: f.ty.to_ty(), span: f.name.span, member_index: mi },
+                    );
+                }
+                Member::Method(m) => {
+                    check_duplicate_params(m, &mut diags);
+                    let sig = MethodSig::of(m, &cname, mi);
+                    if sig.is_constructor() {
+                        if let Some(first) = info.constructors.iter().find(|c| c.params.len() == sig.params.len()) {
+                            diags.push(duplicate("constructor", &sig.name, sig.name_span, first.name_span).with_help(
+                                "constructors of one class must differ in their number of parameters",
+                            ));
+                            continue;
+                        }
+                        info.constructors.push(sig);
+                    } else {
+                        if let Some(first) = info.methods.get(&sig.name) {
+                            diags.push(
+                                duplicate("method", &sig.name, sig.name_span, first.name_span)
+                                    .with_help("PVL has no overloading: give the methods different names"),
+                            );
+                            continue;
+                        }
+                        info.methods.insert(sig.name.clone(), sig);
+                    }
+                }
+            }
+        }
+        env.classes.insert(cname, info);
+    }
+    (env, diags)
+}
+
+fn check_duplicate_params(m: &Method, diags: &mut Vec<Diagnostic>) {
+    let mut seen: Vec<(&Name, Span)> = Vec::new();
+    let ghosts = m.contract.clauses.iter().filter_map(|c| match &c.kind {
+        ClauseKind::Given(p) | ClauseKind::Yields(p) => Some(p),
+        _ => None,
+    });
+    for p in m.params.iter().chain(ghosts) {
+        if let Some((_, first)) = seen.iter().find(|(n, _)| **n == p.name.name) {
+            diags.push(duplicate("parameter", &p.name.name, p.name.span, *first));
+        } else {
+            seen.push((&p.name.name, p.name.span));
+        }
+    }
+}
+
+/// A `DUPLICATE` diagnostic: `what` `name` declared again at `span`, first at `first`.
+pub(crate) fn duplicate(what: &str, name: &str, span: Span, first: Span) -> Diagnostic {
+    Diagnostic::error(codes::DUPLICATE, format!("the {what} `{name}` is declared twice"), span)
+        .with_label(format!("`{name}` redeclared here"))
+        .with_related(first, "first declared here")
+}

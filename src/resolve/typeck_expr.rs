@@ -1,0 +1,1052 @@
+//! Type checking of expressions. Every expression visited gets its [`Expr::ty`].
+
+use super::env::MethodSig;
+use super::scope::{self, FrameKind, VarInfo, VarKind};
+use super::types::{assignable, comparable, is_assertion, is_numeric, join};
+use super::{tick, Checker, Position};
+use crate::ast::*;
+use crate::diagnostics::{codes, Diagnostic};
+
+/// What a plain identifier in value position names.
+pub(crate) enum Resolved {
+    Var(VarInfo),
+    /// A field of the current class (implicit `this`).
+    Field(Ty),
+    /// A class name (only meaningful as the receiver of a static call).
+    Class,
+    Missing,
+}
+
+impl<'e> Checker<'e> {
+    /// Checks `e`, stores its type in `e.ty` and returns it.
+    pub(crate) fn expr(&mut self, e: &mut Expr) -> Ty {
+        let ty = self.expr_kind(e);
+        e.ty = ty.clone();
+        ty
+    }
+
+    /// Checks `e` and reports TYPE_MISMATCH unless its type converts to `want`.
+    pub(crate) fn expect(&mut self, e: &mut Expr, want: &Ty) -> Ty {
+        let got = self.expr(e);
+        if !assignable(&got, want) {
+            self.mismatch(e.span, &tick(want), &got, "mismatched types");
+        }
+        got
+    }
+
+    /// Checks a boolean operand or condition. A resource gets RESOURCE_AS_BOOLEAN
+    /// with `message` and `help`; any other non-boolean gets TYPE_MISMATCH.
+    pub(crate) fn expect_bool(&mut self, e: &mut Expr, message: &str, help: &str) -> Ty {
+        let got = self.expr(e);
+        match got {
+            Ty::Bool | Ty::Unknown => {}
+            Ty::Resource => self.report(
+                Diagnostic::error(codes::RESOURCE_AS_BOOLEAN, message, e.span)
+                    .with_label("this is a permission assertion (`resource`)")
+                    .with_help(help),
+            ),
+            ref t => self.mismatch(e.span, "`boolean`", t, "mismatched types"),
+        }
+        got
+    }
+
+    /// Checks an assertion: a boolean or a resource.
+    pub(crate) fn expect_assertion(&mut self, e: &mut Expr) -> Ty {
+        let got = self.expr(e);
+        if !is_assertion(&got) {
+            self.mismatch(e.span, "`boolean` or `resource`", &got, "expected an assertion");
+        }
+        got
+    }
+
+    pub(crate) fn expect_int(&mut self, e: &mut Expr) -> Ty {
+        self.expect(e, &Ty::Int)
+    }
+
+    /// Resolves an identifier in value position: variables (innermost first), then
+    /// fields of the current class, then class names. Reports nothing.
+    pub(crate) fn resolve_name(&self, name: &str, for_write: bool) -> Resolved {
+        if let Some(v) = self.scopes.lookup(name, for_write) {
+            return Resolved::Var(v.clone());
+        }
+        if let Some(f) = self.env.field(&self.class, name) {
+            return Resolved::Field(f.ty.clone());
+        }
+        if self.env.class(name).is_some() {
+            return Resolved::Class;
+        }
+        Resolved::Missing
+    }
+
+    /// Reports UNDEFINED_NAME for `id`, with a suggestion among visible names.
+    pub(crate) fn undefined_name(&mut self, id: &Ident) {
+        let mut names: Vec<Name> = self.scopes.visible_names();
+        if let Some(c) = self.env.class(&self.class) {
+            names.extend(c.fields.keys().cloned());
+        }
+        let mut d = Diagnostic::error(codes::UNDEFINED_NAME, format!("cannot find `{}` in this scope", id.name), id.span)
+            .with_label("not found in this scope");
+        if let Some(s) = scope::suggest(&id.name, names.iter().map(|n| &**n)) {
+            d = d.with_help(format!("did you mean `{s}`?"));
+        } else if self.env.method(&self.class, &id.name).is_some() {
+            d = d.with_help(format!("`{}` is a method; call it with `{}(...)`", id.name, id.name));
+        }
+        self.report(d);
+    }
+
+    /// The type of an identifier read as a value (reports what is wrong with it).
+    fn var_expr(&mut self, id: &Ident) -> Ty {
+        match self.resolve_name(&id.name, false) {
+            Resolved::Var(v) => v.ty,
+            Resolved::Field(ty) => {
+                self.check_field_in_static(id);
+                ty
+            }
+            Resolved::Class => {
+                self.report(
+                    Diagnostic::error(codes::MISUSE, format!("the class `{}` is not a value", id.name), id.span)
+                        .with_label("a class name")
+                        .with_help(format!("call a static method with `{}.m(...)` or create an object with `new {}(...)`", id.name, id.name)),
+                );
+                Ty::Unknown
+            }
+            Resolved::Missing => {
+                self.undefined_name(id);
+                Ty::Unknown
+            }
+        }
+    }
+
+    /// Fields of `this` do not exist in a static method.
+    pub(crate) fn check_field_in_static(&mut self, id: &Ident) {
+        if self.method.is_static {
+            self.report(
+                Diagnostic::error(
+                    codes::MISUSE,
+                    format!("the field `{}` cannot be used in a static method", id.name),
+                    id.span,
+                )
+                .with_label("there is no `this` object here"),
+            );
+        }
+    }
+
+    fn expr_kind(&mut self, e: &mut Expr) -> Ty {
+        let span = e.span;
+        match &mut e.kind {
+            ExprKind::IntLit(_) => Ty::Int,
+            ExprKind::BoolLit(_) => Ty::Bool,
+            ExprKind::Null => Ty::Null,
+            ExprKind::Read | ExprKind::Write | ExprKind::NoPerm => Ty::Frac,
+            ExprKind::This => {
+                if self.method.is_static {
+                    self.report(
+                        Diagnostic::error(codes::MISUSE, "`this` cannot be used in a static method", span)
+                            .with_label("there is no `this` object here"),
+                    );
+                    return Ty::Unknown;
+                }
+                Ty::Class(self.class.clone())
+            }
+            ExprKind::Result => self.result_expr(span),
+            ExprKind::Var(id) => {
+                let id = id.clone();
+                self.var_expr(&id)
+            }
+            ExprKind::Field { obj, field } => {
+                let ot = self.expr(obj);
+                let field = field.clone();
+                self.field_access(&ot, &field)
+            }
+            ExprKind::Call { receiver, method, args } => {
+                let method = method.clone();
+                self.call(span, receiver, &method, args)
+            }
+            ExprKind::Builtin { func, args } => {
+                let func = *func;
+                self.builtin(span, func, args)
+            }
+            ExprKind::Index { base, index } => self.index(base, index),
+            ExprKind::Slice { base, lo, hi } => {
+                let bt = self.expr(base);
+                for b in [lo, hi].into_iter().flatten() {
+                    self.expect_int(b);
+                }
+                match bt {
+                    Ty::Seq(_) | Ty::Unknown => bt,
+                    t => {
+                        self.mismatch(base.span, "a sequence", &t, "only sequences can be sliced");
+                        Ty::Unknown
+                    }
+                }
+            }
+            ExprKind::SeqUpdate { base, index, value } => {
+                let bt = self.expr(base);
+                match &bt {
+                    Ty::Seq(el) => {
+                        self.expect_int(index);
+                        self.expect(value, el);
+                    }
+                    Ty::Map(k, v) => {
+                        self.expect(index, k);
+                        self.expect(value, v);
+                    }
+                    Ty::Unknown => {
+                        self.expr(index);
+                        self.expr(value);
+                    }
+                    t => {
+                        let t = t.clone();
+                        self.mismatch(base.span, "a sequence", &t, "`xs[i -> v]` updates a sequence");
+                        self.expr(index);
+                        self.expr(value);
+                        return Ty::Unknown;
+                    }
+                }
+                bt
+            }
+            ExprKind::New { class, args } => {
+                let class = class.clone();
+                self.new_object(span, &class, args)
+            }
+            ExprKind::NewArray { elem, dims } => {
+                let mut t = self.check_type(elem);
+                for d in dims.iter_mut() {
+                    self.expect_int(d);
+                    t = Ty::Array(Box::new(t));
+                }
+                t
+            }
+            ExprKind::Unary { op, operand } => match op {
+                UnOp::Not => {
+                    self.expect_bool(
+                        operand,
+                        "`!` needs a boolean operand, but this is a permission assertion",
+                        "permissions cannot be negated; state the boolean fact instead",
+                    );
+                    Ty::Bool
+                }
+                UnOp::Neg => {
+                    let t = self.expr(operand);
+                    if is_numeric(&t) {
+                        t
+                    } else {
+                        self.mismatch(operand.span, "`int`", &t, "`-` needs a number");
+                        Ty::Unknown
+                    }
+                }
+            },
+            ExprKind::Binary { op, lhs, rhs } => {
+                let op = *op;
+                self.binary(span, op, lhs, rhs)
+            }
+            ExprKind::Cond { cond, then_expr, else_expr } => {
+                self.expect_bool(
+                    cond,
+                    "the condition of `? :` must be boolean, but this is a permission assertion",
+                    "use `&&` instead of `**` in conditions",
+                );
+                let a = self.expr(then_expr);
+                let b = self.expr(else_expr);
+                match join(&a, &b) {
+                    Some(t) => t,
+                    None => {
+                        self.mismatch(
+                            else_expr.span,
+                            &format!("`{a}` (the type of the other branch)"),
+                            &b,
+                            "the branches of `? :` have different types",
+                        );
+                        Ty::Unknown
+                    }
+                }
+            }
+            ExprKind::Quant { kind, binder, guard, body } => {
+                let kind = *kind;
+                self.quant(kind, binder, guard, body)
+            }
+            ExprKind::Let { binder, value, body } => {
+                let bt = self.check_type(&binder.ty);
+                self.expect(value, &bt);
+                self.scopes.push();
+                self.declare_binder(binder, bt);
+                let t = self.expr(body);
+                self.scopes.pop();
+                t
+            }
+            ExprKind::Old(x) => {
+                if self.position == Position::Requires {
+                    self.report(
+                        Diagnostic::error(codes::MISUSE, "`\\old` cannot be used in a precondition", span)
+                            .with_label("the pre-state is the current state here")
+                            .with_help("remove `\\old(...)`: a precondition is evaluated in the pre-state"),
+                    );
+                }
+                self.expr(x)
+            }
+            ExprKind::Perm { loc, amount } => {
+                self.location(loc, "Perm");
+                self.expect(amount, &Ty::Frac);
+                Ty::Resource
+            }
+            ExprKind::PointsTo { loc, amount, value } => {
+                let lt = self.location(loc, "PointsTo");
+                self.expect(amount, &Ty::Frac);
+                self.expect(value, &lt);
+                Ty::Resource
+            }
+            ExprKind::Value(loc) => {
+                self.location(loc, "Value");
+                Ty::Resource
+            }
+            ExprKind::Size(x) => {
+                let t = self.expr(x);
+                match t {
+                    Ty::Seq(_) | Ty::Set(_) | Ty::Bag(_) | Ty::Map(..) | Ty::Unknown => {}
+                    Ty::Array(_) => {
+                        self.report(
+                            Diagnostic::error(codes::TYPE_MISMATCH, "`|e|` is the size of a sequence, set, bag or map", x.span)
+                                .with_label(format!("expected a sequence, found `{t}`"))
+                                .with_help("use `a.length` for the length of an array"),
+                        );
+                    }
+                    t => self.mismatch(x.span, "a sequence, set, bag or map", &t, "`|e|` needs a collection"),
+                }
+                Ty::Int
+            }
+            ExprKind::Collection { kind, elem, elems } => {
+                let et = self.check_type(elem);
+                for x in elems.iter_mut() {
+                    self.expect(x, &et);
+                }
+                let b = Box::new(et);
+                match kind {
+                    CollectionKind::Seq => Ty::Seq(b),
+                    CollectionKind::Set => Ty::Set(b),
+                    CollectionKind::Bag => Ty::Bag(b),
+                }
+            }
+            ExprKind::MapLit { key, value, entries } => {
+                let kt = self.check_type(key);
+                let vt = self.check_type(value);
+                for (k, v) in entries.iter_mut() {
+                    self.expect(k, &kt);
+                    self.expect(v, &vt);
+                }
+                Ty::Map(Box::new(kt), Box::new(vt))
+            }
+            ExprKind::Trigger(x) => self.expr(x),
+            ExprKind::Unfolding { pred, body } => {
+                self.predicate_call(pred, "unfolding");
+                self.expr(body)
+            }
+            ExprKind::WithThen { expr, with, then } => {
+                let t = self.expr(expr);
+                let callee = self.callee_of(expr);
+                self.ghost_block(with.as_mut(), callee.as_ref(), FrameKind::With);
+                self.ghost_block(then.as_mut(), callee.as_ref(), FrameKind::Then);
+                t
+            }
+        }
+    }
+
+    fn result_expr(&mut self, span: Span) -> Ty {
+        let problem = if self.position != Position::Ensures {
+            Some(("`\\result` can only be used in a postcondition (`ensures`)", "the result does not exist here"))
+        } else if self.method.is_constructor {
+            Some(("`\\result` cannot be used in a constructor", "constructors return nothing"))
+        } else if self.method.ret == Ty::Void {
+            Some(("`\\result` cannot be used in a method that returns nothing", "the method is `void`"))
+        } else {
+            None
+        };
+        match problem {
+            Some((msg, label)) => {
+                self.report(Diagnostic::error(codes::MISUSE, msg, span).with_label(label));
+                Ty::Unknown
+            }
+            None => self.method.ret.clone(),
+        }
+    }
+
+    pub(crate) fn declare_binder(&mut self, binder: &Param, ty: Ty) {
+        let _ = self.scopes.declare(VarInfo { name: binder.name.name.clone(), ty, kind: VarKind::Binder, span: binder.name.span });
+    }
+
+    fn quant(&mut self, kind: QuantKind, binder: &Param, guard: &mut Expr, body: &mut Expr) -> Ty {
+        let bt = self.check_type(&binder.ty);
+        self.scopes.push();
+        self.declare_binder(binder, bt);
+        self.expect_bool(
+            guard,
+            "the range of a quantifier must be boolean, but this is a permission assertion",
+            "move the permission into the body",
+        );
+        let t = match kind {
+            QuantKind::Forall | QuantKind::Exists => {
+                let help = if kind == QuantKind::Forall {
+                    "use `\\forall*` to quantify over permissions"
+                } else {
+                    "permissions cannot be quantified existentially"
+                };
+                let msg = format!("the body of `{}` must be boolean, but this is a permission assertion", kind.keyword());
+                self.expect_bool(body, &msg, help);
+                Ty::Bool
+            }
+            QuantKind::ForallStar => {
+                self.expect_assertion(body);
+                Ty::Resource
+            }
+            QuantKind::Sum => {
+                let t = self.expr(body);
+                if is_numeric(&t) {
+                    t
+                } else {
+                    self.mismatch(body.span, "`int`", &t, "the body of `\\sum` must be a number");
+                    Ty::Unknown
+                }
+            }
+        };
+        self.scopes.pop();
+        t
+    }
+
+    /// Checks the location argument of `Perm`/`PointsTo`/`Value`/`HPerm`/`APerm`:
+    /// a field or an array element. Returns the location's type.
+    pub(crate) fn location(&mut self, loc: &mut Expr, what: &str) -> Ty {
+        let t = self.expr(loc);
+        if !self.is_heap_location(loc) {
+            let mut d = Diagnostic::error(
+                codes::MISUSE,
+                format!("`{what}` needs a heap location (a field or an array element)"),
+                loc.span,
+            )
+            .with_label("not a heap location");
+            match (&loc.kind, &t) {
+                (ExprKind::Index { base, .. }, _) if matches!(base.ty, Ty::Seq(_) | Ty::Map(..)) => {
+                    d = d.with_help("sequence and map elements are values, not heap locations; they need no permission")
+                }
+                (ExprKind::Var(_), _) => d = d.with_help("local variables and parameters need no permission"),
+                _ => {}
+            }
+            self.report(d);
+        }
+        t
+    }
+
+    /// Whether an already-checked expression denotes a heap location. Expressions of
+    /// unknown type count as locations (their error was reported already).
+    fn is_heap_location(&self, e: &Expr) -> bool {
+        match &e.kind {
+            ExprKind::Var(id) => match self.resolve_name(&id.name, false) {
+                Resolved::Var(_) | Resolved::Class => false,
+                Resolved::Field(_) | Resolved::Missing => true,
+            },
+            ExprKind::Field { obj, field } => !(matches!(obj.ty, Ty::Array(_)) && &*field.name == "length"),
+            ExprKind::Index { base, .. } => !matches!(base.ty, Ty::Seq(_) | Ty::Map(..)),
+            ExprKind::Trigger(x) => self.is_heap_location(x),
+            _ => false,
+        }
+    }
+
+    /// `obj.field` where `obj` has type `ot`.
+    pub(crate) fn field_access(&mut self, ot: &Ty, field: &Ident) -> Ty {
+        let env = self.env;
+        match ot {
+            Ty::Unknown => Ty::Unknown,
+            Ty::Array(_) => {
+                if &*field.name == "length" {
+                    return Ty::Int;
+                }
+                let mut d = Diagnostic::error(codes::UNDEFINED_FIELD, format!("arrays have no field `{}`", field.name), field.span)
+                    .with_label("unknown field");
+                if scope::suggest(&field.name, ["length"]).is_some() {
+                    d = d.with_help("did you mean `length`?");
+                }
+                self.report(d);
+                Ty::Unknown
+            }
+            Ty::Seq(_) if &*field.name == "length" => {
+                self.report(
+                    Diagnostic::error(codes::MISUSE, "sequences have no `length` field", field.span)
+                        .with_label("not an array")
+                        .with_help("use `|xs|` for the length of a sequence"),
+                );
+                Ty::Int
+            }
+            Ty::Class(c) => {
+                let Some(info) = env.class(c) else { return Ty::Unknown };
+                if let Some(f) = info.field(&field.name) {
+                    return f.ty.clone();
+                }
+                let mut d = Diagnostic::error(
+                    codes::UNDEFINED_FIELD,
+                    format!("no field `{}` in class `{}`", field.name, c),
+                    field.span,
+                )
+                .with_label("unknown field");
+                if info.has_method(&field.name) {
+                    d = d.with_help(format!("`{}` is a method; call it with `{}(...)`", field.name, field.name));
+                } else if let Some(s) = scope::suggest(&field.name, info.fields.keys().map(|k| &**k)) {
+                    d = d.with_help(format!("did you mean `{s}`?"));
+                }
+                self.report(d);
+                Ty::Unknown
+            }
+            t => {
+                self.report(
+                    Diagnostic::error(codes::UNDEFINED_FIELD, format!("a value of type `{t}` has no fields"), field.span)
+                        .with_label(format!("no field `{}`", field.name)),
+                );
+                Ty::Unknown
+            }
+        }
+    }
+
+    fn index(&mut self, base: &mut Expr, index: &mut Expr) -> Ty {
+        let bt = self.expr(base);
+        match bt {
+            Ty::Array(el) | Ty::Seq(el) => {
+                self.expect_int(index);
+                *el
+            }
+            Ty::Map(k, v) => {
+                self.expect(index, &k);
+                *v
+            }
+            Ty::Unknown => {
+                self.expr(index);
+                Ty::Unknown
+            }
+            t => {
+                self.expr(index);
+                self.mismatch(base.span, "an array, sequence or map", &t, format!("cannot index into a value of type `{t}`"));
+                Ty::Unknown
+            }
+        }
+    }
+
+    fn binary(&mut self, span: Span, op: BinOp, lhs: &mut Expr, rhs: &mut Expr) -> Ty {
+        use BinOp::*;
+        match op {
+            And | Or => {
+                let sym = op.symbol();
+                let msg = format!("`{sym}` needs boolean operands, but this is a permission assertion");
+                let help = if op == And {
+                    "use `**` to join assertions"
+                } else {
+                    "permissions cannot be combined with `||`; use `c ==> R` or `c ? R1 : R2`"
+                };
+                self.expect_bool(lhs, &msg, help);
+                self.expect_bool(rhs, &msg, help);
+                Ty::Bool
+            }
+            Star | Wand => {
+                self.expect_assertion(lhs);
+                self.expect_assertion(rhs);
+                Ty::Resource
+            }
+            Implies => {
+                self.expect_bool(
+                    lhs,
+                    "the condition of `==>` must be boolean, but this is a permission assertion",
+                    "use `&&` instead of `**` in the condition",
+                );
+                let t = self.expect_assertion(rhs);
+                match t {
+                    Ty::Resource => Ty::Resource,
+                    _ => Ty::Bool,
+                }
+            }
+            Eq | Ne => {
+                let a = self.expr(lhs);
+                let b = self.expr(rhs);
+                if !comparable(&a, &b) {
+                    self.mismatch(rhs.span, &tick(&a), &b, format!("`{}` compares values of different types", op.symbol()));
+                }
+                Ty::Bool
+            }
+            Lt | Le | Gt | Ge => {
+                let a = self.expr(lhs);
+                let b = self.expr(rhs);
+                let sets = |t: &Ty| matches!(t, Ty::Set(_) | Ty::Bag(_));
+                if sets(&a) || sets(&b) {
+                    // `<`, `<=` on sets and bags: (strict) subset.
+                    if !comparable(&a, &b) {
+                        self.mismatch(rhs.span, &tick(&a), &b, "mismatched types");
+                    }
+                } else {
+                    self.numeric_operands(op, lhs, &a, rhs, &b);
+                }
+                Ty::Bool
+            }
+            Add | Sub | Mul | Div | Mod => {
+                let a = self.expr(lhs);
+                let b = self.expr(rhs);
+                let coll = |t: &Ty| matches!(t, Ty::Seq(_) | Ty::Set(_) | Ty::Bag(_));
+                if matches!(op, Add | Sub) && (coll(&a) || coll(&b)) {
+                    // `+`: concatenation / union; `-`: set or bag difference.
+                    if op == Sub && (matches!(a, Ty::Seq(_)) || matches!(b, Ty::Seq(_))) {
+                        self.mismatch(span, "numbers, sets or bags", &a, "`-` is not defined on sequences");
+                        return Ty::Unknown;
+                    }
+                    return match join(&a, &b) {
+                        Some(t) => t,
+                        None => {
+                            let (want, bad, got) = if coll(&a) { (&a, &*rhs, &b) } else { (&b, &*lhs, &a) };
+                            let (want, got) = (want.clone(), got.clone());
+                            self.mismatch(bad.span, &tick(&want), &got, format!("`{}` on collections needs two collections of the same type", op.symbol()));
+                            Ty::Unknown
+                        }
+                    };
+                }
+                self.numeric_operands(op, lhs, &a, rhs, &b)
+            }
+            Frac => {
+                let a = self.expr(lhs);
+                let b = self.expr(rhs);
+                self.numeric_operands(op, lhs, &a, rhs, &b);
+                Ty::Frac
+            }
+            In => {
+                let a = self.expr(lhs);
+                let b = self.expr(rhs);
+                match &b {
+                    Ty::Seq(el) | Ty::Set(el) | Ty::Bag(el) | Ty::Map(el, _) => {
+                        if !comparable(&a, el) {
+                            self.mismatch(lhs.span, &tick(el), &a, "the element type does not match the collection");
+                        }
+                    }
+                    Ty::Unknown => {}
+                    t => {
+                        let t = t.clone();
+                        self.mismatch(rhs.span, "a sequence, set, bag or map", &t, "`in` needs a collection on its right");
+                    }
+                }
+                Ty::Bool
+            }
+            Cons => {
+                let a = self.expr(lhs);
+                let b = self.expr(rhs);
+                match &b {
+                    Ty::Seq(el) => {
+                        if !assignable(&a, el) {
+                            self.mismatch(lhs.span, &tick(el), &a, "`x :: xs` prepends an element of the sequence's type");
+                        }
+                        b
+                    }
+                    Ty::Unknown => Ty::Seq(Box::new(a)),
+                    t => {
+                        let t = t.clone();
+                        self.mismatch(rhs.span, "a sequence", &t, "`x :: xs` needs a sequence on its right");
+                        Ty::Unknown
+                    }
+                }
+            }
+            Append => {
+                let a = self.expr(lhs);
+                let b = self.expr(rhs);
+                match &a {
+                    Ty::Seq(el) => {
+                        if !assignable(&b, el) {
+                            self.mismatch(rhs.span, &tick(el), &b, "`xs ++ x` appends one element of the sequence's type");
+                        }
+                        a
+                    }
+                    Ty::Unknown => Ty::Seq(Box::new(b)),
+                    t => {
+                        let t = t.clone();
+                        self.mismatch(lhs.span, "a sequence", &t, "`xs ++ x` needs a sequence on its left");
+                        Ty::Unknown
+                    }
+                }
+            }
+        }
+    }
+
+    /// Both operands of an arithmetic or ordering operator must be numbers; the
+    /// result is `int` if both are, `frac` if either is a fraction.
+    fn numeric_operands(&mut self, op: BinOp, lhs: &Expr, a: &Ty, rhs: &Expr, b: &Ty) -> Ty {
+        let msg = format!("`{}` needs numbers", op.symbol());
+        let mut ok = true;
+        if !is_numeric(a) {
+            self.mismatch(lhs.span, "`int`", a, msg.clone());
+            ok = false;
+        }
+        if !is_numeric(b) {
+            self.mismatch(rhs.span, "`int`", b, msg);
+            ok = false;
+        }
+        if !ok {
+            return Ty::Unknown;
+        }
+        match (a, b) {
+            (Ty::Frac | Ty::ZFrac, _) | (_, Ty::Frac | Ty::ZFrac) => Ty::Frac,
+            (Ty::Int, _) | (_, Ty::Int) => Ty::Int,
+            _ => Ty::Unknown,
+        }
+    }
+
+    /// `m(args)`, `obj.m(args)`, `C.m(args)`.
+    fn call(&mut self, span: Span, receiver: &mut Option<Box<Expr>>, method: &Ident, args: &mut [Expr]) -> Ty {
+        let env = self.env;
+        // Which class to look the method up in; `None` = unknown (already reported).
+        let class: Option<Name> = match receiver {
+            None => Some(self.class.clone()),
+            Some(r) => {
+                let static_class = match &r.kind {
+                    ExprKind::Var(id) => match self.resolve_name(&id.name, false) {
+                        Resolved::Class => Some(Ok(id.name.clone())),
+                        Resolved::Missing => Some(Err(id.clone())),
+                        _ => None,
+                    },
+                    _ => None,
+                };
+                match static_class {
+                    Some(Ok(c)) => {
+                        // A class name as receiver: a static call. Its "type" is the
+                        // class itself, so that no expression stays `Unknown`.
+                        r.ty = Ty::Class(c.clone());
+                        Some(c)
+                    }
+                    Some(Err(id)) => {
+                        if id.name.starts_with(|c: char| c.is_ascii_uppercase()) {
+                            let mut d = Diagnostic::error(
+                                codes::UNDEFINED_CLASS,
+                                format!("cannot find class or variable `{}`", id.name),
+                                id.span,
+                            )
+                            .with_label("not found");
+                            if let Some(s) = scope::suggest(&id.name, env.classes.keys().map(|k| &**k)) {
+                                d = d.with_help(format!("did you mean `{s}`?"));
+                            }
+                            self.report(d);
+                        } else {
+                            self.undefined_name(&id);
+                        }
+                        None
+                    }
+                    None => match self.expr(r) {
+                        Ty::Class(c) => Some(c),
+                        Ty::Unknown => None,
+                        t => {
+                            self.report(
+                                Diagnostic::error(
+                                    codes::UNDEFINED_METHOD,
+                                    format!("a value of type `{t}` has no methods"),
+                                    method.span,
+                                )
+                                .with_label(format!("no method `{}`", method.name)),
+                            );
+                            None
+                        }
+                    },
+                }
+            }
+        };
+        let sig = match &class {
+            Some(c) => match env.class(c) {
+                Some(info) => match info.method(&method.name) {
+                    Some(sig) => Some(sig),
+                    None => {
+                        let mut d = Diagnostic::error(
+                            codes::UNDEFINED_METHOD,
+                            format!("no method `{}` in class `{}`", method.name, c),
+                            method.span,
+                        )
+                        .with_label("unknown method");
+                        if let Some(s) = scope::suggest(&method.name, info.methods.keys().map(|k| &**k)) {
+                            d = d.with_help(format!("did you mean `{s}`?"));
+                        } else if info.field(&method.name).is_some() {
+                            d = d.with_help(format!("`{}` is a field, not a method", method.name));
+                        }
+                        self.report(d);
+                        None
+                    }
+                },
+                None => None,
+            },
+            None => None,
+        };
+        match sig {
+            Some(sig) => {
+                self.arguments(span, sig, args);
+                sig.ret.clone()
+            }
+            None => {
+                for a in args.iter_mut() {
+                    self.expr(a);
+                }
+                Ty::Unknown
+            }
+        }
+    }
+
+    /// Checks the arguments of a call against `sig` (arity, then each type).
+    fn arguments(&mut self, span: Span, sig: &MethodSig, args: &mut [Expr]) {
+        if args.len() != sig.params.len() {
+            let what = if sig.is_constructor() { format!("the constructor of `{}`", sig.class) } else { format!("`{}`", sig.name) };
+            self.report(
+                Diagnostic::error(
+                    codes::ARITY,
+                    format!("{what} takes {} but {} {} given", plural(sig.params.len(), "argument"), args.len(), if args.len() == 1 { "was" } else { "were" }),
+                    span,
+                )
+                .with_label(format!("expected {}", plural(sig.params.len(), "argument")))
+                .with_related(sig.name_span, format!("`{}` declared here with {}", sig.name, plural(sig.params.len(), "parameter"))),
+            );
+            for a in args.iter_mut() {
+                self.expr(a);
+            }
+            return;
+        }
+        for (a, p) in args.iter_mut().zip(&sig.params) {
+            let got = self.expr(a);
+            if !assignable(&got, &p.ty) {
+                self.report(
+                    Diagnostic::error(codes::TYPE_MISMATCH, format!("mismatched type for parameter `{}` of `{}`", p.name, sig.name), a.span)
+                        .with_label(format!("expected `{}`, found `{got}`", p.ty))
+                        .with_related(p.span, "parameter declared here"),
+                );
+            }
+        }
+    }
+
+    fn new_object(&mut self, span: Span, class: &Ident, args: &mut [Expr]) -> Ty {
+        let env = self.env;
+        let Some(info) = env.class(&class.name) else {
+            let mut d = Diagnostic::error(codes::UNDEFINED_CLASS, format!("cannot find class `{}`", class.name), class.span)
+                .with_label("not a class of this file");
+            if let Some(s) = scope::suggest(&class.name, env.classes.keys().map(|k| &**k)) {
+                d = d.with_help(format!("did you mean `{s}`?"));
+            }
+            self.report(d);
+            for a in args.iter_mut() {
+                self.expr(a);
+            }
+            return Ty::Unknown;
+        };
+        if info.constructors.is_empty() {
+            if !args.is_empty() {
+                self.report(
+                    Diagnostic::error(
+                        codes::ARITY,
+                        format!("the default constructor of `{}` takes no arguments but {} {} given", class.name, args.len(), if args.len() == 1 { "was" } else { "were" }),
+                        span,
+                    )
+                    .with_label("expected no arguments")
+                    .with_related(info.name_span, format!("`{}` declares no constructor", class.name)),
+                );
+                for a in args.iter_mut() {
+                    self.expr(a);
+                }
+            }
+        } else {
+            let sig = info.constructors.iter().find(|c| c.params.len() == args.len()).unwrap_or(&info.constructors[0]);
+            self.arguments(span, sig, args);
+        }
+        Ty::Class(class.name.clone())
+    }
+
+    /// Checks that `e` is a call of a predicate (for `fold`, `unfold`, `unfolding`).
+    pub(crate) fn predicate_call(&mut self, e: &mut Expr, what: &str) {
+        let t = self.expr(e);
+        let is_pred = matches!(&e.kind, ExprKind::Call { .. }) && self.callee_of(e).map_or(t == Ty::Unknown, |s| s.is_predicate());
+        if !is_pred && t != Ty::Unknown {
+            self.report(
+                Diagnostic::error(codes::MISUSE, format!("`{what}` needs a predicate call"), e.span)
+                    .with_label("not a predicate")
+                    .with_help("a predicate is a `resource` method, e.g. `resource inv() = Perm(x, 1);`"),
+            );
+        }
+    }
+
+    /// The method a checked call expression (or constructor call) refers to.
+    pub(crate) fn callee_of(&self, e: &Expr) -> Option<MethodSig> {
+        match &e.kind {
+            ExprKind::Call { receiver, method, .. } => {
+                let class = match receiver {
+                    None => self.class.clone(),
+                    Some(r) => match &r.ty {
+                        Ty::Class(c) => c.clone(),
+                        _ => return None,
+                    },
+                };
+                self.env.method(&class, &method.name).cloned()
+            }
+            ExprKind::New { class, args } => {
+                let info = self.env.class(&class.name)?;
+                info.constructors.iter().find(|c| c.params.len() == args.len()).cloned()
+            }
+            ExprKind::WithThen { expr, .. } => self.callee_of(expr),
+            _ => None,
+        }
+    }
+
+    /// Checks a `with { … }` or `then { … }` block of a call to `callee`: in a `with`
+    /// block assignment targets may name the callee's `given`/`yields` parameters;
+    /// in a `then` block reads may name its `yields` parameters.
+    fn ghost_block(&mut self, block: Option<&mut Block>, callee: Option<&MethodSig>, kind: FrameKind) {
+        let Some(block) = block else { return };
+        let Some(callee) = callee else {
+            // The call itself did not resolve (reported already): check the block
+            // for types only, so that its names do not cascade into errors.
+            self.suppressed(|c| c.block(block));
+            return;
+        };
+        self.scopes.push_kind(kind);
+        let names: Vec<_> = match kind {
+            FrameKind::Then => callee.yields.iter().collect(),
+            _ => callee.ghost_params().collect(),
+        };
+        for p in names {
+            let _ = self.scopes.declare(VarInfo { name: p.name.clone(), ty: p.ty.clone(), kind: VarKind::CalleeGhost, span: p.span });
+        }
+        self.block(block);
+        self.scopes.pop();
+    }
+
+    fn builtin(&mut self, span: Span, func: Builtin, args: &mut [Expr]) -> Ty {
+        let n = func.arity();
+        if args.len() != n {
+            self.report(
+                Diagnostic::error(
+                    codes::ARITY,
+                    format!("`{}` takes {} but {} {} given", func.name(), plural(n, "argument"), args.len(), if args.len() == 1 { "was" } else { "were" }),
+                    span,
+                )
+                .with_label(format!("expected {}", plural(n, "argument"))),
+            );
+            for a in args.iter_mut() {
+                self.expr(a);
+            }
+            return match func {
+                Builtin::IsEmpty | Builtin::DisjointMap | Builtin::EqualsMap | Builtin::Array => Ty::Bool,
+                Builtin::Held | Builtin::Idle | Builtin::Running | Builtin::Matrix | Builtin::HPerm | Builtin::APerm => Ty::Resource,
+                Builtin::CardMap => Ty::Int,
+                _ => Ty::Unknown,
+            };
+        }
+        use Builtin::*;
+        match func {
+            Head | Tail | IsEmpty => {
+                let t = self.seq_arg(&mut args[0], func);
+                match func {
+                    Head => t,
+                    Tail => match t {
+                        Ty::Unknown => Ty::Unknown,
+                        t => Ty::Seq(Box::new(t)),
+                    },
+                    _ => Ty::Bool,
+                }
+            }
+            RemoveAt => {
+                let t = self.seq_arg(&mut args[0], func);
+                self.expect_int(&mut args[1]);
+                match t {
+                    Ty::Unknown => Ty::Unknown,
+                    t => Ty::Seq(Box::new(t)),
+                }
+            }
+            Held | Idle | Running => {
+                let t = self.expr(&mut args[0]);
+                if !matches!(t, Ty::Class(_) | Ty::Unknown) {
+                    self.mismatch(args[0].span, "an object", &t, format!("`{}` needs an object", func.name()));
+                }
+                Ty::Resource
+            }
+            CardMap | KeysMap | ValuesMap | ItemsMap => {
+                let (k, v) = self.map_arg(&mut args[0], func);
+                match func {
+                    CardMap => Ty::Int,
+                    KeysMap => Ty::Set(Box::new(k)),
+                    ValuesMap => Ty::Set(Box::new(v)),
+                    _ => Ty::Set(Box::new(Ty::Tuple(Box::new(k), Box::new(v)))),
+                }
+            }
+            DisjointMap | EqualsMap => {
+                let (k, v) = self.map_arg(&mut args[0], func);
+                let want = Ty::Map(Box::new(k), Box::new(v));
+                self.expect(&mut args[1], &want);
+                Ty::Bool
+            }
+            GetFromMap | RemoveFromMap => {
+                let (k, v) = self.map_arg(&mut args[0], func);
+                self.expect(&mut args[1], &k);
+                if func == GetFromMap {
+                    v
+                } else {
+                    map_or_unknown(k, v)
+                }
+            }
+            BuildMap => {
+                let (k, v) = self.map_arg(&mut args[0], func);
+                self.expect(&mut args[1], &k);
+                self.expect(&mut args[2], &v);
+                map_or_unknown(k, v)
+            }
+            Matrix => {
+                let t = self.expr(&mut args[0]);
+                if !matches!(&t, Ty::Array(inner) if matches!(**inner, Ty::Array(_) | Ty::Unknown)) && t != Ty::Unknown {
+                    self.mismatch(args[0].span, "a two-dimensional array", &t, "`\\matrix` needs a matrix `T[][]`");
+                }
+                self.expect_int(&mut args[1]);
+                self.expect_int(&mut args[2]);
+                Ty::Resource
+            }
+            Array => {
+                let t = self.expr(&mut args[0]);
+                if !matches!(t, Ty::Array(_) | Ty::Unknown) {
+                    self.mismatch(args[0].span, "an array", &t, "`\\array` needs an array");
+                }
+                self.expect_int(&mut args[1]);
+                Ty::Bool
+            }
+            HPerm | APerm => {
+                self.location(&mut args[0], func.name());
+                self.expect(&mut args[1], &Ty::Frac);
+                Ty::Resource
+            }
+        }
+    }
+
+    /// A sequence argument of a builtin; returns the element type.
+    fn seq_arg(&mut self, e: &mut Expr, func: Builtin) -> Ty {
+        match self.expr(e) {
+            Ty::Seq(el) => *el,
+            Ty::Unknown => Ty::Unknown,
+            t => {
+                self.mismatch(e.span, "a sequence", &t, format!("`{}` needs a sequence", func.name()));
+                Ty::Unknown
+            }
+        }
+    }
+
+    /// A map argument of a builtin; returns the key and value types.
+    fn map_arg(&mut self, e: &mut Expr, func: Builtin) -> (Ty, Ty) {
+        match self.expr(e) {
+            Ty::Map(k, v) => (*k, *v),
+            Ty::Unknown => (Ty::Unknown, Ty::Unknown),
+            t => {
+                self.mismatch(e.span, "a map", &t, format!("`{}` needs a map", func.name()));
+                (Ty::Unknown, Ty::Unknown)
+            }
+        }
+    }
+}
+
+fn map_or_unknown(k: Ty, v: Ty) -> Ty {
+    if k == Ty::Unknown && v == Ty::Unknown {
+        Ty::Unknown
+    } else {
+        Ty::Map(Box::new(k), Box::new(v))
+    }
+}
+
+pub(crate) fn plural(n: usize, word: &str) -> String {
+    if n == 1 {
+        format!("1 {word}")
+    } else {
+        format!("{n} {word}s")
+    }
+}

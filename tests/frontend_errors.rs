@@ -1,0 +1,1282 @@
+//! Front-end error tests: each small program must produce exactly the expected
+//! diagnostic (code and 1-based line:column of the primary span), and its fixed twin
+//! none; plus parser (syntax) errors and the whole Alpinist corpus.
+//!
+//! The resolver cases also assert the number of errors (one: no cascades).
+
+use alpine::ast::visit::{walk_expr, Visitor};
+use alpine::ast::{Expr, Program, Ty};
+use alpine::diagnostics::{codes, Diagnostic, SourceFile};
+
+fn errors(src: &str) -> (SourceFile, Vec<Diagnostic>) {
+    let file = SourceFile::new("test.pvl", src);
+    let diags = match alpine::frontend(&file) {
+        Ok((_, d)) => d,
+        Err(d) => d,
+    };
+    let errs = diags.into_iter().filter(|d| d.is_error()).collect();
+    (file, errs)
+}
+
+fn describe(file: &SourceFile, ds: &[Diagnostic]) -> String {
+    ds.iter()
+        .map(|d| {
+            let (l, c) = file.line_col(d.span.start());
+            format!("  {}:{}: {} {}", l, c, d.code, d.message)
+        })
+        .collect::<Vec<_>>()
+        .join("\n")
+}
+
+/// Asserts that `src` has exactly `count` errors, the first of which has `code` at
+/// `line`:`col`.
+#[track_caller]
+fn expect(src: &str, code: &str, line: usize, col: usize, count: usize) {
+    let (file, errs) = errors(src);
+    assert!(!errs.is_empty(), "expected {code} at {line}:{col}, got no error");
+    let first = &errs[0];
+    let pos = file.line_col(first.span.start());
+    assert_eq!((first.code, pos), (code, (line, col)), "first error differs; all errors:\n{}", describe(&file, &errs));
+    assert_eq!(errs.len(), count, "unexpected number of errors:\n{}", describe(&file, &errs));
+}
+
+/// Syntax errors: only the code and the line are asserted.
+#[track_caller]
+fn expect_syntax(src: &str, code: &str, line: usize) {
+    let (file, errs) = errors(src);
+    assert!(!errs.is_empty(), "expected {code} on line {line}, got no error");
+    let first = &errs[0];
+    assert_eq!((first.code, file.line_col(first.span.start()).0), (code, line), "all errors:\n{}", describe(&file, &errs));
+}
+
+#[track_caller]
+fn expect_ok(src: &str) {
+    let (file, errs) = errors(src);
+    assert!(errs.is_empty(), "expected no error, got:\n{}", describe(&file, &errs));
+}
+
+#[test]
+fn unknown_identifier() {
+    expect(
+        r#"class A {
+  int f(int x) {
+    return y;
+  }
+}
+"#,
+        codes::UNDEFINED_NAME,
+        3,
+        12,
+        1,
+    );
+}
+
+#[test]
+fn unknown_identifier_suggests() {
+    expect(
+        r#"class A {
+  int f(int count) {
+    return cuont + 1;
+  }
+}
+"#,
+        codes::UNDEFINED_NAME,
+        3,
+        12,
+        1,
+    );
+}
+
+#[test]
+fn unknown_method() {
+    expect(
+        r#"class A {
+  void m() {
+    foo(1);
+  }
+}
+"#,
+        codes::UNDEFINED_METHOD,
+        3,
+        5,
+        1,
+    );
+}
+
+#[test]
+fn unknown_method_on_object() {
+    expect(
+        r#"class A {
+  void run() { }
+  void m(A other) {
+    other.runn();
+  }
+}
+"#,
+        codes::UNDEFINED_METHOD,
+        4,
+        11,
+        1,
+    );
+}
+
+#[test]
+fn unknown_field() {
+    expect(
+        r#"class A {
+  int x;
+  void m(A a) {
+    a.y = 1;
+  }
+}
+"#,
+        codes::UNDEFINED_FIELD,
+        4,
+        7,
+        1,
+    );
+}
+
+#[test]
+fn unknown_array_field() {
+    expect(
+        r#"class A {
+  int m(int[] a) {
+    return a.lenght;
+  }
+}
+"#,
+        codes::UNDEFINED_FIELD,
+        3,
+        14,
+        1,
+    );
+}
+
+#[test]
+fn unknown_class_in_type() {
+    expect(
+        r#"class A {
+  void m() {
+    B b;
+  }
+}
+"#,
+        codes::UNDEFINED_CLASS,
+        3,
+        5,
+        1,
+    );
+}
+
+#[test]
+fn unknown_class_in_new() {
+    expect(
+        r#"class A {
+  void m() {
+    A a = new B();
+  }
+}
+"#,
+        codes::UNDEFINED_CLASS,
+        3,
+        15,
+        1,
+    );
+}
+
+#[test]
+fn unknown_class_in_static_call() {
+    expect(
+        r#"class A {
+  int m() {
+    return Foo.bar(1);
+  }
+}
+"#,
+        codes::UNDEFINED_CLASS,
+        3,
+        12,
+        1,
+    );
+}
+
+#[test]
+fn call_arity() {
+    expect(
+        r#"class A {
+  pure int g(int a, int b) = a + b;
+  int m() {
+    return g(1);
+  }
+}
+"#,
+        codes::ARITY,
+        4,
+        12,
+        1,
+    );
+}
+
+#[test]
+fn constructor_arity() {
+    expect(
+        r#"class A {
+  A(int x) { }
+  void m() {
+    A a = new A();
+  }
+}
+"#,
+        codes::ARITY,
+        4,
+        11,
+        1,
+    );
+}
+
+#[test]
+fn default_constructor_arity() {
+    expect(
+        r#"class B { }
+class A {
+  void m() {
+    B b = new B(1);
+  }
+}
+"#,
+        codes::ARITY,
+        4,
+        11,
+        1,
+    );
+}
+
+#[test]
+fn builtin_arity() {
+    expect(
+        r#"class A {
+  int m(seq<int> xs) {
+    return head(xs, 1);
+  }
+}
+"#,
+        codes::ARITY,
+        3,
+        12,
+        1,
+    );
+}
+
+#[test]
+fn mismatch_in_assignment() {
+    expect(
+        r#"class A {
+  void m() {
+    int x;
+    x = true;
+  }
+}
+"#,
+        codes::TYPE_MISMATCH,
+        4,
+        9,
+        1,
+    );
+}
+
+#[test]
+fn mismatch_in_initialiser() {
+    expect(
+        r#"class A {
+  void m() {
+    boolean b = 1 + 2;
+  }
+}
+"#,
+        codes::TYPE_MISMATCH,
+        3,
+        17,
+        1,
+    );
+}
+
+#[test]
+fn mismatch_in_return() {
+    expect(
+        r#"class A {
+  int m() {
+    return false;
+  }
+}
+"#,
+        codes::TYPE_MISMATCH,
+        3,
+        12,
+        1,
+    );
+}
+
+#[test]
+fn void_method_returns_value() {
+    expect(
+        r#"class A {
+  void m() {
+    return 1;
+  }
+}
+"#,
+        codes::TYPE_MISMATCH,
+        3,
+        12,
+        1,
+    );
+}
+
+#[test]
+fn missing_return_value() {
+    expect(
+        r#"class A {
+  int m() {
+    return;
+  }
+}
+"#,
+        codes::TYPE_MISMATCH,
+        3,
+        5,
+        1,
+    );
+}
+
+#[test]
+fn mismatch_in_argument() {
+    expect(
+        r#"class A {
+  pure int g(int a) = a;
+  int m() {
+    return g(true);
+  }
+}
+"#,
+        codes::TYPE_MISMATCH,
+        4,
+        14,
+        1,
+    );
+}
+
+#[test]
+fn mismatch_in_static_call_argument() {
+    expect(
+        r#"class A {
+  static pure int g(int a) = a;
+}
+class B {
+  int m() {
+    return A.g(true);
+  }
+}
+"#,
+        codes::TYPE_MISMATCH,
+        6,
+        16,
+        1,
+    );
+}
+
+#[test]
+fn mismatch_in_condition() {
+    expect(
+        r#"class A {
+  void m() {
+    if (1) {
+    }
+  }
+}
+"#,
+        codes::TYPE_MISMATCH,
+        3,
+        9,
+        1,
+    );
+}
+
+#[test]
+fn mismatch_in_comparison() {
+    expect(
+        r#"class A {
+  boolean m(int x, boolean b) {
+    return x == b;
+  }
+}
+"#,
+        codes::TYPE_MISMATCH,
+        3,
+        17,
+        1,
+    );
+}
+
+#[test]
+fn mismatch_in_conditional_branches() {
+    expect(
+        r#"class A {
+  int m(boolean c) {
+    return c ? 1 : true;
+  }
+}
+"#,
+        codes::TYPE_MISMATCH,
+        3,
+        20,
+        1,
+    );
+}
+
+#[test]
+fn and_on_integer() {
+    expect(
+        r#"class A {
+  boolean m(int x, boolean b) {
+    return b && x;
+  }
+}
+"#,
+        codes::TYPE_MISMATCH,
+        3,
+        17,
+        1,
+    );
+}
+
+#[test]
+fn increment_boolean() {
+    expect(
+        r#"class A {
+  void m() {
+    boolean b = true;
+    b++;
+  }
+}
+"#,
+        codes::TYPE_MISMATCH,
+        4,
+        5,
+        1,
+    );
+}
+
+#[test]
+fn lock_non_object() {
+    expect(
+        r#"class A {
+  void m(int x) {
+    lock x;
+  }
+}
+"#,
+        codes::TYPE_MISMATCH,
+        3,
+        10,
+        1,
+    );
+}
+
+#[test]
+fn assign_to_literal() {
+    expect(
+        r#"class A {
+  void m() {
+    1 = 2;
+  }
+}
+"#,
+        codes::NOT_ASSIGNABLE,
+        3,
+        5,
+        1,
+    );
+}
+
+#[test]
+fn assign_to_array_length() {
+    expect(
+        r#"class A {
+  void m(int[] a) {
+    a.length = 3;
+  }
+}
+"#,
+        codes::NOT_ASSIGNABLE,
+        3,
+        5,
+        1,
+    );
+}
+
+#[test]
+fn assign_to_sequence_element() {
+    expect(
+        r#"class A {
+  void m(seq<int> xs) {
+    xs[0] = 1;
+  }
+}
+"#,
+        codes::NOT_ASSIGNABLE,
+        3,
+        5,
+        1,
+    );
+}
+
+#[test]
+fn assign_to_this() {
+    expect(
+        r#"class A {
+  void m() {
+    this = null;
+  }
+}
+"#,
+        codes::NOT_ASSIGNABLE,
+        3,
+        5,
+        1,
+    );
+}
+
+#[test]
+fn assign_to_par_iterator() {
+    expect(
+        r#"class A {
+  void m() {
+    par (int tid = 0 .. 4) {
+      tid = 1;
+    }
+  }
+}
+"#,
+        codes::NOT_ASSIGNABLE,
+        4,
+        7,
+        1,
+    );
+}
+
+#[test]
+fn star_in_if_condition() {
+    expect(
+        r#"class A {
+  void m(int x, int y) {
+    if (x > 0 ** y > 0) {
+    }
+  }
+}
+"#,
+        codes::RESOURCE_AS_BOOLEAN,
+        3,
+        9,
+        1,
+    );
+}
+
+#[test]
+fn permission_in_while_condition() {
+    expect(
+        r#"class A {
+  int x;
+  void m() {
+    while (Perm(x, 1)) {
+    }
+  }
+}
+"#,
+        codes::RESOURCE_AS_BOOLEAN,
+        4,
+        12,
+        1,
+    );
+}
+
+#[test]
+fn and_on_permission() {
+    expect(
+        r#"class A {
+  int x;
+  requires Perm(x, 1) && x > 0;
+  void m() { }
+}
+"#,
+        codes::RESOURCE_AS_BOOLEAN,
+        3,
+        12,
+        1,
+    );
+}
+
+#[test]
+fn not_on_permission() {
+    expect(
+        r#"class A {
+  int x;
+  requires !Perm(x, 1);
+  void m() { }
+}
+"#,
+        codes::RESOURCE_AS_BOOLEAN,
+        3,
+        13,
+        1,
+    );
+}
+
+#[test]
+fn forall_with_permission_body() {
+    expect(
+        r#"class A {
+  requires a != null;
+  requires (\forall int i; 0 <= i && i < a.length; Perm(a[i], 1));
+  void m(int[] a) { }
+}
+"#,
+        codes::RESOURCE_AS_BOOLEAN,
+        3,
+        52,
+        1,
+    );
+}
+
+#[test]
+fn perm_on_local() {
+    expect(
+        r#"class A {
+  requires Perm(x, 1);
+  void m(int x) { }
+}
+"#,
+        codes::MISUSE,
+        2,
+        17,
+        1,
+    );
+}
+
+#[test]
+fn perm_on_sequence_element() {
+    expect(
+        r#"class A {
+  requires Perm(xs[0], 1);
+  void m(seq<int> xs) { }
+}
+"#,
+        codes::MISUSE,
+        2,
+        17,
+        1,
+    );
+}
+
+#[test]
+fn length_of_sequence() {
+    expect(
+        r#"class A {
+  int m(seq<int> xs) {
+    return xs.length;
+  }
+}
+"#,
+        codes::MISUSE,
+        3,
+        15,
+        1,
+    );
+}
+
+#[test]
+fn result_in_requires() {
+    expect(
+        r#"class A {
+  requires \result > 0;
+  int m() {
+    return 1;
+  }
+}
+"#,
+        codes::MISUSE,
+        2,
+        12,
+        1,
+    );
+}
+
+#[test]
+fn result_in_void_method() {
+    expect(
+        r#"class A {
+  ensures \result > 0;
+  void m() { }
+}
+"#,
+        codes::MISUSE,
+        2,
+        11,
+        1,
+    );
+}
+
+#[test]
+fn old_in_requires() {
+    expect(
+        r#"class A {
+  int x;
+  requires \old(x) > 0;
+  void m() { }
+}
+"#,
+        codes::MISUSE,
+        3,
+        12,
+        1,
+    );
+}
+
+#[test]
+fn this_in_static_method() {
+    expect(
+        r#"class A {
+  int x;
+  static int m() {
+    return this.x;
+  }
+}
+"#,
+        codes::MISUSE,
+        4,
+        12,
+        1,
+    );
+}
+
+#[test]
+fn fold_of_non_predicate() {
+    expect(
+        r#"class A {
+  pure int g() = 1;
+  void m() {
+    fold g();
+  }
+}
+"#,
+        codes::MISUSE,
+        2,
+        12,
+        1,
+    );
+}
+
+#[test]
+fn barrier_label_names_no_par() {
+    expect(
+        r#"class A {
+  void m() {
+    par outer (int tid = 0 .. 4) {
+      barrier(inner) { }
+    }
+  }
+}
+"#,
+        codes::UNDEFINED_LABEL,
+        4,
+        15,
+        1,
+    );
+}
+
+#[test]
+fn barrier_outside_par() {
+    expect(
+        r#"class A {
+  void m() {
+    barrier(outer) { }
+  }
+}
+"#,
+        codes::UNDEFINED_LABEL,
+        3,
+        13,
+        1,
+    );
+}
+
+#[test]
+fn atomic_names_no_invariant_block() {
+    expect(
+        r#"class A {
+  int x;
+  void m() {
+    atomic (inv) {
+      x = 1;
+    }
+  }
+}
+"#,
+        codes::UNDEFINED_LABEL,
+        4,
+        13,
+        1,
+    );
+}
+
+#[test]
+fn duplicate_parameter() {
+    expect(
+        r#"class A {
+  void m(int x, int x) { }
+}
+"#,
+        codes::DUPLICATE,
+        2,
+        21,
+        1,
+    );
+}
+
+#[test]
+fn duplicate_given_and_parameter() {
+    expect(
+        r#"class A {
+  given int x;
+  void m(int x) { }
+}
+"#,
+        codes::DUPLICATE,
+        3,
+        14,
+        1,
+    );
+}
+
+#[test]
+fn duplicate_local() {
+    expect(
+        r#"class A {
+  void m() {
+    int x = 1;
+    int x = 2;
+  }
+}
+"#,
+        codes::DUPLICATE,
+        4,
+        9,
+        1,
+    );
+}
+
+#[test]
+fn local_shadows_local() {
+    expect(
+        r#"class A {
+  void m(int n) {
+    int x = 1;
+    if (n > 0) {
+      int x = 2;
+    }
+  }
+}
+"#,
+        codes::DUPLICATE,
+        5,
+        11,
+        1,
+    );
+}
+
+#[test]
+fn local_shadows_parameter() {
+    expect(
+        r#"class A {
+  void m(int n) {
+    int n = 2;
+  }
+}
+"#,
+        codes::DUPLICATE,
+        3,
+        9,
+        1,
+    );
+}
+
+#[test]
+fn duplicate_field() {
+    expect(
+        r#"class A {
+  int x;
+  boolean x;
+}
+"#,
+        codes::DUPLICATE,
+        3,
+        11,
+        1,
+    );
+}
+
+#[test]
+fn duplicate_method() {
+    expect(
+        r#"class A {
+  void m() { }
+  void m(int x) { }
+}
+"#,
+        codes::DUPLICATE,
+        3,
+        8,
+        1,
+    );
+}
+
+#[test]
+fn with_block_names_no_ghost_parameter() {
+    expect(
+        r#"class A {
+  given int g;
+  void callee() { }
+  void m() {
+    callee() with { h = 1; };
+  }
+}
+"#,
+        codes::UNDEFINED_NAME,
+        5,
+        21,
+        1,
+    );
+}
+
+#[test]
+fn then_block_names_no_yield() {
+    expect(
+        r#"class A {
+  yields int out;
+  void callee() { out = 1; }
+  void m() {
+    int r;
+    callee() then { r = other; };
+  }
+}
+"#,
+        codes::UNDEFINED_NAME,
+        6,
+        25,
+        1,
+    );
+}
+
+#[test]
+fn ok_field_shadowed_by_local_and_method_namespace() {
+    expect_ok(r#"class A {
+  int x;
+  int sum;
+  pure int sum(int a) = a;
+  void m(int n) {
+    int x = sum(n) + this.x + sum;
+  }
+}
+"#);
+}
+
+#[test]
+fn ok_perm_coercions_and_star() {
+    expect_ok(r#"class A {
+  int x;
+  context_everywhere a != null;
+  requires Perm(x, 1) ** Perm(a[0], 1\2);
+  requires a.length > 1 ==> Perm(a[1], read);
+  requires (\forall* int i; 0 <= i && i < a.length; Perm(a[i], 1\2));
+  ensures (\forall* int i; 0 <= i && i < a.length; a[i] == 2);
+  void m(int[] a) {
+    if (x > 0 && a.length > 0) {
+      a[0] = x;
+    }
+  }
+}
+"#);
+}
+
+#[test]
+fn ok_result_in_ensures_and_static_calls() {
+    expect_ok(r#"class A {
+  requires n >= 0;
+  ensures \result >= 0;
+  static pure int f(int n) = n;
+  int m(int n) {
+    int r = A.f(n) + f(n);
+    return r;
+  }
+}
+"#);
+}
+
+#[test]
+fn ok_for_variable_in_invariants_and_par_labels() {
+    expect_ok(r#"class A {
+  context_everywhere a != null;
+  void m(int[] a, int N) {
+    loop_invariant 0 <= k && k <= N;
+    for (int k = 0; k < N; k++) {
+      a = a;
+    }
+    par outer (int tid = 0 .. N)
+      requires tid >= 0;
+    {
+      barrier(outer) { requires tid >= 0; ensures tid >= 0; }
+      par inner (int j = 0 .. tid) {
+        barrier(outer) { }
+        barrier(inner) { }
+      }
+    }
+  }
+}
+"#);
+}
+
+#[test]
+fn ok_sequences_and_maps() {
+    expect_ok(r#"class A {
+  seq<int> m(seq<int> xs, map<int,int> mp) {
+    seq<int> ys = xs[1 -> 2] + seq<int>{1, 2} ++ 3;
+    ys = 0 :: tail(ys);
+    int k = mp[1] + |xs| + head(xs);
+    boolean b = 1 in xs && 1 in keysMap(buildMap(mp, 1, 2));
+    return ys[0..|ys|];
+  }
+}
+"#);
+}
+
+#[test]
+fn ok_with_and_then_blocks() {
+    expect_ok(r#"class A {
+  given int g;
+  yields int out;
+  void callee() { out = g; }
+  yields int out;
+  int m() {
+    int r;
+    callee() with { g = 1; } then { r = out; };
+    return r;
+  }
+}
+"#);
+}
+
+#[test]
+fn ok_constructor_and_new() {
+    expect_ok(r#"class B {
+  int v;
+  B(int v) { this.v = v; }
+}
+class A {
+  void m() {
+    B b = new B(1);
+    B c = null;
+    int[][] g = new int[3][3];
+    lock this;
+    unlock this;
+  }
+}
+"#);
+}
+
+// ---------------------------------------------------------------------------------
+// Fixed twins of negative cases that the positive programs above do not cover.
+
+#[test]
+fn ok_twins() {
+    let twins = [
+        // par iterator copied into a local (twin of assign_to_par_iterator)
+        "class A {\n  void m() {\n    par (int tid = 0 .. 4) {\n      int t = tid;\n      t = 1;\n    }\n  }\n}\n",
+        // sequence update instead of element assignment
+        "class A {\n  void m(seq<int> xs) {\n    xs = xs[0 -> 1];\n  }\n}\n",
+        // `&&` in an `if`, `**` in a contract
+        "class A {\n  int x;\n  requires Perm(x, 1) ** x > 0;\n  void m(int y) {\n    if (y > 0 && y < 2) {\n    }\n  }\n}\n",
+        // `\\forall*` over permissions
+        "class A {\n  requires a != null;\n  requires (\\forall* int i; 0 <= i && i < a.length; Perm(a[i], 1));\n  void m(int[] a) { }\n}\n",
+        // `Perm` on a field and on `this.f`
+        "class A {\n  int x;\n  requires Perm(x, 1) ** Perm(this.x, 1\\2) ** Value(x);\n  void m() { }\n}\n",
+        // atomic inside the invariant block it names
+        "class A {\n  int x;\n  requires Perm(x, 1);\n  void m() {\n    invariant inv(Perm(x, 1)) {\n      atomic (inv) {\n        x = 1;\n      }\n    }\n  }\n}\n",
+        // sibling scopes may reuse a name; a quantifier binder may reuse a local's name
+        "class A {\n  void m(int n) {\n    if (n > 0) {\n      int x = 1;\n    } else {\n      int x = 2;\n    }\n    int i = 0;\n    assert (\\forall int i; 0 <= i && i < n; i >= 0);\n  }\n}\n",
+        // `\\old` in a postcondition, `\\result` in a non-void ensures
+        "class A {\n  int x;\n  requires Perm(x, 1);\n  ensures Perm(x, 1) ** x == \\old(x) + 1 ** \\result == x;\n  int m() {\n    x = x + 1;\n    return x;\n  }\n}\n",
+        // fold/unfold of a predicate
+        "class A {\n  int x;\n  resource inv() = Perm(x, 1);\n  requires Perm(x, 1);\n  ensures inv();\n  void m() {\n    fold inv();\n    unfold inv();\n    fold inv();\n  }\n}\n",
+        // a static method uses its parameters, not `this`
+        "class A {\n  static pure int m(int x) = x + 1;\n}\n",
+        // increment of an int, void return, value return
+        "class A {\n  void m() {\n    int i = 0;\n    i++;\n    i--;\n    return;\n  }\n  int n() {\n    return 1;\n  }\n}\n",
+    ];
+    for src in twins {
+        expect_ok(src);
+    }
+}
+
+// ---------------------------------------------------------------------------------
+// Syntax errors come from the parser (only code and line are asserted).
+
+#[test]
+fn syntax_unclosed_block() {
+    expect_syntax("class A {\n  void m() {\n    int x = 1;\n", codes::SYNTAX, 4);
+}
+
+#[test]
+fn syntax_missing_semicolon() {
+    expect_syntax("class A {\n  void m() {\n    int x = 1\n    x = 2;\n  }\n}\n", codes::SYNTAX, 4);
+}
+
+#[test]
+fn syntax_ambiguous_precedence() {
+    expect_syntax(
+        "class A {\n  boolean m(boolean a, boolean b, boolean c) {\n    return a || b && c;\n  }\n}\n",
+        codes::AMBIGUOUS_PRECEDENCE,
+        3,
+    );
+}
+
+#[test]
+fn syntax_stray_character_after_last_brace() {
+    expect_syntax("class A {\n  void m() { }\n}\n`\n", codes::SYNTAX, 4);
+}
+
+// ---------------------------------------------------------------------------------
+// The corpus: VerCors accepted every file, so every file must check cleanly.
+
+/// Counts expressions whose type is still `Ty::Unknown` after checking.
+#[derive(Default)]
+struct UnknownCounter {
+    count: usize,
+    /// Directive arguments are checked for types only (they may mention par
+    /// iterators declared further down, e.g. `gpuopt glob_to_reg a tid;`), so they
+    /// may legitimately stay `Unknown`; they are counted separately.
+    in_directive: usize,
+    directive_count: usize,
+}
+
+impl Visitor for UnknownCounter {
+    fn visit_directive(&mut self, d: &alpine::ast::Directive) {
+        self.in_directive += 1;
+        alpine::ast::visit::walk_directive(self, d);
+        self.in_directive -= 1;
+    }
+    fn visit_expr(&mut self, e: &Expr) {
+        if e.ty == Ty::Unknown {
+            if self.in_directive > 0 {
+                self.directive_count += 1;
+            } else {
+                self.count += 1;
+            }
+        }
+        walk_expr(self, e);
+    }
+}
+
+fn corpus_dir() -> Option<std::path::PathBuf> {
+    let dir = match std::env::var_os("ALPINE_CORPUS") {
+        Some(d) => std::path::PathBuf::from(d),
+        None => std::path::Path::new(env!("CARGO_MANIFEST_DIR")).join("../shared/corpus/alpinist"),
+    };
+    dir.is_dir().then_some(dir)
+}
+
+fn pvl_files(dir: &std::path::Path, out: &mut Vec<std::path::PathBuf>) {
+    let Ok(entries) = std::fs::read_dir(dir) else { return };
+    for e in entries.flatten() {
+        let p = e.path();
+        if p.is_dir() {
+            pvl_files(&p, out);
+        } else if p.extension().is_some_and(|x| x == "pvl") {
+            out.push(p);
+        }
+    }
+}
+
+#[test]
+fn corpus_checks_without_errors_and_fills_types() {
+    let Some(dir) = corpus_dir() else {
+        eprintln!("corpus not found (set ALPINE_CORPUS); skipping");
+        return;
+    };
+    let mut files = Vec::new();
+    pvl_files(&dir, &mut files);
+    files.sort();
+    let mut failures = Vec::new();
+    let mut checked = 0;
+    let mut unknown = 0;
+    let mut unknown_directive = 0;
+    for path in &files {
+        // The one file VerCors itself rejects: a stray backtick after the last `}`.
+        if path.file_name().is_some_and(|n| n == "opt_zero-many.pvl") {
+            continue;
+        }
+        let text = std::fs::read_to_string(path).unwrap();
+        let file = SourceFile::new(path.display().to_string(), text);
+        match alpine::frontend(&file) {
+            Ok((program, _)) => {
+                checked += 1;
+                let mut v = UnknownCounter::default();
+                v.visit_program(&program);
+                if v.count > 0 {
+                    failures.push(format!("{}: {} expressions of unknown type", path.display(), v.count));
+                }
+                unknown += v.count;
+                unknown_directive += v.directive_count;
+            }
+            Err(diags) => {
+                let errs: Vec<_> = diags.into_iter().filter(|d| d.is_error()).collect();
+                failures.push(format!("{}:\n{}", path.display(), describe(&file, &errs)));
+            }
+        }
+    }
+    eprintln!(
+        "corpus: {checked} of {} files checked cleanly; {unknown} expressions of unknown type \
+         ({unknown_directive} more in gpuopt directive arguments, which are checked for types only)",
+        files.len() - 1
+    );
+    assert!(failures.is_empty(), "{} corpus files failed:\n{}", failures.len(), failures.join("\n"));
+}
+
+/// The checked tree of a program (for assertions on filled-in types).
+fn checked(src: &str) -> Program {
+    match alpine::frontend(&SourceFile::new("t.pvl", src)) {
+        Ok((p, _)) => p,
+        Err(d) => panic!("unexpected errors: {d:?}"),
+    }
+}
+
+#[test]
+fn types_are_filled_in() {
+    let p = checked(
+        "class A {\n  int x;\n  requires Perm(x, 1\\2);\n  ensures \\result == |xs|;\n  int m(seq<int> xs, boolean[] bs) {\n    return |xs| + bs.length;\n  }\n}\n",
+    );
+    #[derive(Default)]
+    struct Collect(Vec<Ty>);
+    impl Visitor for Collect {
+        fn visit_expr(&mut self, e: &Expr) {
+            self.0.push(e.ty.clone());
+            walk_expr(self, e);
+        }
+    }
+    let mut c = Collect::default();
+    c.visit_program(&p);
+    assert!(!c.0.contains(&Ty::Unknown), "{:?}", c.0);
+    assert!(c.0.contains(&Ty::Resource));
+    assert!(c.0.contains(&Ty::Frac));
+    assert!(c.0.contains(&Ty::Seq(Box::new(Ty::Int))));
+    assert!(c.0.contains(&Ty::Array(Box::new(Ty::Bool))));
+}
