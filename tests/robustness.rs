@@ -7,7 +7,6 @@
 mod common;
 
 use alpine::ast::visit::strip_spans;
-use alpine::diagnostics::SourceFile;
 use std::panic::{catch_unwind, AssertUnwindSafe};
 
 const MUTATIONS_PER_FILE: usize = 60;
@@ -92,36 +91,42 @@ fn mutate(text: &str, rng: &mut fastrand::Rng) -> (String, String) {
     (String::from_utf8_lossy(&out).into_owned(), what)
 }
 
-/// Runs the whole front end on one mutant; returns a description of what went
-/// wrong, if anything.
-fn check_mutant(text: &str) -> Option<String> {
-    let file = SourceFile::new("mutant.pvl", text);
-    match alpine::frontend(&file) {
-        Ok(_) => {}
-        Err(diags) => {
-            if !diags.iter().any(|d| d.is_error()) {
-                return Some("rejected without an error diagnostic".into());
-            }
-            if let Some(d) = diags.iter().find(|d| d.span.end() > text.len() || d.span.start() > d.span.end()) {
-                return Some(format!("diagnostic span {:?} outside the text ({} bytes)", d.span, text.len()));
-            }
+/// Runs the whole front end on one mutant (parsing it once); returns a description
+/// of what went wrong, if anything, and whether the mutant parsed.
+fn check_mutant(text: &str) -> (Option<String>, bool) {
+    let bad_span = |diags: &[alpine::diagnostics::Diagnostic]| {
+        if !diags.iter().any(|d| d.is_error()) {
+            return Some("rejected without an error diagnostic".to_string());
         }
-    }
+        diags
+            .iter()
+            .find(|d| d.span.end() > text.len() || d.span.start() > d.span.end())
+            .map(|d| format!("diagnostic span {:?} outside the text ({} bytes)", d.span, text.len()))
+    };
+    let mut tree = match alpine::syntax::parse(text) {
+        Ok(t) => t,
+        Err(diags) => return (bad_span(&diags), false),
+    };
     // Whatever parses must print to something that parses to the same tree.
-    if let Ok(mut tree) = alpine::syntax::parse(text) {
-        let printed = alpine::printer::print_program(&tree);
-        match alpine::syntax::parse(&printed) {
-            Err(d) => return Some(format!("printed mutant does not parse: {}\n{printed}", common::show("printed", &printed, &d))),
-            Ok(mut again) => {
-                strip_spans(&mut tree);
-                strip_spans(&mut again);
-                if tree != again {
-                    return Some(format!("printed mutant parses to a different tree:\n{printed}"));
-                }
+    let printed = alpine::printer::print_program(&tree);
+    match alpine::syntax::parse(&printed) {
+        Err(d) => {
+            return (Some(format!("printed mutant does not parse: {}\n{printed}", common::show("printed", &printed, &d))), true)
+        }
+        Ok(mut again) => {
+            let mut original = tree.clone();
+            strip_spans(&mut original);
+            strip_spans(&mut again);
+            if original != again {
+                return (Some(format!("printed mutant parses to a different tree:\n{printed}")), true);
             }
         }
     }
-    None
+    let diags = alpine::resolve::check_program(&mut tree);
+    if let Some(d) = diags.iter().find(|d| d.span.end() > text.len() || d.span.start() > d.span.end()) {
+        return (Some(format!("diagnostic span {:?} outside the text ({} bytes)", d.span, text.len())), true);
+    }
+    (None, true)
 }
 
 #[test]
@@ -137,12 +142,8 @@ fn mutated_corpus_never_panics() {
             total += 1;
             let result = catch_unwind(AssertUnwindSafe(|| check_mutant(&mutant)));
             match result {
-                Ok(None) => {
-                    if alpine::syntax::parse(&mutant).is_ok() {
-                        accepted += 1;
-                    }
-                }
-                Ok(Some(problem)) => problems.push(format!("{rel} mutation #{k} ({what}): {problem}")),
+                Ok((None, parsed)) => accepted += parsed as usize,
+                Ok((Some(problem), _)) => problems.push(format!("{rel} mutation #{k} ({what}): {problem}")),
                 Err(_) => problems.push(format!("{rel} mutation #{k} ({what}): PANIC")),
             }
         }
@@ -171,8 +172,8 @@ fn pathological_inputs_are_diagnosed() {
         let short: String = text.chars().take(40).collect();
         let r = catch_unwind(AssertUnwindSafe(|| check_mutant(text)));
         match r {
-            Ok(None) => {}
-            Ok(Some(p)) => panic!("{short:?}: {p}"),
+            Ok((None, _)) => {}
+            Ok((Some(p), _)) => panic!("{short:?}: {p}"),
             Err(_) => panic!("{short:?}: PANIC"),
         }
     }
