@@ -34,7 +34,19 @@ use scope::Scopes;
 /// error (and warning) found, sorted by position; an empty vector means the program
 /// is well-formed.
 pub fn check_program(p: &mut Program) -> Vec<Diagnostic> {
-    let (env, mut diags) = build_env(p);
+    check_program_with(p, &[])
+}
+
+/// Like [`check_program`], for one file of a program that spans several files
+/// (VerCors takes them together: `vct Main.pvl Queue.pvl Worker.pvl`, as in the
+/// corpus's `MainWorkerQueue`). The classes of `imports` that `p` does not declare
+/// itself are visible to `p` (their signatures only; their bodies are not checked
+/// and their own problems are not reported here).
+pub fn check_program_with(p: &mut Program, imports: &[&Program]) -> Vec<Diagnostic> {
+    let (mut env, mut diags) = build_env(p);
+    for other in imports {
+        env.import(&build_env(other).0);
+    }
     let mut checker = Checker::new(&env);
     for class in &mut p.classes {
         // A class declared twice is checked against the first declaration's table
