@@ -1345,3 +1345,28 @@ fn redeclaring_a_local_with_the_same_type_is_only_a_warning() {
     assert!(!diags[0].is_error());
     assert_eq!(file.line_col(diags[0].span.start()), (4, 9));
 }
+
+#[test]
+fn help_texts() {
+    let help = |src: &str| -> String {
+        let (_, errs) = errors(src);
+        errs.first().and_then(|d| d.help.clone()).unwrap_or_default()
+    };
+    assert_eq!(help("class A {\n  int f(int count) {\n    return cuont + 1;\n  }\n}\n"), "did you mean `count`?");
+    assert_eq!(help("class A {\n  int m(int[] a) {\n    return a.lenght;\n  }\n}\n"), "did you mean `length`?");
+    assert_eq!(help("class A {\n  void m(seq<int> xs) {\n    xs[0] = 1;\n  }\n}\n"), "use `xs = xs[i -> v]`");
+    assert_eq!(help("class A {\n  int m(seq<int> xs) {\n    return xs.length;\n  }\n}\n"), "use `|xs|` for the length of a sequence");
+    assert_eq!(
+        help("class A {\n  requires (\\forall int i; 0 <= i && i < a.length; Perm(a[i], 1));\n  void m(int[] a) { }\n}\n"),
+        "use `\\forall*` to quantify over permissions"
+    );
+    assert_eq!(help("class A {\n  int x;\n  requires Perm(x, 1) && x > 0;\n  void m() { }\n}\n"), "use `**` to join assertions");
+    // Arity points at the call and relates the declaration.
+    let (file, errs) = errors("class A {\n  pure int g(int a, int b) = a + b;\n  int m() {\n    return g(1);\n  }\n}\n");
+    assert_eq!(errs[0].related.len(), 1);
+    assert_eq!(file.line_col(errs[0].related[0].span.start()), (2, 12));
+    assert_eq!(errs[0].related[0].message, "`g` declared here with 2 parameters");
+    // A mismatch names both types.
+    let (_, errs) = errors("class A {\n  void m() {\n    int x;\n    x = true;\n  }\n}\n");
+    assert_eq!(errs[0].label.as_deref(), Some("expected `int`, found `boolean`"));
+}

@@ -165,8 +165,8 @@ impl<'e> Checker<'e> {
     /// returns the semantic type.
     pub fn check_type(&mut self, t: &Type) -> Ty {
         match &t.kind {
-            TypeKind::Class(c) => {
-                if self.env.class(&c.name).is_none() {
+            TypeKind::Class(c)
+                if self.env.class(&c.name).is_none() => {
                     let mut d = Diagnostic::error(
                         codes::UNDEFINED_CLASS,
                         format!("cannot find class `{}`", c.name),
@@ -178,7 +178,6 @@ impl<'e> Checker<'e> {
                     }
                     self.report(d);
                 }
-            }
             TypeKind::Seq(e) | TypeKind::Set(e) | TypeKind::Bag(e) | TypeKind::Option(e) | TypeKind::Array(e) => {
                 self.check_type(e);
             }

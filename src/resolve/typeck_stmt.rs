@@ -242,7 +242,7 @@ impl<'e> Checker<'e> {
             }
             StmtKind::Atomic { invariants, body } => {
                 for inv in invariants.iter() {
-                    if !self.inv_labels.iter().any(|n| *n == inv.name) {
+                    if !self.inv_labels.contains(&inv.name) {
                         self.report(
                             Diagnostic::error(
                                 codes::UNDEFINED_LABEL,
@@ -468,7 +468,7 @@ impl<'e> Checker<'e> {
     }
 
     fn barrier(&mut self, b: &mut Barrier) {
-        if !self.par_labels.iter().any(|n| *n == b.label.name) {
+        if !self.par_labels.contains(&b.label.name) {
             let mut d = Diagnostic::error(
                 codes::UNDEFINED_LABEL,
                 format!("`{}` is not the name of an enclosing par block", b.label.name),
@@ -482,7 +482,7 @@ impl<'e> Checker<'e> {
             self.report(d);
         }
         for inv in &b.invariants {
-            if !self.inv_labels.iter().any(|n| *n == inv.name) {
+            if !self.inv_labels.contains(&inv.name) {
                 self.report(
                     Diagnostic::error(
                         codes::UNDEFINED_LABEL,
