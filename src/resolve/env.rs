@@ -28,21 +28,31 @@ pub struct ClassInfo {
     /// The index of the class in [`Program::classes`].
     pub index: usize,
     pub fields: BTreeMap<Name, FieldInfo>,
-    /// Methods, pure functions and predicates (not constructors), by name. When a
-    /// name is declared twice only the first declaration is kept (and a
-    /// `DUPLICATE` diagnostic is reported).
-    pub methods: BTreeMap<Name, MethodSig>,
+    /// Methods, pure functions and predicates (not constructors), by name, each
+    /// name with its overloads in source order. PVL v1 resolves overloads by
+    /// parameter types (the corpus declares `last(seq<int>)`, `last(seq<seq<int>>)`
+    /// and `last(seq<boolean>)` in one class); two declarations with the same
+    /// parameter types are a `DUPLICATE` and only the first is kept.
+    pub methods: BTreeMap<Name, Vec<MethodSig>>,
     /// The declared constructors in source order; empty means the implicit
     /// no-argument constructor.
     pub constructors: Vec<MethodSig>,
+    /// Whether the class comes from another file (see
+    /// [`super::check_program_with`]); its spans point into that file.
+    pub imported: bool,
 }
 
 impl ClassInfo {
     pub fn field(&self, name: &str) -> Option<&FieldInfo> {
         self.fields.get(name)
     }
+    /// The first (usually the only) declaration of the method `name`.
     pub fn method(&self, name: &str) -> Option<&MethodSig> {
-        self.methods.get(name)
+        self.methods.get(name).and_then(|v| v.first())
+    }
+    /// Every overload of the method `name` (empty if there is none).
+    pub fn overloads(&self, name: &str) -> &[MethodSig] {
+        self.methods.get(name).map_or(&[], |v| v.as_slice())
     }
     /// Whether the class has a method, function or predicate called `name`.
     pub fn has_method(&self, name: &str) -> bool {
@@ -166,10 +176,32 @@ impl ProgramEnv {
     pub fn field(&self, class: &str, field: &str) -> Option<&FieldInfo> {
         self.class(class)?.field(field)
     }
-    /// The method (function, predicate) `method` of class `class`, if both exist.
+    /// The method (function, predicate) `method` of class `class`, if both exist
+    /// (the first overload).
     pub fn method(&self, class: &str, method: &str) -> Option<&MethodSig> {
         self.class(class)?.method(method)
     }
+    /// Every overload of `method` in `class`.
+    pub fn overloads(&self, class: &str, method: &str) -> &[MethodSig] {
+        self.class(class).map_or(&[], |c| c.overloads(method))
+    }
+    /// Adds the classes of `other` that this environment does not declare, marked
+    /// as imported.
+    pub fn import(&mut self, other: &ProgramEnv) {
+        for (name, info) in &other.classes {
+            if !self.classes.contains_key(name) {
+                let mut info = info.clone();
+                info.imported = true;
+                self.classes.insert(name.clone(), info);
+            }
+        }
+    }
+}
+
+/// Whether two signatures have the same parameter types (so overloading cannot
+/// tell them apart).
+fn same_params(a: &MethodSig, b: &MethodSig) -> bool {
+    a.params.len() == b.params.len() && a.params.iter().zip(&b.params).all(|(x, y)| x.ty == y.ty)
 }
 
 /// Collects the declaration tables of `program`.
@@ -195,6 +227,7 @@ pub fn build_env(program: &Program) -> (ProgramEnv, Vec<Diagnostic>) {
             fields: BTreeMap::new(),
             methods: BTreeMap::new(),
             constructors: Vec::new(),
+            imported: false,
         };
         for (mi, member) in class.members.iter().enumerate() {
             match member {
@@ -212,22 +245,23 @@ pub fn build_env(program: &Program) -> (ProgramEnv, Vec<Diagnostic>) {
                     check_duplicate_params(m, &mut diags);
                     let sig = MethodSig::of(m, &cname, mi);
                     if sig.is_constructor() {
-                        if let Some(first) = info.constructors.iter().find(|c| c.params.len() == sig.params.len()) {
+                        if let Some(first) = info.constructors.iter().find(|c| same_params(c, &sig)) {
                             diags.push(duplicate("constructor", &sig.name, sig.name_span, first.name_span).with_help(
-                                "constructors of one class must differ in their number of parameters",
+                                "constructors of one class must differ in their parameter types",
                             ));
                             continue;
                         }
                         info.constructors.push(sig);
                     } else {
-                        if let Some(first) = info.methods.get(&sig.name) {
+                        let overloads = info.methods.entry(sig.name.clone()).or_default();
+                        if let Some(first) = overloads.iter().find(|o| same_params(o, &sig)) {
                             diags.push(
                                 duplicate("method", &sig.name, sig.name_span, first.name_span)
-                                    .with_help("PVL has no overloading: give the methods different names"),
+                                    .with_help("overloads must differ in their parameter types"),
                             );
                             continue;
                         }
-                        info.methods.insert(sig.name.clone(), sig);
+                        overloads.push(sig);
                     }
                 }
             }
@@ -243,7 +277,11 @@ fn check_duplicate_params(m: &Method, diags: &mut Vec<Diagnostic>) {
         ClauseKind::Given(p) | ClauseKind::Yields(p) => Some(p),
         _ => None,
     });
-    for p in m.params.iter().chain(ghosts) {
+    // In source order (ghost clauses come before the parameter list), so that the
+    // later declaration is the one reported.
+    let mut all: Vec<&crate::ast::Param> = m.params.iter().chain(ghosts).collect();
+    all.sort_by_key(|p| p.name.span.start);
+    for p in all {
         if let Some((_, first)) = seen.iter().find(|(n, _)| **n == p.name.name) {
             diags.push(duplicate("parameter", &p.name.name, p.name.span, *first));
         } else {

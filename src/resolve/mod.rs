@@ -34,7 +34,19 @@ use scope::Scopes;
 /// error (and warning) found, sorted by position; an empty vector means the program
 /// is well-formed.
 pub fn check_program(p: &mut Program) -> Vec<Diagnostic> {
-    let (env, mut diags) = build_env(p);
+    check_program_with(p, &[])
+}
+
+/// Like [`check_program`], for one file of a program that spans several files
+/// (VerCors takes them together: `vct Main.pvl Queue.pvl Worker.pvl`, as in the
+/// corpus's `MainWorkerQueue`). The classes of `imports` that `p` does not declare
+/// itself are visible to `p` (their signatures only; their bodies are not checked
+/// and their own problems are not reported here).
+pub fn check_program_with(p: &mut Program, imports: &[&Program]) -> Vec<Diagnostic> {
+    let (mut env, mut diags) = build_env(p);
+    for other in imports {
+        env.import(&build_env(other).0);
+    }
     let mut checker = Checker::new(&env);
     for class in &mut p.classes {
         // A class declared twice is checked against the first declaration's table
@@ -153,8 +165,8 @@ impl<'e> Checker<'e> {
     /// returns the semantic type.
     pub fn check_type(&mut self, t: &Type) -> Ty {
         match &t.kind {
-            TypeKind::Class(c) => {
-                if self.env.class(&c.name).is_none() {
+            TypeKind::Class(c)
+                if self.env.class(&c.name).is_none() => {
                     let mut d = Diagnostic::error(
                         codes::UNDEFINED_CLASS,
                         format!("cannot find class `{}`", c.name),
@@ -166,7 +178,6 @@ impl<'e> Checker<'e> {
                     }
                     self.report(d);
                 }
-            }
             TypeKind::Seq(e) | TypeKind::Set(e) | TypeKind::Bag(e) | TypeKind::Option(e) | TypeKind::Array(e) => {
                 self.check_type(e);
             }

@@ -177,14 +177,20 @@ pub fn edit_distance(a: &str, b: &str) -> usize {
 
 /// The candidate closest to `name`, if it is close enough to be a likely typo.
 pub fn suggest<'a, I: IntoIterator<Item = &'a str>>(name: &str, candidates: I) -> Option<String> {
-    let limit = (name.chars().count() / 3).max(1);
+    // One edit per three characters (rounded up from 2); nothing for names of one
+    // or two characters, where every other short name is "close".
+    let len = name.chars().count();
+    if len <= 2 {
+        return None;
+    }
+    let limit = ((len + 1) / 3).max(1);
     let mut best: Option<(usize, &str)> = None;
     for c in candidates {
         if c == name {
             continue;
         }
         let d = edit_distance(name, c);
-        if d <= limit && best.map_or(true, |(bd, bc)| d < bd || (d == bd && c < bc)) {
+        if d <= limit && best.is_none_or(|(bd, bc)| d < bd || (d == bd && c < bc)) {
             best = Some((d, c));
         }
     }
@@ -237,5 +243,7 @@ mod tests {
         assert_eq!(edit_distance("lenght", "length"), 2);
         assert_eq!(suggest("lengt", ["length", "x"]), Some("length".into()));
         assert_eq!(suggest("q", ["length"]), None);
+        assert_eq!(suggest("y", ["x"]), None);
+        assert_eq!(suggest("cuont", ["count"]), Some("count".into()));
     }
 }

@@ -744,70 +744,57 @@ impl<'e> Checker<'e> {
                 }
             }
         };
-        let sig = match &class {
-            Some(c) => match env.class(c) {
-                Some(info) => match info.method(&method.name) {
-                    Some(sig) => Some(sig),
-                    None => {
-                        let mut d = Diagnostic::error(
-                            codes::UNDEFINED_METHOD,
-                            format!("no method `{}` in class `{}`", method.name, c),
-                            method.span,
-                        )
-                        .with_label("unknown method");
-                        if let Some(s) = scope::suggest(&method.name, info.methods.keys().map(|k| &**k)) {
-                            d = d.with_help(format!("did you mean `{s}`?"));
-                        } else if info.field(&method.name).is_some() {
-                            d = d.with_help(format!("`{}` is a field, not a method", method.name));
-                        }
-                        self.report(d);
-                        None
-                    }
-                },
-                None => None,
-            },
-            None => None,
-        };
-        match sig {
+        let arg_tys: Vec<Ty> = args.iter_mut().map(|a| self.expr(a)).collect();
+        let Some(info) = class.as_ref().and_then(|c| env.class(c)) else { return Ty::Unknown };
+        let overloads = info.overloads(&method.name);
+        if overloads.is_empty() {
+            let mut d = Diagnostic::error(
+                codes::UNDEFINED_METHOD,
+                format!("no method `{}` in class `{}`", method.name, info.name),
+                method.span,
+            )
+            .with_label("unknown method");
+            if let Some(s) = scope::suggest(&method.name, info.methods.keys().map(|k| &**k)) {
+                d = d.with_help(format!("did you mean `{s}`?"));
+            } else if info.field(&method.name).is_some() {
+                d = d.with_help(format!("`{}` is a field, not a method", method.name));
+            }
+            self.report(d);
+            return Ty::Unknown;
+        }
+        match select_overload(overloads, &arg_tys) {
             Some(sig) => {
-                self.arguments(span, sig, args);
+                self.check_arguments(span, sig, info.imported, args);
                 sig.ret.clone()
             }
-            None => {
-                for a in args.iter_mut() {
-                    self.expr(a);
-                }
-                Ty::Unknown
-            }
+            None => Ty::Unknown,
         }
     }
 
-    /// Checks the arguments of a call against `sig` (arity, then each type).
-    fn arguments(&mut self, span: Span, sig: &MethodSig, args: &mut [Expr]) {
+    /// Checks already-typed arguments against `sig`: arity, then each type.
+    fn check_arguments(&mut self, span: Span, sig: &MethodSig, imported: bool, args: &[Expr]) {
         if args.len() != sig.params.len() {
             let what = if sig.is_constructor() { format!("the constructor of `{}`", sig.class) } else { format!("`{}`", sig.name) };
-            self.report(
-                Diagnostic::error(
-                    codes::ARITY,
-                    format!("{what} takes {} but {} {} given", plural(sig.params.len(), "argument"), args.len(), if args.len() == 1 { "was" } else { "were" }),
-                    span,
-                )
-                .with_label(format!("expected {}", plural(sig.params.len(), "argument")))
-                .with_related(sig.name_span, format!("`{}` declared here with {}", sig.name, plural(sig.params.len(), "parameter"))),
-            );
-            for a in args.iter_mut() {
-                self.expr(a);
+            let mut d = Diagnostic::error(
+                codes::ARITY,
+                format!("{what} takes {} but {} {} given", plural(sig.params.len(), "argument"), args.len(), if args.len() == 1 { "was" } else { "were" }),
+                span,
+            )
+            .with_label(format!("expected {}", plural(sig.params.len(), "argument")));
+            if !imported {
+                d = d.with_related(sig.name_span, format!("`{}` declared here with {}", sig.name, plural(sig.params.len(), "parameter")));
             }
+            self.report(d);
             return;
         }
-        for (a, p) in args.iter_mut().zip(&sig.params) {
-            let got = self.expr(a);
-            if !assignable(&got, &p.ty) {
-                self.report(
-                    Diagnostic::error(codes::TYPE_MISMATCH, format!("mismatched type for parameter `{}` of `{}`", p.name, sig.name), a.span)
-                        .with_label(format!("expected `{}`, found `{got}`", p.ty))
-                        .with_related(p.span, "parameter declared here"),
-                );
+        for (a, p) in args.iter().zip(&sig.params) {
+            if !assignable(&a.ty, &p.ty) {
+                let mut d = Diagnostic::error(codes::TYPE_MISMATCH, format!("mismatched type for parameter `{}` of `{}`", p.name, sig.name), a.span)
+                    .with_label(format!("expected `{}`, found `{}`", p.ty, a.ty));
+                if !imported {
+                    d = d.with_related(p.span, "parameter declared here");
+                }
+                self.report(d);
             }
         }
     }
@@ -826,6 +813,9 @@ impl<'e> Checker<'e> {
             }
             return Ty::Unknown;
         };
+        for a in args.iter_mut() {
+            self.expr(a);
+        }
         if info.constructors.is_empty() {
             if !args.is_empty() {
                 self.report(
@@ -834,16 +824,14 @@ impl<'e> Checker<'e> {
                         format!("the default constructor of `{}` takes no arguments but {} {} given", class.name, args.len(), if args.len() == 1 { "was" } else { "were" }),
                         span,
                     )
-                    .with_label("expected no arguments")
-                    .with_related(info.name_span, format!("`{}` declares no constructor", class.name)),
+                    .with_label("expected no arguments"),
                 );
-                for a in args.iter_mut() {
-                    self.expr(a);
-                }
             }
         } else {
-            let sig = info.constructors.iter().find(|c| c.params.len() == args.len()).unwrap_or(&info.constructors[0]);
-            self.arguments(span, sig, args);
+            let tys: Vec<Ty> = args.iter().map(|a| a.ty.clone()).collect();
+            if let Some(sig) = select_overload(&info.constructors, &tys) {
+                self.check_arguments(span, sig, info.imported, args);
+            }
         }
         Ty::Class(class.name.clone())
     }
@@ -864,7 +852,7 @@ impl<'e> Checker<'e> {
     /// The method a checked call expression (or constructor call) refers to.
     pub(crate) fn callee_of(&self, e: &Expr) -> Option<MethodSig> {
         match &e.kind {
-            ExprKind::Call { receiver, method, .. } => {
+            ExprKind::Call { receiver, method, args } => {
                 let class = match receiver {
                     None => self.class.clone(),
                     Some(r) => match &r.ty {
@@ -872,11 +860,13 @@ impl<'e> Checker<'e> {
                         _ => return None,
                     },
                 };
-                self.env.method(&class, &method.name).cloned()
+                let tys: Vec<Ty> = args.iter().map(|a| a.ty.clone()).collect();
+                select_overload(self.env.overloads(&class, &method.name), &tys).cloned()
             }
             ExprKind::New { class, args } => {
                 let info = self.env.class(&class.name)?;
-                info.constructors.iter().find(|c| c.params.len() == args.len()).cloned()
+                let tys: Vec<Ty> = args.iter().map(|a| a.ty.clone()).collect();
+                select_overload(&info.constructors, &tys).cloned()
             }
             ExprKind::WithThen { expr, .. } => self.callee_of(expr),
             _ => None,
@@ -1033,6 +1023,20 @@ impl<'e> Checker<'e> {
             }
         }
     }
+}
+
+/// Picks the overload a call with arguments of types `args` refers to: the first
+/// whose parameters accept the arguments; else the first with the right number of
+/// parameters (its mismatches get reported); else the first declaration (an arity
+/// error gets reported).
+pub(crate) fn select_overload<'a>(cands: &'a [MethodSig], args: &[Ty]) -> Option<&'a MethodSig> {
+    let arity = |c: &&MethodSig| c.params.len() == args.len();
+    cands
+        .iter()
+        .filter(arity)
+        .find(|c| c.params.iter().zip(args).all(|(p, a)| assignable(a, &p.ty)))
+        .or_else(|| cands.iter().find(arity))
+        .or_else(|| cands.first())
 }
 
 fn map_or_unknown(k: Ty, v: Ty) -> Ty {

@@ -158,23 +158,36 @@ impl<'e> Checker<'e> {
     }
 
     /// Declares a local variable, reporting DUPLICATE if the name is taken.
+    ///
+    /// Relaxed for the corpus: redeclaring a *local* with the *same type* (in the
+    /// same scope or a nested one) is only a warning. Alpinist's data-prefetch and
+    /// iteration-merging outputs do this (`int b_reg_0 = b[tid];` twice in one par
+    /// body of `opt_kernel-example-v2.pvl`; `int start` inside a loop that is inside
+    /// the scope of another `int start` in `opt_timsort1.pvl`), and VerCors 1
+    /// verified them: it hoists locals by name, so the two declarations denote one
+    /// variable. A different type, or shadowing a parameter or par iterator, stays
+    /// an error.
     fn declare_local(&mut self, name: &Ident, ty: Ty, kind: VarKind) {
-        let var = VarInfo { name: name.name.clone(), ty, kind, span: name.span };
+        let var = VarInfo { name: name.name.clone(), ty: ty.clone(), kind, span: name.span };
         if let Err(first) = self.scopes.declare(var) {
             let what = match kind {
                 VarKind::ParIter => "par iteration variable",
                 _ => "local variable",
             };
             let mut d = super::env::duplicate(what, &name.name, name.span, first.span);
-            if first.span == name.span {
-                // Should not happen; keep the diagnostic well-formed anyway.
-                d.related.clear();
+            if kind == VarKind::Local && first.kind == VarKind::Local && first.ty == ty {
+                d.severity = crate::diagnostics::Severity::Warning;
+                d = d.with_help(
+                    "VerCors 1 accepts this (both declarations denote one variable), VerCors 2 rejects it; \
+                     consider assigning instead of redeclaring",
+                );
+            } else {
+                d = d.with_help(format!(
+                    "`{}` is already a {} in scope; PVL does not allow redeclaring it — choose another name",
+                    name.name,
+                    first.kind.describe()
+                ));
             }
-            d = d.with_help(format!(
-                "`{}` is already a {} in scope; PVL does not allow shadowing it — choose another name",
-                name.name,
-                first.kind.describe()
-            ));
             self.report(d);
         }
     }
@@ -229,7 +242,7 @@ impl<'e> Checker<'e> {
             }
             StmtKind::Atomic { invariants, body } => {
                 for inv in invariants.iter() {
-                    if !self.inv_labels.iter().any(|n| *n == inv.name) {
+                    if !self.inv_labels.contains(&inv.name) {
                         self.report(
                             Diagnostic::error(
                                 codes::UNDEFINED_LABEL,
@@ -455,7 +468,7 @@ impl<'e> Checker<'e> {
     }
 
     fn barrier(&mut self, b: &mut Barrier) {
-        if !self.par_labels.iter().any(|n| *n == b.label.name) {
+        if !self.par_labels.contains(&b.label.name) {
             let mut d = Diagnostic::error(
                 codes::UNDEFINED_LABEL,
                 format!("`{}` is not the name of an enclosing par block", b.label.name),
@@ -469,7 +482,7 @@ impl<'e> Checker<'e> {
             self.report(d);
         }
         for inv in &b.invariants {
-            if !self.inv_labels.iter().any(|n| *n == inv.name) {
+            if !self.inv_labels.contains(&inv.name) {
                 self.report(
                     Diagnostic::error(
                         codes::UNDEFINED_LABEL,
