@@ -13,18 +13,28 @@ pub mod diagnostics;
 pub mod printer;
 pub mod resolve;
 pub mod syntax;
+pub mod workspace;
 
 use ast::Program;
 use diagnostics::{Diagnostic, SourceFile};
 
 /// Parse and check one file: the front end every subcommand starts with.
 ///
-/// On success the program's expressions carry their types; warnings (if any) are
-/// returned alongside. On failure every diagnostic found is returned (at least one
-/// error).
+/// When `file.name` is a path on disk, the classes of its companion files (same
+/// `//:: cases` header in the same directory, see [`workspace`]) are visible to the
+/// resolver. On success the program's expressions carry their types; warnings (if
+/// any) are returned alongside. On failure every diagnostic found is returned (at
+/// least one error).
 pub fn frontend(file: &SourceFile) -> Result<(Program, Vec<Diagnostic>), Vec<Diagnostic>> {
     let mut program = syntax::parse(&file.text)?;
-    let diags = resolve::check_program(&mut program);
+    let path = std::path::Path::new(&file.name);
+    let companions: Vec<Program> = if path.is_file() {
+        workspace::companions(path, &file.text).iter().filter_map(|c| syntax::parse(&c.text).ok()).collect()
+    } else {
+        Vec::new()
+    };
+    let imports: Vec<&Program> = companions.iter().collect();
+    let diags = resolve::check_program_with(&mut program, &imports);
     if diags.iter().any(Diagnostic::is_error) {
         Err(diags)
     } else {

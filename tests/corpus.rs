@@ -17,7 +17,9 @@ fn corpus_parses_and_type_checks() {
         if rel == common::MALFORMED {
             continue;
         }
-        if let Err(diags) = alpine::frontend(&SourceFile::new(rel.clone(), text.clone())) {
+        // The real path, so that companion files (`//:: cases`) are found.
+        let path = common::corpus_dir().unwrap().join(rel);
+        if let Err(diags) = alpine::frontend(&SourceFile::new(path.to_string_lossy(), text.clone())) {
             failures.push(common::show(rel, text, &diags));
         }
     }
