@@ -143,7 +143,7 @@ impl Printer<'_> {
         self.expr_paren(e, paren);
     }
 
-    fn expr_paren(&mut self, e: &Expr, paren: bool) {
+    pub(super) fn expr_paren(&mut self, e: &Expr, paren: bool) {
         if paren {
             self.w("(");
             self.expr_inner(e);

@@ -344,10 +344,18 @@ impl<'c> Printer<'c> {
     /// harm. An argument after the first that starts with `(` or `-` anyway (`-x`, a
     /// quantifier) cannot be written so that it re-parses as a separate argument; see
     /// the module documentation.
+    ///
+    /// For readability the first argument, which follows a keyword or the
+    /// `glob_to_reg` array (`IDENT ('[' expr ']')*`, which never takes a call), is
+    /// parenthesised when it is not an atom: `gpuopt glob_to_reg a (tid + 1);`.
     fn juxtaposed(&mut self, args: &[&Expr], min: u8) {
-        for a in args {
+        for (i, a) in args.iter().enumerate() {
             self.w(" ");
-            self.expr(a, min);
+            if i == 0 && expr::prec(a) < expr::POSTFIX {
+                self.expr_paren(a, true);
+            } else {
+                self.expr(a, min);
+            }
         }
     }
 

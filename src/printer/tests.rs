@@ -527,6 +527,7 @@ fn directives() {
         DirectiveKind::IterMerge { var: id("i"), factor: num(2) },
         DirectiveKind::MatrixLin { matrix: id("grid"), order: MatrixOrder::Column, rows: n(3), cols: n(3) },
         DirectiveKind::MatrixLin { matrix: id("m"), order: MatrixOrder::Row, rows: v("M"), cols: bin(Add, v("N"), n(1)) },
+        DirectiveKind::MatrixLin { matrix: id("m"), order: MatrixOrder::Row, rows: bin(Add, v("M"), n(1)), cols: bin(Add, v("N"), n(1)) },
         DirectiveKind::MatrixLin { matrix: id("m"), order: MatrixOrder::Row, rows: bin(Eq, v("M"), n(1)), cols: v("N") },
         DirectiveKind::GlobToReg { array: v("a"), locations: vec![v("tid")] },
         DirectiveKind::GlobToReg { array: v("a"), locations: vec![bin(Add, v("t"), n(1))] },
@@ -542,9 +543,10 @@ fn directives() {
          \x20   gpuopt iter_merge i 2;\n\
          \x20   gpuopt matrix_lin grid C 3 3;\n\
          \x20   gpuopt matrix_lin m R M N + 1;\n\
+         \x20   gpuopt matrix_lin m R (M + 1) N + 1;\n\
          \x20   gpuopt matrix_lin m R (M == 1) N;\n\
          \x20   gpuopt glob_to_reg a tid;\n\
-         \x20   gpuopt glob_to_reg a t + 1;\n\
+         \x20   gpuopt glob_to_reg a (t + 1);\n\
          \x20   gpuopt glob_to_reg matrix[i] j;\n\
          \x20   gpuopt glob_to_reg a tid tid - 1;\n\
          \x20   gpuopt glob_to_reg a tid x.y 0;\n\
