@@ -571,12 +571,26 @@ impl<'c> Printer<'c> {
         }
     }
 
+    /// A comma-separated `for` init or update list. After a declaration, an item
+    /// that starts with a name would be read as a further declarator of it
+    /// (`int i = 0, j = 1` declares `j`), so an assignment's target and an
+    /// expression statement are parenthesised there: `int i = 0, (j) = 1`.
     fn simple_list(&mut self, ss: &[Stmt]) {
+        let mut after_decl = false;
         for (i, s) in ss.iter().enumerate() {
             if i > 0 {
                 self.w(", ");
             }
-            self.simple(s, 1);
+            match &s.kind {
+                StmtKind::Assign { target, value } if after_decl => {
+                    self.expr_paren(target, true);
+                    self.w(" = ");
+                    self.expr(value, 1);
+                }
+                StmtKind::Expr(e) if after_decl => self.expr_paren(e, true),
+                _ => self.simple(s, 1),
+            }
+            after_decl |= matches!(s.kind, StmtKind::LocalDecl { .. });
         }
     }
 

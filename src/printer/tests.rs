@@ -402,6 +402,12 @@ fn loops() {
         print_stmt(&f(vec![st(StmtKind::Expr(v("k")))], Some(bin(Lt, v("k"), v("N"))), vec![assign("k", bin(Add, v("k"), n(1))), inc])),
         "for (k; k < N; k = k + 1, i++) {\n}"
     );
+    // after a declaration, names are parenthesised so they are not read as declarators
+    let decl_j = st(StmtKind::LocalDecl { ty: int(), name: id("j"), init: Some(n(0)) });
+    assert_eq!(
+        print_stmt(&f(vec![decl_j, assign("k", n(1)), st(StmtKind::Expr(call("g", vec![])))], None, vec![])),
+        "for (int j = 0, (k) = 1, (g());;) {\n}"
+    );
     let nonblock = st(StmtKind::Loop(Loop {
         directives: vec![],
         contract: Contract::default(),
