@@ -1,11 +1,174 @@
-//! PVL text → [`crate::ast`]. (Placeholder until the parser lands.)
-use crate::ast::{Expr, Program};
-use crate::diagnostics::Diagnostic;
+//! PVL text → [`crate::ast`].
+//!
+//! The grammar is `grammar/pvl.pest` (a pest PEG; its header documents the operator
+//! precedence). [`parser`] derives the pest parser, `build.rs`/`build_expr.rs` turn
+//! pest pairs into the AST, `errors.rs` turns pest errors into [`Diagnostic`]s and
+//! `comments.rs` collects the comments for the printer.
+//!
+//! Decisions the other stages rely on:
+//! * A parenthesised expression `( e )` is just `e`, with the span of the whole
+//!   parenthesised text (parentheses included).
+//! * `obj.m(args)` / `C.m(args)` is `Call { receiver: Some(obj / Var C), .. }`,
+//!   `m(args)` is `Call { receiver: None, .. }`; `obj.f` is `Field`.
+//! * `int a, b = 1;` is two `LocalDecl` statements (and `int x, y;` two `Field`s),
+//!   each with the span of the whole declaration.
+//! * `for (k; ...)` has the init statement `StmtKind::Expr(Var k)`; for-header
+//!   statements have the span of their own text.
+//! * `new int[n][m]` is `NewArray { elem: int, dims: [n, m] }`.
+//! * A range quantifier `(\forall int i = lo .. hi; b)` gets the guard
+//!   `lo <= i && i < hi`, whose nodes carry the span of `lo .. hi`.
+//! * Parsing runs on a worker thread with a large stack; the returned tree is at most
+//!   [`MAX_TREE_DEPTH`] statements/expressions deep.
 
-pub fn parse(_text: &str) -> Result<Program, Vec<Diagnostic>> {
-    unimplemented!("parser")
+mod build;
+mod build_expr;
+mod comments;
+mod errors;
+mod parser;
+
+#[cfg(test)]
+mod tests;
+
+use pest::Parser;
+
+use crate::ast::visit::{self, Visitor};
+use crate::ast::{Expr, Program, Span, Stmt};
+use crate::diagnostics::{codes, Diagnostic};
+use build::Builder;
+use parser::{PvlParser, Rule};
+
+/// Deepest statement/expression nesting a parsed tree may have, so that recursive
+/// consumers (printer, type checker) stay far from the end of an ordinary stack.
+pub const MAX_TREE_DEPTH: usize = 1_000;
+
+/// Stack of the parser's worker thread (only reserved; touched as needed).
+const PARSER_STACK: usize = 256 << 20;
+
+/// Parses a whole PVL file.
+pub fn parse(text: &str) -> Result<Program, Vec<Diagnostic>> {
+    on_big_stack(|| parse_program(text))
 }
 
-pub fn parse_expr(_text: &str) -> Result<Expr, Vec<Diagnostic>> {
-    unimplemented!("parser")
+/// Parses a text that is exactly one expression.
+pub fn parse_expr(text: &str) -> Result<Expr, Vec<Diagnostic>> {
+    on_big_stack(|| parse_expression(text))
+}
+
+fn parse_program(text: &str) -> Result<Program, Vec<Diagnostic>> {
+    let comments = comments::scan(text).map_err(|d| vec![d])?;
+    let brackets = comments::brackets(text).map_err(|d| vec![d])?;
+    let mut pairs =
+        PvlParser::parse(Rule::program, text).map_err(|e| vec![errors::convert(&e, text, Some(&brackets))])?;
+    let Some(top) = pairs.next() else {
+        return Err(vec![internal("no parse tree")]);
+    };
+    let b = Builder::new(text);
+    let mut program = b.program(top);
+    let mut diags = b.into_diagnostics();
+    if diags.is_empty() {
+        let mut d = Depth::default();
+        d.visit_program(&program);
+        if let Some(at) = d.too_deep {
+            diags.push(too_deep(at));
+        }
+    }
+    if !diags.is_empty() {
+        return Err(diags);
+    }
+    program.comments = comments;
+    Ok(program)
+}
+
+fn parse_expression(text: &str) -> Result<Expr, Vec<Diagnostic>> {
+    comments::scan(text).map_err(|d| vec![d])?;
+    let brackets = comments::brackets(text).map_err(|d| vec![d])?;
+    let mut pairs =
+        PvlParser::parse(Rule::expr_only, text).map_err(|e| vec![errors::convert(&e, text, Some(&brackets))])?;
+    let b = Builder::new(text);
+    let e = pairs.next().and_then(|top| top.into_inner().next()).map(|e| b.expr(e));
+    let mut diags = b.into_diagnostics();
+    match e {
+        Some(Ok(e)) if diags.is_empty() => {
+            let mut d = Depth::default();
+            d.visit_expr(&e);
+            match d.too_deep {
+                Some(at) => Err(vec![too_deep(at)]),
+                None => Ok(e),
+            }
+        }
+        None => Err(vec![internal("no parse tree")]),
+        _ => {
+            if diags.is_empty() {
+                diags.push(internal("expression not built"));
+            }
+            Err(diags)
+        }
+    }
+}
+
+fn internal(what: &str) -> Diagnostic {
+    Diagnostic::error(codes::SYNTAX, format!("internal parser error: {what}"), Span::new(0, 0))
+        .with_help("this is a bug in alpine; please report it with the input file")
+}
+
+fn too_deep(at: Span) -> Diagnostic {
+    Diagnostic::error(codes::SYNTAX, "nesting too deep", Span::new(at.start(), at.start() + 1))
+        .with_label(format!("statements and expressions nest more than {MAX_TREE_DEPTH} deep here"))
+        .with_help("split long operator chains or deeply nested code into smaller parts")
+}
+
+/// Measures statement/expression nesting; remembers where it first got too deep.
+#[derive(Default)]
+struct Depth {
+    depth: usize,
+    too_deep: Option<Span>,
+}
+
+impl Visitor for Depth {
+    fn visit_stmt(&mut self, s: &Stmt) {
+        if self.too_deep.is_some() {
+            return;
+        }
+        self.depth += 1;
+        if self.depth > MAX_TREE_DEPTH {
+            self.too_deep = Some(s.span);
+        } else {
+            visit::walk_stmt(self, s);
+        }
+        self.depth -= 1;
+    }
+    fn visit_expr(&mut self, e: &Expr) {
+        if self.too_deep.is_some() {
+            return;
+        }
+        self.depth += 1;
+        if self.depth > MAX_TREE_DEPTH {
+            self.too_deep = Some(e.span);
+        } else {
+            visit::walk_expr(self, e);
+        }
+        self.depth -= 1;
+    }
+}
+
+/// Runs `f` on a worker thread with a large stack, so that deeply nested (but
+/// accepted) input cannot overflow the caller's stack; anything built there that is
+/// rejected is also dropped there. Falls back to the current thread if no thread can
+/// be started. A panic in `f` (a bug) becomes an internal-error diagnostic.
+fn on_big_stack<T: Send>(f: impl FnOnce() -> Result<T, Vec<Diagnostic>> + Send) -> Result<T, Vec<Diagnostic>> {
+    let job = std::sync::Mutex::new(Some(f));
+    let run = || {
+        let f = job.lock().ok().and_then(|mut g| g.take());
+        match f {
+            Some(f) => f(),
+            None => Err(vec![internal("parser job lost")]),
+        }
+    };
+    std::thread::scope(|s| {
+        let spawned = std::thread::Builder::new().name("alpine-parser".into()).stack_size(PARSER_STACK).spawn_scoped(s, run);
+        match spawned {
+            Ok(h) => h.join().unwrap_or_else(|_| Err(vec![internal("the parser panicked")])),
+            Err(_) => run(),
+        }
+    })
 }

@@ -1,0 +1,791 @@
+//! pest pairs → declarations, contracts, directives and statements.
+//!
+//! The builder never panics on pair shapes: a pair that is missing although the
+//! grammar guarantees it becomes an "internal parser error" diagnostic.
+
+use std::cell::{Cell, RefCell};
+
+use pest::iterators::Pair;
+
+use super::parser::Rule;
+use crate::ast::*;
+use crate::diagnostics::{codes, Diagnostic};
+
+type P<'i> = Pair<'i, Rule>;
+
+/// `Err(())` means "a diagnostic has been recorded; give up on this node".
+pub(crate) type R<T> = Result<T, ()>;
+
+/// Recursion limit of the builder (expressions and statements inside each other).
+const MAX_BUILD_DEPTH: u32 = 2_000;
+
+pub(crate) fn sp(p: &P) -> Span {
+    Span::from(p.as_span())
+}
+
+/// Keyword and punctuation pairs carry no information for the tree.
+fn is_noise(r: Rule) -> bool {
+    matches!(
+        r,
+        Rule::EOI
+            | Rule::semi
+            | Rule::comma
+            | Rule::lparen
+            | Rule::rparen
+            | Rule::lbrace
+            | Rule::rbrace
+            | Rule::lbrack
+            | Rule::rbrack
+            | Rule::eq_sign
+            | Rule::colon
+            | Rule::qmark
+            | Rule::dotdot
+            | Rule::arrow
+            | Rule::langle
+            | Rule::rangle
+            | Rule::k_class
+            | Rule::k_gpuopt
+            | Rule::k_if
+            | Rule::k_else
+            | Rule::k_while
+            | Rule::k_for
+            | Rule::k_return
+            | Rule::k_atomic
+            | Rule::k_invariant
+            | Rule::k_barrier
+            | Rule::k_par
+            | Rule::k_and
+            | Rule::k_new
+            | Rule::k_with
+            | Rule::k_then
+            | Rule::k_map
+            | Rule::k_tuple
+            | Rule::k_unfolding
+            | Rule::k_in
+            | Rule::k_bs_unfolding
+            | Rule::k_bs_in
+            | Rule::k_let
+            | Rule::k_old
+            | Rule::k_perm
+            | Rule::k_points_to
+            | Rule::k_value
+            | Rule::k_signals
+            | Rule::k_loop_unroll
+            | Rule::k_iter_merge
+            | Rule::k_matrix_lin
+            | Rule::k_glob_to_reg
+            | Rule::k_tile
+            | Rule::k_fuse
+    )
+}
+
+/// The meaningful children of a pair.
+pub(crate) fn kids(p: P) -> impl Iterator<Item = P> {
+    p.into_inner().filter(|c| !is_noise(c.as_rule()))
+}
+
+/// Where a clause or directive is written.
+#[derive(Clone, Copy, PartialEq, Eq)]
+enum Place {
+    Method,
+    Loop,
+    ParUnit,
+    ParRegion,
+    Barrier,
+    Field,
+}
+
+impl Place {
+    fn describe(self) -> &'static str {
+        match self {
+            Place::Method => "a method contract",
+            Place::Loop => "a loop",
+            Place::ParUnit => "the contract of a `par` block",
+            Place::ParRegion => "the region contract before `par`",
+            Place::Barrier => "a barrier contract",
+            Place::Field => "a field",
+        }
+    }
+}
+
+pub(crate) struct Builder<'s> {
+    #[allow(dead_code)]
+    pub src: &'s str,
+    diags: RefCell<Vec<Diagnostic>>,
+    depth: Cell<u32>,
+    depth_reported: Cell<bool>,
+}
+
+/// Decrements the builder's depth counter when dropped.
+pub(crate) struct DepthGuard<'a>(&'a Cell<u32>);
+
+impl Drop for DepthGuard<'_> {
+    fn drop(&mut self) {
+        self.0.set(self.0.get().saturating_sub(1));
+    }
+}
+
+impl<'s> Builder<'s> {
+    pub fn new(src: &'s str) -> Builder<'s> {
+        Builder { src, diags: RefCell::new(Vec::new()), depth: Cell::new(0), depth_reported: Cell::new(false) }
+    }
+
+    pub fn into_diagnostics(self) -> Vec<Diagnostic> {
+        self.diags.into_inner()
+    }
+
+    pub(crate) fn push(&self, d: Diagnostic) {
+        self.diags.borrow_mut().push(d);
+    }
+
+    /// Records `d` and returns the "given up" marker.
+    pub(crate) fn error(&self, d: Diagnostic) {
+        self.push(d)
+    }
+
+    pub(crate) fn internal(&self, span: Span, what: &str) {
+        self.push(
+            Diagnostic::error(codes::SYNTAX, format!("internal parser error: {what}"), span)
+                .with_help("this is a bug in alpine; please report it with the input file"),
+        )
+    }
+
+    /// A child the grammar guarantees; its absence is an internal error.
+    pub(crate) fn need<'i>(&self, p: Option<P<'i>>, what: &str, at: Span) -> R<P<'i>> {
+        p.ok_or_else(|| self.internal(at, &format!("missing {what}")))
+    }
+
+    pub(crate) fn enter(&self, at: Span) -> R<DepthGuard<'_>> {
+        let d = self.depth.get() + 1;
+        if d > MAX_BUILD_DEPTH {
+            if !self.depth_reported.replace(true) {
+                self.push(
+                    Diagnostic::error(codes::SYNTAX, "nesting too deep", Span::new(at.start(), at.start() + 1))
+                        .with_label("statements or expressions nest too deeply here")
+                        .with_help("split the code into smaller methods or use local variables"),
+                );
+            }
+            return Err(());
+        }
+        self.depth.set(d);
+        Ok(DepthGuard(&self.depth))
+    }
+
+    pub(crate) fn ident(&self, p: P) -> Ident {
+        let text = p.as_str();
+        let name = if text.len() >= 2 && text.starts_with('`') && text.ends_with('`') {
+            &text[1..text.len() - 1]
+        } else {
+            text
+        };
+        Ident::new(name, sp(&p))
+    }
+
+    // ---- program ----------------------------------------------------------------------
+
+    pub fn program(&self, p: P) -> Program {
+        let span = sp(&p);
+        let mut classes = Vec::new();
+        for c in kids(p) {
+            if c.as_rule() == Rule::class_decl {
+                if let Ok(c) = self.class(c) {
+                    classes.push(c);
+                }
+            }
+        }
+        Program { classes, comments: Vec::new(), span }
+    }
+
+    fn class(&self, p: P) -> R<Class> {
+        let span = sp(&p);
+        let mut it = kids(p);
+        let name = self.ident(self.need(it.next(), "a class name", span)?);
+        let mut members = Vec::new();
+        for m in it {
+            // Keep going after a bad member: report as much as possible at once.
+            let _ = self.member(m, &mut members);
+        }
+        Ok(Class { name, members, span })
+    }
+
+    fn member(&self, p: P, out: &mut Vec<Member>) -> R<()> {
+        let span = sp(&p);
+        let mut directives = Vec::new();
+        let mut clauses = Vec::new();
+        for k in kids(p) {
+            match k.as_rule() {
+                Rule::directive => directives.push(self.directive(k)?),
+                Rule::method_decl | Rule::ctor_decl => {
+                    let directives = self.place_directives(directives, Place::Method);
+                    let contract = self.place_clauses(clauses, Place::Method);
+                    out.push(Member::Method(self.method(k, directives, contract, span)?));
+                    return Ok(());
+                }
+                Rule::field_decl => {
+                    self.place_directives(directives, Place::Field);
+                    self.place_clauses(clauses, Place::Field);
+                    let fspan = sp(&k);
+                    let mut it = kids(k);
+                    let ty = self.ty(self.need(it.next(), "a type", fspan)?)?;
+                    for name in it {
+                        out.push(Member::Field(Field { ty: ty.clone(), name: self.ident(name), span }));
+                    }
+                    return Ok(());
+                }
+                _ => clauses.push(self.clause(k)?),
+            }
+        }
+        Err(self.internal(span, "member without a declaration"))
+    }
+
+    fn method(&self, p: P, directives: Vec<Directive>, contract: Contract, span: Span) -> R<Method> {
+        let is_ctor = p.as_rule() == Rule::ctor_decl;
+        let mspan = sp(&p);
+        let mut modifiers = Modifiers::default();
+        let mut ret = None;
+        let mut name = None;
+        let mut params = Vec::new();
+        let mut body = None;
+        for k in kids(p) {
+            match k.as_rule() {
+                Rule::modifier => match k.as_str() {
+                    "static" => modifiers.is_static = true,
+                    "pure" => modifiers.is_pure = true,
+                    "inline" => modifiers.is_inline = true,
+                    _ => modifiers.is_thread_local = true,
+                },
+                Rule::type_ => ret = Some(self.ty(k)?),
+                Rule::ident => name = Some(self.ident(k)),
+                Rule::params => {
+                    for prm in kids(k) {
+                        params.push(self.param(prm)?);
+                    }
+                }
+                Rule::block => body = Some(MethodBody::Block(self.block(k)?)),
+                Rule::expr_body => {
+                    let ks = sp(&k);
+                    let e = self.need(kids(k).next(), "an expression", ks)?;
+                    body = Some(MethodBody::Expr(self.expr(e)?));
+                }
+                Rule::abstract_body => body = Some(MethodBody::Abstract),
+                _ => return Err(self.internal(sp(&k), "unexpected part of a method")),
+            }
+        }
+        let name = self.need_val(name, "a method name", mspan)?;
+        let body = self.need_val(body, "a method body", mspan)?;
+        if is_ctor && matches!(body, MethodBody::Expr(_)) {
+            self.push(
+                Diagnostic::error(codes::SYNTAX, "a constructor cannot have an `= expr;` body", name.span)
+                    .with_help("give the constructor a block `{ ... }`, or add a return type to make it a function"),
+            );
+        }
+        Ok(Method { directives, contract, modifiers, ret, name, params, body, span })
+    }
+
+    fn need_val<T>(&self, v: Option<T>, what: &str, at: Span) -> R<T> {
+        v.ok_or_else(|| self.internal(at, &format!("missing {what}")))
+    }
+
+    fn param(&self, p: P) -> R<Param> {
+        let span = sp(&p);
+        let mut it = kids(p);
+        let ty = self.ty(self.need(it.next(), "a type", span)?)?;
+        let name = self.ident(self.need(it.next(), "a name", span)?);
+        Ok(Param { ty, name, span })
+    }
+
+    // ---- contracts --------------------------------------------------------------------
+
+    fn clause(&self, p: P) -> R<Clause> {
+        let span = sp(&p);
+        let rule = p.as_rule();
+        let mut it = kids(p);
+        let kind = match rule {
+            Rule::expr_clause => {
+                let kw = self.need(it.next(), "a clause keyword", span)?;
+                let e = self.expr(self.need(it.next(), "an expression", span)?)?;
+                match kw.as_str() {
+                    "requires" => ClauseKind::Requires(e),
+                    "ensures" => ClauseKind::Ensures(e),
+                    "context" => ClauseKind::Context(e),
+                    "context_everywhere" => ClauseKind::ContextEverywhere(e),
+                    "loop_invariant" => ClauseKind::LoopInvariant(e),
+                    "kernel_invariant" => ClauseKind::KernelInvariant(e),
+                    _ => return Err(self.internal(sp(&kw), "unknown clause")),
+                }
+            }
+            Rule::ghost_clause => {
+                let kw = self.need(it.next(), "`given` or `yields`", span)?;
+                let ty = self.ty(self.need(it.next(), "a type", span)?)?;
+                let name = self.ident(self.need(it.next(), "a name", span)?);
+                let param = Param { span: ty.span.to(name.span), ty, name };
+                if kw.as_str() == "given" {
+                    ClauseKind::Given(param)
+                } else {
+                    ClauseKind::Yields(param)
+                }
+            }
+            Rule::signals_clause => {
+                let ty = self.ty(self.need(it.next(), "a type", span)?)?;
+                let name = self.ident(self.need(it.next(), "a name", span)?);
+                let param = Param { span: ty.span.to(name.span), ty, name };
+                let e = self.expr(self.need(it.next(), "an expression", span)?)?;
+                ClauseKind::Signals(param, e)
+            }
+            Rule::frame_clause => {
+                let kw = self.need(it.next(), "`modifies` or `accessible`", span)?;
+                let list = self.expr_list(self.need(it.next(), "an expression", span)?)?;
+                if kw.as_str() == "modifies" {
+                    ClauseKind::Modifies(list)
+                } else {
+                    ClauseKind::Accessible(list)
+                }
+            }
+            _ => return Err(self.internal(span, "unknown clause form")),
+        };
+        Ok(Clause { kind, span })
+    }
+
+    /// Keeps the clauses allowed at `place`, reports the others as misplaced.
+    fn place_clauses(&self, clauses: Vec<Clause>, place: Place) -> Contract {
+        let mut kept = Vec::with_capacity(clauses.len());
+        for c in clauses {
+            let ok = match place {
+                Place::Method => !matches!(c.kind, ClauseKind::LoopInvariant(_)),
+                Place::Loop => matches!(c.kind, ClauseKind::LoopInvariant(_)),
+                Place::ParUnit | Place::ParRegion | Place::Barrier => matches!(
+                    c.kind,
+                    ClauseKind::Requires(_)
+                        | ClauseKind::Ensures(_)
+                        | ClauseKind::Context(_)
+                        | ClauseKind::ContextEverywhere(_)
+                ),
+                Place::Field => false,
+            };
+            if ok {
+                kept.push(c);
+                continue;
+            }
+            let kw = c.kind.keyword();
+            let help = match (place, &c.kind) {
+                (_, ClauseKind::LoopInvariant(_)) => "`loop_invariant` belongs directly before a `while` or `for` loop",
+                (Place::Loop, _) => "loops take only `loop_invariant` clauses",
+                (Place::Field, _) => "fields have no contract; put the clause on a method",
+                _ => "here only `requires`, `ensures`, `context` and `context_everywhere` are allowed",
+            };
+            self.push(
+                Diagnostic::error(codes::MISPLACED, format!("`{kw}` cannot be written in {}", place.describe()), c.span)
+                    .with_label("misplaced clause")
+                    .with_help(help),
+            );
+        }
+        Contract { clauses: kept }
+    }
+
+    // ---- directives -------------------------------------------------------------------
+
+    fn directive(&self, p: P) -> R<Directive> {
+        let span = sp(&p);
+        let d = self.need(kids(p).next(), "a directive", span)?;
+        let dspan = sp(&d);
+        let rule = d.as_rule();
+        let mut it = kids(d);
+        let kind = match rule {
+            Rule::d_loop_unroll | Rule::d_iter_merge => {
+                let var = self.ident(self.need(it.next(), "a loop variable", dspan)?);
+                let factor = self.num(self.need(it.next(), "a number", dspan)?);
+                if rule == Rule::d_loop_unroll {
+                    DirectiveKind::LoopUnroll { var, factor }
+                } else {
+                    DirectiveKind::IterMerge { var, factor }
+                }
+            }
+            Rule::d_matrix_lin => {
+                let matrix = self.ident(self.need(it.next(), "a matrix name", dspan)?);
+                let ord = self.need(it.next(), "`R` or `C`", dspan)?;
+                let order = if ord.as_str() == "R" { MatrixOrder::Row } else { MatrixOrder::Column };
+                let (rows, _) = self.binexpr(self.need(it.next(), "an extent", dspan)?)?;
+                let (cols, _) = self.binexpr(self.need(it.next(), "an extent", dspan)?)?;
+                DirectiveKind::MatrixLin { matrix, order, rows, cols }
+            }
+            Rule::d_glob_to_reg => {
+                let arr = self.need(it.next(), "an array", dspan)?;
+                let array = self.g2r_array(arr)?;
+                let mut locations = Vec::new();
+                for l in it {
+                    locations.push(self.ternary(l)?.0);
+                }
+                DirectiveKind::GlobToReg { array, locations }
+            }
+            Rule::d_tile => {
+                let k = self.need(it.next(), "`inter` or `intra`", dspan)?;
+                let kind = if k.as_str() == "inter" { TileKind::Inter } else { TileKind::Intra };
+                let size = self.num(self.need(it.next(), "a number", dspan)?);
+                DirectiveKind::Tile { kind, size }
+            }
+            Rule::d_fuse => {
+                let count = self.num(self.need(it.next(), "a number", dspan)?);
+                let block_size = self.num(self.need(it.next(), "a number", dspan)?);
+                DirectiveKind::Fuse { count, block_size }
+            }
+            _ => return Err(self.internal(dspan, "unknown directive")),
+        };
+        Ok(Directive { kind, span })
+    }
+
+    /// `IDENT ('[' expr ']')*` — the array argument of `glob_to_reg`.
+    fn g2r_array(&self, p: P) -> R<Expr> {
+        let span = sp(&p);
+        let mut it = kids(p);
+        let name = self.ident(self.need(it.next(), "an array name", span)?);
+        let mut e = Expr::new(ExprKind::Var(name.clone()), name.span);
+        for idx in it {
+            let index = self.expr(idx)?;
+            // The subscript's span runs to its closing `]`.
+            let end = self.src[index.span.end()..span.end()].find(']').map_or(index.span.end(), |o| index.span.end() + o + 1);
+            let s = Span::new(e.span.start(), end);
+            e = Expr::new(ExprKind::Index { base: e.boxed(), index: index.boxed() }, s);
+        }
+        Ok(e)
+    }
+
+    fn num(&self, p: P) -> Num {
+        let span = sp(&p);
+        let value = match p.as_str().parse::<u64>() {
+            Ok(v) => v,
+            Err(_) => {
+                self.push(
+                    Diagnostic::error(codes::LITERAL_TOO_LARGE, "integer literal too large", span)
+                        .with_label("does not fit in 64 bits"),
+                );
+                u64::MAX
+            }
+        };
+        Num { value, span }
+    }
+
+    /// Keeps the directives allowed at `place`, reports the others as misplaced.
+    fn place_directives(&self, ds: Vec<Directive>, place: Place) -> Vec<Directive> {
+        let mut kept = Vec::with_capacity(ds.len());
+        for d in ds {
+            let home = match d.kind {
+                DirectiveKind::LoopUnroll { .. } | DirectiveKind::IterMerge { .. } => Place::Loop,
+                DirectiveKind::Fuse { .. } => Place::ParRegion,
+                DirectiveKind::MatrixLin { .. } | DirectiveKind::GlobToReg { .. } | DirectiveKind::Tile { .. } => {
+                    Place::Method
+                }
+            };
+            if home == place {
+                kept.push(d);
+                continue;
+            }
+            let where_ = match home {
+                Place::Loop => "before a `while` or `for` loop",
+                Place::ParRegion => "before a `par` block",
+                _ => "before a method",
+            };
+            let kw = d.kind.keyword();
+            self.push(
+                Diagnostic::error(codes::MISPLACED, format!("`gpuopt {kw}` must be written {where_}"), d.span)
+                    .with_label(format!("this directive is written before {}", place_noun(place)))
+                    .with_help(format!("move it directly {where_}")),
+            );
+        }
+        kept
+    }
+
+    // ---- statements -------------------------------------------------------------------
+
+    pub(crate) fn block(&self, p: P) -> R<Block> {
+        let span = sp(&p);
+        let mut stmts = Vec::new();
+        let mut failed = false;
+        for s in kids(p) {
+            if self.stmt(s, &mut stmts).is_err() {
+                failed = true;
+            }
+        }
+        if failed {
+            return Err(());
+        }
+        Ok(Block { stmts, span })
+    }
+
+    /// A statement in a position that takes exactly one (an `if` branch, a loop body).
+    fn one_stmt(&self, p: P) -> R<Stmt> {
+        let span = sp(&p);
+        let mut v = Vec::with_capacity(1);
+        self.stmt(p, &mut v)?;
+        if v.len() == 1 {
+            if let Some(s) = v.pop() {
+                return Ok(s);
+            }
+        }
+        // `if (c) int a, b;` — several declarations: keep them together in a block.
+        Ok(Stmt::new(StmtKind::Block(Block { stmts: v, span }), span))
+    }
+
+    /// `stmt` → one or more statements (a declaration with several names gives several).
+    fn stmt(&self, p: P, out: &mut Vec<Stmt>) -> R<()> {
+        let _g = self.enter(sp(&p))?;
+        let span = sp(&p);
+        let inner = self.need(kids(p).next(), "a statement", span)?;
+        let rule = inner.as_rule();
+        let kind = match rule {
+            Rule::block => StmtKind::Block(self.block(inner)?),
+            Rule::if_stmt => {
+                let mut it = kids(inner);
+                let cond = self.expr(self.need(it.next(), "a condition", span)?)?;
+                let then_branch = Box::new(self.one_stmt(self.need(it.next(), "a statement", span)?)?);
+                let else_branch = match it.next() {
+                    Some(e) => Some(Box::new(self.one_stmt(e)?)),
+                    None => None,
+                };
+                StmtKind::If { cond, then_branch, else_branch }
+            }
+            Rule::return_stmt => match kids(inner).next() {
+                Some(e) => StmtKind::Return(Some(self.expr(e)?)),
+                None => StmtKind::Return(None),
+            },
+            Rule::spec_stmt => {
+                let mut it = kids(inner);
+                let kw = self.need(it.next(), "a keyword", span)?;
+                let kind = match kw.as_str() {
+                    "assert" => SpecStmtKind::Assert,
+                    "assume" => SpecStmtKind::Assume,
+                    "inhale" => SpecStmtKind::Inhale,
+                    "exhale" => SpecStmtKind::Exhale,
+                    "fold" => SpecStmtKind::Fold,
+                    "unfold" => SpecStmtKind::Unfold,
+                    "refute" => SpecStmtKind::Refute,
+                    _ => return Err(self.internal(sp(&kw), "unknown statement keyword")),
+                };
+                let expr = self.expr(self.need(it.next(), "an expression", span)?)?;
+                StmtKind::Spec { kind, expr }
+            }
+            Rule::sync_stmt => {
+                let mut it = kids(inner);
+                let kw = self.need(it.next(), "a keyword", span)?;
+                let kind = match kw.as_str() {
+                    "lock" => SyncKind::Lock,
+                    "unlock" => SyncKind::Unlock,
+                    "wait" => SyncKind::Wait,
+                    "notify" => SyncKind::Notify,
+                    "fork" => SyncKind::Fork,
+                    "join" => SyncKind::Join,
+                    _ => return Err(self.internal(sp(&kw), "unknown statement keyword")),
+                };
+                let obj = self.expr(self.need(it.next(), "an expression", span)?)?;
+                StmtKind::Sync { kind, obj }
+            }
+            Rule::atomic_stmt => {
+                let mut invariants = Vec::new();
+                let mut body = None;
+                for k in kids(inner) {
+                    match k.as_rule() {
+                        Rule::ident => invariants.push(self.ident(k)),
+                        _ => body = Some(Box::new(self.one_stmt(k)?)),
+                    }
+                }
+                let body = self.need_val(body, "a statement", span)?;
+                StmtKind::Atomic { invariants, body }
+            }
+            Rule::inv_block => {
+                let mut it = kids(inner);
+                let name = self.ident(self.need(it.next(), "a name", span)?);
+                let resource = self.expr(self.need(it.next(), "an expression", span)?)?;
+                let body = self.block(self.need(it.next(), "a block", span)?)?;
+                StmtKind::InvariantBlock { name, resource, body }
+            }
+            Rule::barrier_stmt => StmtKind::Barrier(self.barrier(inner, span)?),
+            Rule::prefixed_stmt => self.prefixed(inner, span)?,
+            Rule::decl_stmt => {
+                let d = self.need(kids(inner).next(), "a declaration", span)?;
+                self.decl(d, span, out)?;
+                return Ok(());
+            }
+            Rule::incdec_stmt => {
+                let d = self.need(kids(inner).next(), "an increment", span)?;
+                self.incdec(d)?
+            }
+            Rule::assign_or_expr => {
+                let s = self.need(kids(inner).next(), "a statement", span)?;
+                self.simple(s)?
+            }
+            _ => return Err(self.internal(span, "unknown statement form")),
+        };
+        out.push(Stmt::new(kind, span));
+        Ok(())
+    }
+
+    /// `decl` → one `LocalDecl` per declarator, each with the span `span`.
+    fn decl(&self, p: P, span: Span, out: &mut Vec<Stmt>) -> R<()> {
+        let dspan = sp(&p);
+        let mut it = kids(p);
+        let ty = self.ty(self.need(it.next(), "a type", dspan)?)?;
+        for d in it {
+            let ds = sp(&d);
+            let mut di = kids(d);
+            let name = self.ident(self.need(di.next(), "a name", ds)?);
+            let init = match di.next() {
+                Some(e) => Some(self.expr(e)?),
+                None => None,
+            };
+            out.push(Stmt::new(StmtKind::LocalDecl { ty: ty.clone(), name, init }, span));
+        }
+        Ok(())
+    }
+
+    fn incdec(&self, p: P) -> R<StmtKind> {
+        let span = sp(&p);
+        let mut it = kids(p);
+        let target = self.ident(self.need(it.next(), "a variable", span)?);
+        let op = self.need(it.next(), "`++` or `--`", span)?;
+        let op = if op.as_rule() == Rule::inc_op { IncDec::Inc } else { IncDec::Dec };
+        Ok(StmtKind::IncDec { target, op })
+    }
+
+    /// `simple = { expr ~ (eq_sign ~ expr)? }` — assignment or expression statement.
+    fn simple(&self, p: P) -> R<StmtKind> {
+        let span = sp(&p);
+        let mut it = kids(p);
+        let lhs = self.expr(self.need(it.next(), "an expression", span)?)?;
+        Ok(match it.next() {
+            Some(v) => StmtKind::Assign { target: lhs, value: self.expr(v)? },
+            None => StmtKind::Expr(lhs),
+        })
+    }
+
+    fn barrier(&self, p: P, span: Span) -> R<Barrier> {
+        let mut label = None;
+        let mut invariants = Vec::new();
+        let mut contract = Contract::default();
+        let mut body = None;
+        for k in kids(p) {
+            match k.as_rule() {
+                Rule::ident => label = Some(self.ident(k)),
+                Rule::barrier_tags => invariants = kids(k).map(|i| self.ident(i)).collect(),
+                Rule::barrier_a | Rule::barrier_b => {
+                    let mut clauses = Vec::new();
+                    for c in kids(k) {
+                        if c.as_rule() == Rule::block {
+                            body = Some(self.block(c)?);
+                        } else {
+                            clauses.push(self.clause(c)?);
+                        }
+                    }
+                    contract = self.place_clauses(clauses, Place::Barrier);
+                }
+                _ => return Err(self.internal(sp(&k), "unexpected part of a barrier")),
+            }
+        }
+        let label = self.need_val(label, "a barrier label", span)?;
+        Ok(Barrier { label, invariants, contract, body, span })
+    }
+
+    /// `directive* clause* (while | for | par)`
+    fn prefixed(&self, p: P, span: Span) -> R<StmtKind> {
+        let mut directives = Vec::new();
+        let mut clauses = Vec::new();
+        for k in kids(p) {
+            match k.as_rule() {
+                Rule::directive => directives.push(self.directive(k)?),
+                Rule::while_loop | Rule::for_loop => {
+                    let directives = self.place_directives(directives, Place::Loop);
+                    let contract = self.place_clauses(clauses, Place::Loop);
+                    let (kind, body) = self.loop_header(k)?;
+                    return Ok(StmtKind::Loop(Loop { directives, contract, kind, body: Box::new(body), span }));
+                }
+                Rule::par_stmt => {
+                    let directives = self.place_directives(directives, Place::ParRegion);
+                    let contract = self.place_clauses(clauses, Place::ParRegion);
+                    let mut units = Vec::new();
+                    for u in kids(k) {
+                        units.push(self.par_unit(u)?);
+                    }
+                    return Ok(StmtKind::Par(Par { directives, contract, units, span }));
+                }
+                _ => clauses.push(self.clause(k)?),
+            }
+        }
+        Err(self.internal(span, "loop or par without its statement"))
+    }
+
+    fn loop_header(&self, p: P) -> R<(LoopKind, Stmt)> {
+        let span = sp(&p);
+        if p.as_rule() == Rule::while_loop {
+            let mut it = kids(p);
+            let cond = self.expr(self.need(it.next(), "a condition", span)?)?;
+            let body = self.one_stmt(self.need(it.next(), "a loop body", span)?)?;
+            return Ok((LoopKind::While { cond }, body));
+        }
+        let mut init = Vec::new();
+        let mut cond = None;
+        let mut update = Vec::new();
+        let mut body = None;
+        for k in kids(p) {
+            match k.as_rule() {
+                Rule::for_init => self.for_list(k, &mut init)?,
+                Rule::expr => cond = Some(self.expr(k)?),
+                Rule::for_update => self.for_list(k, &mut update)?,
+                Rule::stmt => body = Some(self.one_stmt(k)?),
+                _ => return Err(self.internal(sp(&k), "unexpected part of a for loop")),
+            }
+        }
+        let body = self.need_val(body, "a loop body", span)?;
+        Ok((LoopKind::For { init, cond, update }, body))
+    }
+
+    /// The comma-separated simple statements of a `for` header. Each statement's span
+    /// is its own text; `for (k; ...)` gives `StmtKind::Expr(Var k)`.
+    fn for_list(&self, p: P, out: &mut Vec<Stmt>) -> R<()> {
+        for s in kids(p) {
+            let span = sp(&s);
+            match s.as_rule() {
+                Rule::decl => self.decl(s, span, out)?,
+                Rule::incdec => out.push(Stmt::new(self.incdec(s)?, span)),
+                Rule::simple => out.push(Stmt::new(self.simple(s)?, span)),
+                _ => return Err(self.internal(span, "unexpected part of a for header")),
+            }
+        }
+        Ok(())
+    }
+
+    fn par_unit(&self, p: P) -> R<ParUnit> {
+        let span = sp(&p);
+        let mut name = None;
+        let mut iters = Vec::new();
+        let mut clauses = Vec::new();
+        let mut body = None;
+        for k in kids(p) {
+            match k.as_rule() {
+                Rule::ident => name = Some(self.ident(k)),
+                Rule::par_iter => {
+                    let is = sp(&k);
+                    let mut it = kids(k);
+                    let ty = self.ty(self.need(it.next(), "a type", is)?)?;
+                    let vname = self.ident(self.need(it.next(), "a name", is)?);
+                    let var = Param { span: ty.span.to(vname.span), ty, name: vname };
+                    let lo = self.expr(self.need(it.next(), "a lower bound", is)?)?;
+                    let hi = self.expr(self.need(it.next(), "an upper bound", is)?)?;
+                    iters.push(ParIter { var, lo, hi, span: is });
+                }
+                Rule::block => body = Some(self.block(k)?),
+                _ => clauses.push(self.clause(k)?),
+            }
+        }
+        let contract = self.place_clauses(clauses, Place::ParUnit);
+        let body = self.need_val(body, "a par body", span)?;
+        Ok(ParUnit { name, iters, contract, body, span })
+    }
+}
+
+fn place_noun(p: Place) -> &'static str {
+    match p {
+        Place::Method => "a method",
+        Place::Loop => "a loop",
+        Place::ParUnit | Place::ParRegion => "a `par` block",
+        Place::Barrier => "a barrier",
+        Place::Field => "a field",
+    }
+}

@@ -1,0 +1,7 @@
+//! The pest parser generated from `grammar/pvl.pest`.
+
+use pest_derive::Parser;
+
+#[derive(Parser)]
+#[grammar = "../grammar/pvl.pest"]
+pub struct PvlParser;

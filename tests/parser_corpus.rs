@@ -1,0 +1,98 @@
+//! Parses every file of the Alpinist corpus (`$ALPINE_CORPUS`, or
+//! `../shared/corpus/alpinist` next to the crate). All must parse except
+//! `opt_zero-many.pvl`, whose stray backtick after the final `}` is reported.
+
+use std::path::{Path, PathBuf};
+
+use alpine::diagnostics::{codes, SourceFile};
+
+fn corpus_dir() -> Option<PathBuf> {
+    let dir = match std::env::var_os("ALPINE_CORPUS") {
+        Some(d) => PathBuf::from(d),
+        None => Path::new(env!("CARGO_MANIFEST_DIR")).join("../shared/corpus/alpinist"),
+    };
+    dir.is_dir().then_some(dir)
+}
+
+fn pvl_files(dir: &Path, out: &mut Vec<PathBuf>) {
+    let Ok(rd) = std::fs::read_dir(dir) else { return };
+    let mut entries: Vec<_> = rd.filter_map(|e| e.ok()).map(|e| e.path()).collect();
+    entries.sort();
+    for p in entries {
+        if p.is_dir() {
+            pvl_files(&p, out);
+        } else if p.extension().is_some_and(|e| e == "pvl") {
+            out.push(p);
+        }
+    }
+}
+
+fn is_zero_many(p: &Path) -> bool {
+    p.file_name().is_some_and(|n| n == "opt_zero-many.pvl")
+}
+
+#[test]
+fn every_corpus_file_parses() {
+    let Some(dir) = corpus_dir() else {
+        eprintln!("notice: corpus not found (set ALPINE_CORPUS); skipping");
+        return;
+    };
+    let mut files = Vec::new();
+    pvl_files(&dir, &mut files);
+    files.retain(|p| !p.components().any(|c| c.as_os_str() == "failed_opt_examples"));
+    assert!(!files.is_empty(), "no .pvl files under {}", dir.display());
+    let mut failures = Vec::new();
+    let mut zero_many_seen = false;
+    for f in &files {
+        let text = std::fs::read_to_string(f).unwrap();
+        let result = alpine::syntax::parse(&text);
+        if is_zero_many(f) {
+            zero_many_seen = true;
+            let diags = result.expect_err("opt_zero-many.pvl has a stray backtick and must be rejected");
+            assert_eq!(diags.len(), 1, "{diags:?}");
+            assert_eq!(diags[0].code, codes::SYNTAX);
+            let tick = text.rfind('`').unwrap();
+            let file = SourceFile::new(f.display().to_string(), text.clone());
+            assert_eq!(file.line_col(diags[0].span.start()), file.line_col(tick), "{:?}", diags[0]);
+            continue;
+        }
+        match result {
+            Ok(p) => assert!(!p.classes.is_empty(), "{}: no classes", f.display()),
+            Err(ds) => {
+                let file = SourceFile::new(f.display().to_string(), text.clone());
+                for d in ds {
+                    let (l, c) = file.line_col(d.span.start());
+                    failures.push(format!("{}:{l}:{c}: {} ({})", f.display(), d.message, d.code));
+                }
+            }
+        }
+    }
+    assert!(zero_many_seen, "opt_zero-many.pvl not found in the corpus");
+    assert!(failures.is_empty(), "{} of {} files failed:\n{}", failures.len(), files.len(), failures.join("\n"));
+}
+
+#[test]
+fn truncated_corpus_files_never_panic() {
+    let Some(dir) = corpus_dir() else {
+        eprintln!("notice: corpus not found (set ALPINE_CORPUS); skipping");
+        return;
+    };
+    let mut files = Vec::new();
+    pvl_files(&dir, &mut files);
+    for f in &files {
+        let text = std::fs::read_to_string(f).unwrap();
+        for k in 0..20 {
+            let mut cut = text.len() * k / 20;
+            while !text.is_char_boundary(cut) {
+                cut -= 1;
+            }
+            let part = &text[..cut];
+            if let Err(ds) = alpine::syntax::parse(part) {
+                assert!(!ds.is_empty());
+                for d in &ds {
+                    assert!(d.span.end() <= part.len(), "{}: span out of range: {d:?}", f.display());
+                }
+            }
+        }
+    }
+}
