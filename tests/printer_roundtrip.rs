@@ -18,17 +18,6 @@ use alpine::ast::*;
 use alpine::printer::{print_expr, print_program};
 use alpine::syntax::{parse, parse_expr};
 
-/// Until the parser branch is merged, `syntax::parse` is a placeholder that panics:
-/// then every test here prints a notice and passes.
-fn parser_available() -> bool {
-    let ok = std::panic::catch_unwind(|| parse("class A { }").is_ok() && parse_expr("1").is_ok())
-        .unwrap_or(false);
-    if !ok {
-        eprintln!("printer_roundtrip: syntax::parse is not implemented yet; skipping");
-    }
-    ok
-}
-
 fn corpus_dir() -> Option<PathBuf> {
     let dir = match std::env::var_os("ALPINE_CORPUS") {
         Some(d) => PathBuf::from(d),
@@ -96,9 +85,6 @@ fn check_roundtrip(src: &str) -> Result<(), String> {
 
 #[test]
 fn corpus_roundtrip() {
-    if !parser_available() {
-        return;
-    }
     let Some(dir) = corpus_dir() else {
         eprintln!("printer_roundtrip: corpus not found (set ALPINE_CORPUS); skipping");
         return;
@@ -278,9 +264,6 @@ class Empty {
 
 #[test]
 fn zoo_roundtrip() {
-    if !parser_available() {
-        return;
-    }
     if let Err(e) = check_roundtrip(ZOO) {
         panic!("{e}");
     }
@@ -445,9 +428,6 @@ impl VisitMut for Strip {
 
 #[test]
 fn random_expressions_roundtrip() {
-    if !parser_available() {
-        return;
-    }
     let mut r = Rng(0x9E37_79B9_7F4A_7C15);
     let mut failures = Vec::new();
     for i in 0..3000 {
@@ -609,9 +589,6 @@ fn open_if_tail(s: &Stmt) -> bool {
 /// units, `with`/`then`) survive print → parse.
 #[test]
 fn random_statements_roundtrip() {
-    if !parser_available() {
-        return;
-    }
     let mut r = Rng(0x2545_F491_4F6C_DD1D);
     let mut failures = Vec::new();
     for i in 0..400 {
@@ -654,9 +631,6 @@ fn random_statements_roundtrip() {
 /// stays idempotent.
 #[test]
 fn corpus_with_injected_comments() {
-    if !parser_available() {
-        return;
-    }
     let Some(dir) = corpus_dir() else {
         eprintln!("printer_roundtrip: corpus not found (set ALPINE_CORPUS); skipping");
         return;
@@ -688,4 +662,26 @@ fn corpus_with_injected_comments() {
     }
     eprintln!("printer_roundtrip: {checked} corpus files with injected comments checked");
     assert!(failures.is_empty(), "{} failures:\n{}", failures.len(), failures.join("\n\n"));
+}
+
+// ---- deep trees --------------------------------------------------------------------
+
+/// The parser accepts trees up to `MAX_TREE_DEPTH` deep; printing one must not
+/// overflow the stack of an ordinary (2 MiB test) thread.
+#[test]
+fn deep_trees_print() {
+    // Deep without deep brackets (the parser also limits bracket nesting).
+    let depth = alpine::syntax::MAX_TREE_DEPTH - 50;
+    let sum = (0..depth).map(|i| format!("x{i}")).collect::<Vec<_>>().join(" + ");
+    let nots = "!".repeat(depth);
+    let e = format!("{nots}b && {sum} > 0");
+    let mut body = String::from("x = 1;");
+    for _ in 0..depth / 2 {
+        body = format!("if (c) {{ y = 2; }} else {body}");
+    }
+    let src = format!("class A {{ void m() {{ assert {e}; {body} }} }}");
+    let p = parse(&src).expect("deep program parses");
+    let out = print_program(&p);
+    let back = parse(&out).expect("printed deep program parses");
+    assert!(stripped(&p) == stripped(&back));
 }
