@@ -301,7 +301,8 @@ impl<'c> Printer<'c> {
         self.w("gpuopt ");
         self.w(d.kind.keyword());
         match &d.kind {
-            DirectiveKind::LoopUnroll { var, factor } | DirectiveKind::IterMerge { var, factor } => {
+            DirectiveKind::LoopUnroll { var, factor }
+            | DirectiveKind::IterMerge { var, factor } => {
                 self.w(" ");
                 self.ident(var);
                 self.w(&format!(" {}", factor.value));
@@ -625,19 +626,20 @@ impl<'c> Printer<'c> {
         self.w("if (");
         self.expr(cond, 1);
         self.w(")");
-        let closed = if els.is_some() && !matches!(then.kind, StmtKind::Block(_)) && open_if_tail(then) {
-            // Dangling else: braces are needed to keep the `else` on this `if`.
-            self.w(" {");
-            self.nl();
-            self.indent += 1;
-            self.stmt(then);
-            self.indent -= 1;
-            self.write_indent();
-            self.w("}");
-            true
-        } else {
-            self.branch(then)
-        };
+        let closed =
+            if els.is_some() && !matches!(then.kind, StmtKind::Block(_)) && open_if_tail(then) {
+                // Dangling else: braces are needed to keep the `else` on this `if`.
+                self.w(" {");
+                self.nl();
+                self.indent += 1;
+                self.stmt(then);
+                self.indent -= 1;
+                self.write_indent();
+                self.w("}");
+                true
+            } else {
+                self.branch(then)
+            };
         let Some(els) = els else {
             if closed {
                 self.nl();
