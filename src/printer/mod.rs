@@ -3,7 +3,7 @@
 //! The printer is the exact inverse of the parser up to layout: for every tree `t`
 //! the parser produced, `parse(print(t))` equals `t` once spans are stripped, and
 //! `print(parse(print(t))) == print(t)` (idempotence). Parentheses are not part of
-//! the tree; [`expr`] puts back the minimal set that the parser's precedence table
+//! the tree; the `expr` submodule puts back the minimal set that the parser's precedence table
 //! requires, plus a few that keep the output unambiguous for VerCors 1 (mixed
 //! `&&`/`||`, nested `==>`, conditionals as operands).
 //!
