@@ -81,30 +81,155 @@ fn is_bin(e: &Expr, ops: &[BinOp]) -> bool {
 /// backslash words can never collide with an identifier.
 const KEYWORDS: &[&str] = &[
     // structure / statements
-    "class", "kernel", "barrier", "invariant", "if", "else", "while", "for", "goto", "return", "vec",
-    "par", "and", "lock", "unlock", "wait", "notify", "fork", "join", "new", "static", "global",
-    "local", "unfolding", "in", "id", "thread_local", "inline", "pure", "assert", "label", "action",
-    "atomic", "ghost",
+    "class",
+    "kernel",
+    "barrier",
+    "invariant",
+    "if",
+    "else",
+    "while",
+    "for",
+    "goto",
+    "return",
+    "vec",
+    "par",
+    "and",
+    "lock",
+    "unlock",
+    "wait",
+    "notify",
+    "fork",
+    "join",
+    "new",
+    "static",
+    "global",
+    "local",
+    "unfolding",
+    "in",
+    "id",
+    "thread_local",
+    "inline",
+    "pure",
+    "assert",
+    "label",
+    "action",
+    "atomic",
+    "ghost",
     // values
-    "this", "null", "true", "false", "current_thread", "read", "write", "none", "None", "empty",
+    "this",
+    "null",
+    "true",
+    "false",
+    "current_thread",
+    "read",
+    "write",
+    "none",
+    "None",
+    "empty",
     // types
-    "int", "boolean", "void", "resource", "seq", "set", "bag", "map", "tuple", "option", "string",
-    "process", "frac", "zfrac", "rational", "bool", "loc", "pointer",
+    "int",
+    "boolean",
+    "void",
+    "resource",
+    "seq",
+    "set",
+    "bag",
+    "map",
+    "tuple",
+    "option",
+    "string",
+    "process",
+    "frac",
+    "zfrac",
+    "rational",
+    "bool",
+    "loc",
+    "pointer",
     // contracts
-    "requires", "ensures", "context", "context_everywhere", "loop_invariant", "given", "yields",
-    "kernel_invariant", "signals", "modifies", "accessible", "with", "then",
+    "requires",
+    "ensures",
+    "context",
+    "context_everywhere",
+    "loop_invariant",
+    "given",
+    "yields",
+    "kernel_invariant",
+    "signals",
+    "modifies",
+    "accessible",
+    "with",
+    "then",
     // proof statements
-    "fold", "unfold", "assume", "inhale", "exhale", "open", "close", "create", "qed", "apply", "use",
-    "destroy", "split", "merge", "choose", "refute", "witness", "send", "to", "recv", "from",
-    "transfer", "csl_subject", "spec_ignore", "axiom",
+    "fold",
+    "unfold",
+    "assume",
+    "inhale",
+    "exhale",
+    "open",
+    "close",
+    "create",
+    "qed",
+    "apply",
+    "use",
+    "destroy",
+    "split",
+    "merge",
+    "choose",
+    "refute",
+    "witness",
+    "send",
+    "to",
+    "recv",
+    "from",
+    "transfer",
+    "csl_subject",
+    "spec_ignore",
+    "axiom",
     // built-in functions
-    "Perm", "Value", "PointsTo", "HPerm", "APerm", "ArrayPerm", "perm", "head", "tail", "isEmpty",
-    "held", "idle", "running", "Some", "Hist", "Future", "AbstractState", "AddsTo", "Contribution",
-    "Reducible", "buildMap", "cardMap", "disjointMap", "equalsMap", "getFromMap", "itemsMap",
-    "keysMap", "removeFromMap", "valuesMap", "getFst", "getSnd", "getOption", "getOrElseOption",
-    "remove", "removeAt",
+    "Perm",
+    "Value",
+    "PointsTo",
+    "HPerm",
+    "APerm",
+    "ArrayPerm",
+    "perm",
+    "head",
+    "tail",
+    "isEmpty",
+    "held",
+    "idle",
+    "running",
+    "Some",
+    "Hist",
+    "Future",
+    "AbstractState",
+    "AddsTo",
+    "Contribution",
+    "Reducible",
+    "buildMap",
+    "cardMap",
+    "disjointMap",
+    "equalsMap",
+    "getFromMap",
+    "itemsMap",
+    "keysMap",
+    "removeFromMap",
+    "valuesMap",
+    "getFst",
+    "getSnd",
+    "getOption",
+    "getOrElseOption",
+    "remove",
+    "removeAt",
     // Alpinist
-    "gpuopt", "loop_unroll", "iter_merge", "matrix_lin", "glob_to_reg", "tile", "fuse", "inter",
+    "gpuopt",
+    "loop_unroll",
+    "iter_merge",
+    "matrix_lin",
+    "glob_to_reg",
+    "tile",
+    "fuse",
+    "inter",
     "intra",
 ];
 
@@ -112,9 +237,30 @@ const KEYWORDS: &[&str] = &[
 /// printed tight unless its right operand starts with one of these words, where
 /// `a\result` would lex as `a`, `\result`.
 const BACKSLASH_WORDS: &[&str] = &[
-    "forall", "exists", "old", "let", "sum", "length", "typeof", "matrix", "array", "pointer",
-    "values", "unfolding", "in", "memberof", "owner", "vcmp", "vrep", "msum", "mcmp", "mrep",
-    "result", "current_thread", "ltid", "gtid",
+    "forall",
+    "exists",
+    "old",
+    "let",
+    "sum",
+    "length",
+    "typeof",
+    "matrix",
+    "array",
+    "pointer",
+    "values",
+    "unfolding",
+    "in",
+    "memberof",
+    "owner",
+    "vcmp",
+    "vrep",
+    "msum",
+    "mcmp",
+    "mrep",
+    "result",
+    "current_thread",
+    "ltid",
+    "gtid",
 ];
 
 /// Whether `name` is a PVL keyword (and so must be escaped to be an identifier).
@@ -124,10 +270,7 @@ pub fn is_keyword(name: &str) -> bool {
 
 /// `name`, or `` `name` `` when it is a keyword or not a plain identifier.
 pub fn escape_ident(name: &str) -> String {
-    let plain = name
-        .chars()
-        .next()
-        .is_some_and(|c| c.is_ascii_alphabetic() || c == '_')
+    let plain = name.chars().next().is_some_and(|c| c.is_ascii_alphabetic() || c == '_')
         && name.chars().all(|c| c.is_ascii_alphanumeric() || c == '_');
     if plain && !is_keyword(name) {
         name.to_string()
@@ -143,7 +286,7 @@ impl Printer<'_> {
         self.expr_paren(e, paren);
     }
 
-    fn expr_paren(&mut self, e: &Expr, paren: bool) {
+    pub(super) fn expr_paren(&mut self, e: &Expr, paren: bool) {
         if paren {
             self.w("(");
             self.expr_inner(e);
@@ -164,8 +307,8 @@ impl Printer<'_> {
 
     /// The base of a postfix operator (`.f`, `[i]`, a method call's receiver).
     fn postfix_base(&mut self, e: &Expr) {
-        let paren = prec(e) < POSTFIX
-            || matches!(e.kind, ExprKind::New { .. } | ExprKind::NewArray { .. });
+        let paren =
+            prec(e) < POSTFIX || matches!(e.kind, ExprKind::New { .. } | ExprKind::NewArray { .. });
         self.expr_paren(e, paren);
     }
 
@@ -437,7 +580,8 @@ fn glues_to_backslash(text: &str) -> bool {
     if text.starts_with('\\') {
         return true;
     }
-    let word: String = text.chars().take_while(|c| c.is_ascii_alphanumeric() || *c == '_').collect();
+    let word: String =
+        text.chars().take_while(|c| c.is_ascii_alphanumeric() || *c == '_').collect();
     !word.is_empty()
         && word.starts_with(|c: char| c.is_ascii_alphabetic())
         && BACKSLASH_WORDS.iter().any(|k| word.starts_with(k))

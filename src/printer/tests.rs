@@ -155,10 +155,7 @@ fn logic_parens() {
     assert_eq!(pe(&bin(Implies, a.clone(), bin(Implies, b.clone(), c.clone()))), "a ==> (b ==> c)");
     assert_eq!(pe(&bin(Wand, a.clone(), bin(Wand, b.clone(), c.clone()))), "a -* (b -* c)");
     assert_eq!(pe(&bin(Implies, bin(And, a.clone(), b.clone()), c.clone())), "a && b ==> c");
-    assert_eq!(
-        pe(&bin(And, bin(Implies, a.clone(), b.clone()), c.clone())),
-        "(a ==> b) && c"
-    );
+    assert_eq!(pe(&bin(And, bin(Implies, a.clone(), b.clone()), c.clone())), "(a ==> b) && c");
     assert_eq!(pe(&bin(Eq, bin(Lt, a.clone(), b.clone()), c.clone())), "a < b == c");
     assert_eq!(pe(&bin(Lt, a.clone(), bin(Eq, b.clone(), c.clone()))), "a < (b == c)");
     assert_eq!(pe(&bin(And, bin(In, a.clone(), b.clone()), c.clone())), "a in b && c");
@@ -205,7 +202,11 @@ fn unary_and_postfix() {
         hi: Some(v("b").boxed()),
     });
     assert_eq!(pe(&both), "xs[a..b]");
-    let upd = e(ExprKind::SeqUpdate { base: v("xs").boxed(), index: v("i").boxed(), value: n(0).boxed() });
+    let upd = e(ExprKind::SeqUpdate {
+        base: v("xs").boxed(),
+        index: v("i").boxed(),
+        value: n(0).boxed(),
+    });
     assert_eq!(pe(&upd), "xs[i -> 0]");
     assert_eq!(pe(&field(v("a"), "length")), "a.length");
     let mcall = e(ExprKind::Call {
@@ -233,10 +234,7 @@ fn conditionals() {
     assert_eq!(pe(&cond(c.clone(), v("x"), v("y"))), "(c ? a : b) ? x : y");
     assert_eq!(pe(&cond(v("p"), v("x"), c.clone())), "p ? x : c ? a : b");
     assert_eq!(pe(&cond(v("p"), c.clone(), v("y"))), "p ? (c ? a : b) : y");
-    assert_eq!(
-        pe(&cond(bin(Implies, v("a"), v("b")), v("x"), v("y"))),
-        "a ==> b ? x : y"
-    );
+    assert_eq!(pe(&cond(bin(Implies, v("a"), v("b")), v("x"), v("y"))), "a ==> b ? x : y");
     assert_eq!(pe(&bin(Implies, v("p"), c.clone())), "p ==> (c ? a : b)");
     assert_eq!(pe(&call("f", vec![c.clone()])), "f(c ? a : b)");
 }
@@ -251,11 +249,16 @@ fn specification_expressions() {
         body: perm(idx(v("a"), v("i")), e(ExprKind::Write)).boxed(),
     });
     assert_eq!(pe(&q), "(\\forall* int i; 0 <= i && i < n; Perm(a[i], write))");
-    let l = e(ExprKind::Let { binder: param(int(), "x"), value: n(1).boxed(), body: v("x").boxed() });
+    let l =
+        e(ExprKind::Let { binder: param(int(), "x"), value: n(1).boxed(), body: v("x").boxed() });
     assert_eq!(pe(&l), "(\\let int x = 1; x)");
     assert_eq!(pe(&e(ExprKind::Old(v("x").boxed()))), "\\old(x)");
     assert_eq!(pe(&e(ExprKind::Value(field(e(ExprKind::This), "q").boxed()))), "Value(this.q)");
-    let pt = e(ExprKind::PointsTo { loc: v("x").boxed(), amount: e(ExprKind::Read).boxed(), value: n(1).boxed() });
+    let pt = e(ExprKind::PointsTo {
+        loc: v("x").boxed(),
+        amount: e(ExprKind::Read).boxed(),
+        value: n(1).boxed(),
+    });
     assert_eq!(pe(&pt), "PointsTo(x, read, 1)");
     assert_eq!(pe(&e(ExprKind::Builtin { func: Builtin::Head, args: vec![v("xs")] })), "head(xs)");
     assert_eq!(
@@ -264,7 +267,8 @@ fn specification_expressions() {
     );
     assert_eq!(pe(&e(ExprKind::Size(v("xs").boxed()))), "|xs|");
     assert_eq!(pe(&e(ExprKind::Size(e(ExprKind::Size(v("xs").boxed())).boxed()))), "|(|xs|)|");
-    let seq = e(ExprKind::Collection { kind: CollectionKind::Seq, elem: int(), elems: vec![n(1), n(2)] });
+    let seq =
+        e(ExprKind::Collection { kind: CollectionKind::Seq, elem: int(), elems: vec![n(1), n(2)] });
     assert_eq!(pe(&seq), "seq<int>{1, 2}");
     let seqseq = e(ExprKind::Collection {
         kind: CollectionKind::Seq,
@@ -272,16 +276,29 @@ fn specification_expressions() {
         elems: vec![],
     });
     assert_eq!(pe(&seqseq), "seq<seq<int>>{}");
-    let m = e(ExprKind::MapLit { key: int(), value: int(), entries: vec![(n(2), n(5)), (n(3), n(9))] });
+    let m =
+        e(ExprKind::MapLit { key: int(), value: int(), entries: vec![(n(2), n(5)), (n(3), n(9))] });
     assert_eq!(pe(&m), "map<int,int>{2, 5, 3, 9}");
-    let trig = bin(Or, e(ExprKind::Trigger(idx(v("a"), v("i")).boxed())), e(ExprKind::Trigger(idx(v("b"), v("i")).boxed())));
+    let trig = bin(
+        Or,
+        e(ExprKind::Trigger(idx(v("a"), v("i")).boxed())),
+        e(ExprKind::Trigger(idx(v("b"), v("i")).boxed())),
+    );
     assert_eq!(pe(&trig), "{:a[i]:} || {:b[i]:}");
-    let unf = e(ExprKind::Unfolding { pred: call("P", vec![v("x")]).boxed(), body: v("e").boxed() });
+    let unf =
+        e(ExprKind::Unfolding { pred: call("P", vec![v("x")]).boxed(), body: v("e").boxed() });
     assert_eq!(pe(&unf), "unfolding P(x) in e");
     assert_eq!(pe(&bin(Add, unf.clone(), n(1))), "(unfolding P(x) in e) + 1");
-    for (k, s) in [(ExprKind::Null, "null"), (ExprKind::This, "this"), (ExprKind::Result, "\\result"),
-        (ExprKind::Read, "read"), (ExprKind::Write, "write"), (ExprKind::NoPerm, "none"),
-        (ExprKind::BoolLit(true), "true"), (ExprKind::BoolLit(false), "false")] {
+    for (k, s) in [
+        (ExprKind::Null, "null"),
+        (ExprKind::This, "this"),
+        (ExprKind::Result, "\\result"),
+        (ExprKind::Read, "read"),
+        (ExprKind::Write, "write"),
+        (ExprKind::NoPerm, "none"),
+        (ExprKind::BoolLit(true), "true"),
+        (ExprKind::BoolLit(false), "false"),
+    ] {
         assert_eq!(pe(&e(k)), s);
     }
 }
@@ -299,12 +316,26 @@ fn keywords_are_escaped() {
 #[test]
 fn types() {
     assert_eq!(print_type(&t(TypeKind::Array(Box::new(int())))), "int[]");
-    assert_eq!(print_type(&t(TypeKind::Map(Box::new(int()), Box::new(t(TypeKind::Boolean))))), "map<int,boolean>");
-    assert_eq!(print_type(&t(TypeKind::Seq(Box::new(t(TypeKind::Seq(Box::new(int()))))))), "seq<seq<int>>");
-    assert_eq!(print_type(&t(TypeKind::Tuple(Box::new(int()), Box::new(t(TypeKind::Frac))))), "tuple<int,frac>");
+    assert_eq!(
+        print_type(&t(TypeKind::Map(Box::new(int()), Box::new(t(TypeKind::Boolean))))),
+        "map<int,boolean>"
+    );
+    assert_eq!(
+        print_type(&t(TypeKind::Seq(Box::new(t(TypeKind::Seq(Box::new(int()))))))),
+        "seq<seq<int>>"
+    );
+    assert_eq!(
+        print_type(&t(TypeKind::Tuple(Box::new(int()), Box::new(t(TypeKind::Frac))))),
+        "tuple<int,frac>"
+    );
     assert_eq!(print_type(&t(TypeKind::Class(id("Worker")))), "Worker");
     assert_eq!(print_type(&t(TypeKind::Option(Box::new(t(TypeKind::ZFrac))))), "option<zfrac>");
-    for (k, s) in [(TypeKind::Void, "void"), (TypeKind::Resource, "resource"), (TypeKind::Process, "process"), (TypeKind::String, "string")] {
+    for (k, s) in [
+        (TypeKind::Void, "void"),
+        (TypeKind::Resource, "resource"),
+        (TypeKind::Process, "process"),
+        (TypeKind::String, "string"),
+    ] {
         assert_eq!(print_type(&t(k)), s);
     }
 }
@@ -323,11 +354,24 @@ fn simple_statements() {
     assert_eq!(print_stmt(&st(StmtKind::Expr(call("f", vec![v("a")])))), "f(a);");
     assert_eq!(print_stmt(&st(StmtKind::Return(Some(v("e"))))), "return e;");
     assert_eq!(print_stmt(&st(StmtKind::Return(None))), "return;");
-    for k in [SpecStmtKind::Assert, SpecStmtKind::Assume, SpecStmtKind::Inhale, SpecStmtKind::Exhale,
-        SpecStmtKind::Fold, SpecStmtKind::Unfold, SpecStmtKind::Refute] {
-        assert_eq!(print_stmt(&st(StmtKind::Spec { kind: k, expr: v("p") })), format!("{} p;", k.keyword()));
+    for k in [
+        SpecStmtKind::Assert,
+        SpecStmtKind::Assume,
+        SpecStmtKind::Inhale,
+        SpecStmtKind::Exhale,
+        SpecStmtKind::Fold,
+        SpecStmtKind::Unfold,
+        SpecStmtKind::Refute,
+    ] {
+        assert_eq!(
+            print_stmt(&st(StmtKind::Spec { kind: k, expr: v("p") })),
+            format!("{} p;", k.keyword())
+        );
     }
-    assert_eq!(print_stmt(&st(StmtKind::Sync { kind: SyncKind::Lock, obj: e(ExprKind::This) })), "lock this;");
+    assert_eq!(
+        print_stmt(&st(StmtKind::Sync { kind: SyncKind::Lock, obj: e(ExprKind::This) })),
+        "lock this;"
+    );
     let target = idx(idx(v("m"), v("i")), v("j"));
     assert_eq!(print_stmt(&st(StmtKind::Assign { target, value: n(0) })), "m[i][j] = 0;");
 }
@@ -350,7 +394,11 @@ fn if_statements() {
         }))),
     });
     assert_eq!(print_stmt(&elif), "if (a) {\n} else if (b) {\n    x = 1;\n} else {\n}");
-    let bare = st(StmtKind::If { cond: v("c"), then_branch: Box::new(assign("x", n(1))), else_branch: None });
+    let bare = st(StmtKind::If {
+        cond: v("c"),
+        then_branch: Box::new(assign("x", n(1))),
+        else_branch: None,
+    });
     assert_eq!(print_stmt(&bare), "if (c)\n    x = 1;");
     let bare2 = st(StmtKind::If {
         cond: v("c"),
@@ -396,11 +444,28 @@ fn loops() {
         print_stmt(&f(vec![decl], Some(bin(Lt, v("i"), v("n"))), vec![inc.clone()])),
         "for (int i = 0; i < n; i++) {\n}"
     );
-    assert_eq!(print_stmt(&f(vec![], Some(bin(Lt, v("i"), v("n"))), vec![])), "for (; i < n;) {\n}");
+    assert_eq!(
+        print_stmt(&f(vec![], Some(bin(Lt, v("i"), v("n"))), vec![])),
+        "for (; i < n;) {\n}"
+    );
     assert_eq!(print_stmt(&f(vec![], None, vec![])), "for (;;) {\n}");
     assert_eq!(
-        print_stmt(&f(vec![st(StmtKind::Expr(v("k")))], Some(bin(Lt, v("k"), v("N"))), vec![assign("k", bin(Add, v("k"), n(1))), inc])),
+        print_stmt(&f(
+            vec![st(StmtKind::Expr(v("k")))],
+            Some(bin(Lt, v("k"), v("N"))),
+            vec![assign("k", bin(Add, v("k"), n(1))), inc]
+        )),
         "for (k; k < N; k = k + 1, i++) {\n}"
+    );
+    // after a declaration, names are parenthesised so they are not read as declarators
+    let decl_j = st(StmtKind::LocalDecl { ty: int(), name: id("j"), init: Some(n(0)) });
+    assert_eq!(
+        print_stmt(&f(
+            vec![decl_j, assign("k", n(1)), st(StmtKind::Expr(call("g", vec![])))],
+            None,
+            vec![]
+        )),
+        "for (int j = 0, (k) = 1, (g());;) {\n}"
     );
     let nonblock = st(StmtKind::Loop(Loop {
         directives: vec![],
@@ -414,14 +479,20 @@ fn loops() {
 
 #[test]
 fn atomic_invariant_block() {
-    let a = st(StmtKind::Atomic { invariants: vec![id("inv"), id("j")], body: Box::new(bstmt(vec![assign("x", n(1))])) });
+    let a = st(StmtKind::Atomic {
+        invariants: vec![id("inv"), id("j")],
+        body: Box::new(bstmt(vec![assign("x", n(1))])),
+    });
     assert_eq!(print_stmt(&a), "atomic(inv, j) {\n    x = 1;\n}");
     let ib = st(StmtKind::InvariantBlock {
         name: id("inv"),
         resource: perm(v("x"), e(ExprKind::Write)),
         body: block(vec![a]),
     });
-    assert_eq!(print_stmt(&ib), "invariant inv(Perm(x, write)) {\n    atomic(inv, j) {\n        x = 1;\n    }\n}");
+    assert_eq!(
+        print_stmt(&ib),
+        "invariant inv(Perm(x, write)) {\n    atomic(inv, j) {\n        x = 1;\n    }\n}"
+    );
     assert_eq!(print_stmt(&bstmt(vec![])), "{\n}");
 }
 
@@ -432,7 +503,10 @@ fn barrier(contract: Contract, body: Option<Block>, invariants: Vec<Ident>) -> S
 #[test]
 fn barriers() {
     let c = || contract(vec![ClauseKind::Requires(v("p")), ClauseKind::Ensures(v("q"))]);
-    assert_eq!(print_stmt(&barrier(c(), None, vec![])), "barrier(L) {\n    requires p;\n    ensures q;\n}");
+    assert_eq!(
+        print_stmt(&barrier(c(), None, vec![])),
+        "barrier(L) {\n    requires p;\n    ensures q;\n}"
+    );
     assert_eq!(print_stmt(&barrier(Contract::default(), None, vec![])), "barrier(L) {\n}");
     assert_eq!(
         print_stmt(&barrier(c(), Some(block(vec![])), vec![])),
@@ -443,14 +517,22 @@ fn barriers() {
         "barrier(L)\n{\n    x = 1;\n}"
     );
     // the one lossy case: form B, no clauses, empty body
-    assert_eq!(print_stmt(&barrier(Contract::default(), Some(block(vec![])), vec![])), "barrier(L) {\n}");
+    assert_eq!(
+        print_stmt(&barrier(Contract::default(), Some(block(vec![])), vec![])),
+        "barrier(L) {\n}"
+    );
     assert_eq!(
         print_stmt(&barrier(Contract::default(), None, vec![id("i1"), id("i2")])),
         "barrier(L; i1, i2) {\n}"
     );
 }
 
-fn unit(name: Option<&str>, iters: Vec<(&str, Expr)>, cs: Vec<ClauseKind>, body: Vec<Stmt>) -> ParUnit {
+fn unit(
+    name: Option<&str>,
+    iters: Vec<(&str, Expr)>,
+    cs: Vec<ClauseKind>,
+    body: Vec<Stmt>,
+) -> ParUnit {
     ParUnit {
         name: name.map(id),
         iters: iters
@@ -525,14 +607,41 @@ fn directives() {
     };
     let out = m(vec![
         DirectiveKind::IterMerge { var: id("i"), factor: num(2) },
-        DirectiveKind::MatrixLin { matrix: id("grid"), order: MatrixOrder::Column, rows: n(3), cols: n(3) },
-        DirectiveKind::MatrixLin { matrix: id("m"), order: MatrixOrder::Row, rows: v("M"), cols: bin(Add, v("N"), n(1)) },
-        DirectiveKind::MatrixLin { matrix: id("m"), order: MatrixOrder::Row, rows: bin(Eq, v("M"), n(1)), cols: v("N") },
+        DirectiveKind::MatrixLin {
+            matrix: id("grid"),
+            order: MatrixOrder::Column,
+            rows: n(3),
+            cols: n(3),
+        },
+        DirectiveKind::MatrixLin {
+            matrix: id("m"),
+            order: MatrixOrder::Row,
+            rows: v("M"),
+            cols: bin(Add, v("N"), n(1)),
+        },
+        DirectiveKind::MatrixLin {
+            matrix: id("m"),
+            order: MatrixOrder::Row,
+            rows: bin(Add, v("M"), n(1)),
+            cols: bin(Add, v("N"), n(1)),
+        },
+        DirectiveKind::MatrixLin {
+            matrix: id("m"),
+            order: MatrixOrder::Row,
+            rows: bin(Eq, v("M"), n(1)),
+            cols: v("N"),
+        },
         DirectiveKind::GlobToReg { array: v("a"), locations: vec![v("tid")] },
         DirectiveKind::GlobToReg { array: v("a"), locations: vec![bin(Add, v("t"), n(1))] },
         DirectiveKind::GlobToReg { array: idx(v("matrix"), v("i")), locations: vec![v("j")] },
-        DirectiveKind::GlobToReg { array: v("a"), locations: vec![v("tid"), bin(Sub, v("tid"), n(1))] },
-        DirectiveKind::GlobToReg { array: v("a"), locations: vec![v("tid"), field(v("x"), "y"), n(0)] },
+        DirectiveKind::GlobToReg {
+            array: v("a"),
+            locations: vec![v("tid"), bin(Sub, v("tid"), n(1))],
+        },
+        DirectiveKind::GlobToReg {
+            array: v("a"),
+            locations: vec![v("tid"), field(v("x"), "y"), n(0)],
+        },
         DirectiveKind::Tile { kind: TileKind::Inter, size: num(8) },
         DirectiveKind::Tile { kind: TileKind::Intra, size: num(10) },
     ]);
@@ -542,9 +651,10 @@ fn directives() {
          \x20   gpuopt iter_merge i 2;\n\
          \x20   gpuopt matrix_lin grid C 3 3;\n\
          \x20   gpuopt matrix_lin m R M N + 1;\n\
+         \x20   gpuopt matrix_lin m R (M + 1) N + 1;\n\
          \x20   gpuopt matrix_lin m R (M == 1) N;\n\
          \x20   gpuopt glob_to_reg a tid;\n\
-         \x20   gpuopt glob_to_reg a t + 1;\n\
+         \x20   gpuopt glob_to_reg a (t + 1);\n\
          \x20   gpuopt glob_to_reg matrix[i] j;\n\
          \x20   gpuopt glob_to_reg a tid tid - 1;\n\
          \x20   gpuopt glob_to_reg a tid x.y 0;\n\
@@ -565,7 +675,8 @@ fn methods_and_classes() {
         vec![param(int(), "x"), param(arr, "a")],
         MethodBody::Expr(bin(Add, v("x"), n(1))),
     );
-    f.modifiers = Modifiers { is_static: true, is_pure: true, is_inline: true, is_thread_local: true };
+    f.modifiers =
+        Modifiers { is_static: true, is_pure: true, is_inline: true, is_thread_local: true };
     f.contract = contract(vec![
         ClauseKind::Requires(v("p")),
         ClauseKind::Ensures(v("q")),
@@ -579,10 +690,25 @@ fn methods_and_classes() {
         ClauseKind::KernelInvariant(v("k")),
     ]);
     let ctor = method("A", None, vec![param(int(), "x")], MethodBody::Block(block(vec![])));
-    let body = method("g", Some(t(TypeKind::Void)), vec![], MethodBody::Block(block(vec![assign("y", n(1))])));
+    let body = method(
+        "g",
+        Some(t(TypeKind::Void)),
+        vec![],
+        MethodBody::Block(block(vec![assign("y", n(1))])),
+    );
     let fld = |x: &str| Member::Field(Field { ty: int(), name: id(x), span: D });
     let p = program(vec![
-        class("A", vec![fld("x"), fld("y"), Member::Method(ctor), Member::Method(f), fld("z"), Member::Method(body)]),
+        class(
+            "A",
+            vec![
+                fld("x"),
+                fld("y"),
+                Member::Method(ctor),
+                Member::Method(f),
+                fld("z"),
+                Member::Method(body),
+            ],
+        ),
         class("B", vec![]),
     ]);
     let out = print_program(&p);
@@ -650,13 +776,15 @@ fn comments_are_placed_and_kept() {
         }),
     );
     m.span = sp(70, 290);
-    m.contract = Contract {
-        clauses: vec![Clause { kind: ClauseKind::Requires(v("p")), span: sp(75, 85) }],
-    };
-    let mut c = class("A", vec![
-        Member::Field(Field { ty: int(), name: id("x"), span: sp(50, 60) }),
-        Member::Method(m),
-    ]);
+    m.contract =
+        Contract { clauses: vec![Clause { kind: ClauseKind::Requires(v("p")), span: sp(75, 85) }] };
+    let mut c = class(
+        "A",
+        vec![
+            Member::Field(Field { ty: int(), name: id("x"), span: sp(50, 60) }),
+            Member::Method(m),
+        ],
+    );
     c.span = sp(20, 300);
     let p = Program {
         classes: vec![c],
@@ -709,13 +837,20 @@ fn comments_in_barrier_and_par() {
         StmtKind::Barrier(Barrier {
             label: id("L"),
             invariants: vec![],
-            contract: Contract { clauses: vec![Clause { kind: ClauseKind::Requires(v("p")), span: sp(30, 40) }] },
+            contract: Contract {
+                clauses: vec![Clause { kind: ClauseKind::Requires(v("p")), span: sp(30, 40) }],
+            },
             body: None,
             span: sp(10, 60),
         }),
         sp(10, 60),
     );
-    let mut m = method("m", Some(t(TypeKind::Void)), vec![], MethodBody::Block(Block { stmts: vec![b], span: sp(5, 70) }));
+    let mut m = method(
+        "m",
+        Some(t(TypeKind::Void)),
+        vec![],
+        MethodBody::Block(Block { stmts: vec![b], span: sp(5, 70) }),
+    );
     m.span = sp(1, 70);
     let mut c = class("A", vec![Member::Method(m)]);
     c.span = sp(0, 80);
