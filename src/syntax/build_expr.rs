@@ -5,12 +5,13 @@
 //! operand carries a flag saying whether it was written in parentheses: the AST
 //! drops parentheses, but the VerCors-1 ambiguity check needs to know.
 
+use std::iter::Peekable;
 use std::sync::OnceLock;
 
 use pest::iterators::Pair;
 use pest::pratt_parser::{Assoc, Op, PrattParser};
 
-use super::build::{kids, sp, Builder, R};
+use super::build::{kids, Builder, R};
 use super::parser::Rule;
 use crate::ast::*;
 use crate::diagnostics::{codes, Diagnostic};
@@ -92,8 +93,8 @@ impl<'s> Builder<'s> {
     }
 
     pub(crate) fn expr_op(&self, p: P) -> R<Operand> {
-        let _g = self.enter(sp(&p))?;
-        let span = sp(&p);
+        let _g = self.enter(self.sp(&p))?;
+        let span = self.sp(&p);
         let mut it = kids(p);
         let t = self.need(it.next(), "an expression", span)?;
         let (e, paren) = self.ternary(t)?;
@@ -103,7 +104,7 @@ impl<'s> Builder<'s> {
             match k.as_rule() {
                 Rule::with_block => with = Some(self.trailer_block(k)?),
                 Rule::then_block => then = Some(self.trailer_block(k)?),
-                _ => return Err(self.internal(sp(&k), "unexpected part of an expression")),
+                _ => return Err(self.internal(self.sp(&k), "unexpected part of an expression")),
             }
         }
         if with.is_none() && then.is_none() {
@@ -113,14 +114,14 @@ impl<'s> Builder<'s> {
     }
 
     fn trailer_block(&self, p: P) -> R<Block> {
-        let span = sp(&p);
+        let span = self.sp(&p);
         let b = self.need(kids(p).next(), "a block", span)?;
         self.block(b)
     }
 
     /// `ternary = { binexpr ~ (qmark ~ ternary ~ colon ~ ternary)? }`
     pub(crate) fn ternary(&self, p: P) -> R<Operand> {
-        let span = sp(&p);
+        let span = self.sp(&p);
         let mut it = kids(p);
         let c = self.need(it.next(), "an expression", span)?;
         let cond = self.binexpr(c)?;
@@ -136,7 +137,7 @@ impl<'s> Builder<'s> {
     /// `binexpr` / `add_expr`: a flat chain of prefix operators, operands and infix
     /// operators, folded by the Pratt table.
     pub(crate) fn binexpr(&self, p: P) -> R<Operand> {
-        let span = sp(&p);
+        let span = self.sp(&p);
         let pairs = p.into_inner();
         let mut n = 0usize;
         for _ in pairs.clone() {
@@ -161,16 +162,16 @@ impl<'s> Builder<'s> {
                 let uop = match op.as_rule() {
                     Rule::op_not => UnOp::Not,
                     Rule::op_neg => UnOp::Neg,
-                    _ => return Err(self.internal(sp(&op), "unknown prefix operator")),
+                    _ => return Err(self.internal(self.sp(&op), "unknown prefix operator")),
                 };
-                let span = sp(&op).to(rhs.span);
+                let span = self.sp(&op).to(rhs.span);
                 Ok((Expr::new(ExprKind::Unary { op: uop, operand: rhs.boxed() }, span), false))
             })
             .map_infix(|lhs, op, rhs| {
                 let (lhs, _) = lhs?;
                 let (rhs, rhs_paren) = rhs?;
                 let Some(bop) = binop(op.as_rule()) else {
-                    return Err(self.internal(sp(&op), "unknown infix operator"));
+                    return Err(self.internal(self.sp(&op), "unknown infix operator"));
                 };
                 let e = bin(bop, lhs, rhs);
                 if let ExprKind::Binary { rhs, .. } = &e.kind {
@@ -217,12 +218,17 @@ impl<'s> Builder<'s> {
 
     /// `postfix_expr = { primary ~ postfix_op* }`
     pub(crate) fn postfix_expr(&self, p: P) -> R<Operand> {
-        let span = sp(&p);
+        let span = self.sp(&p);
         let mut it = kids(p);
         let first = self.need(it.next(), "an expression", span)?;
-        let (mut e, mut paren) = self.primary(first)?;
+        let mut it = it.peekable();
+        let (mut e, mut paren) = if first.as_rule() == Rule::ident {
+            (self.word_primary(first, &mut it)?, false)
+        } else {
+            self.primary(first)?
+        };
         for op in it {
-            let op_span = sp(&op);
+            let op_span = self.sp(&op);
             let whole = e.span.to(op_span);
             let rule = op.as_rule();
             e = match rule {
@@ -259,9 +265,77 @@ impl<'s> Builder<'s> {
         Ok((e, paren))
     }
 
+    /// A primary written as a word: a literal word (`true`, `null`, `write`, ...), a
+    /// call-like built-in (`Perm(..)`, `Value(..)`, `PointsTo(..)`, `head(..)`, ...; the
+    /// call is taken from `ops`), or a name.
+    fn word_primary<'i, I: Iterator<Item = P<'i>>>(&self, p: P<'i>, ops: &mut Peekable<I>) -> R<Expr> {
+        let word = self.txt(&p);
+        let span = self.sp(&p);
+        let lit = match word {
+            "true" => Some(ExprKind::BoolLit(true)),
+            "false" => Some(ExprKind::BoolLit(false)),
+            "null" => Some(ExprKind::Null),
+            "this" => Some(ExprKind::This),
+            "read" => Some(ExprKind::Read),
+            "write" => Some(ExprKind::Write),
+            "none" => Some(ExprKind::NoPerm),
+            _ => None,
+        };
+        if let Some(kind) = lit {
+            return Ok(Expr::new(kind, span));
+        }
+        let builtin = Builtin::from_name(word);
+        let special = matches!(word, "Perm" | "PointsTo" | "Value");
+        if builtin.is_none() && !special {
+            return Ok(Expr::new(ExprKind::Var(self.ident(p)), span));
+        }
+        let Some(call) = ops.next_if(|op| op.as_rule() == Rule::call_op) else {
+            // A built-in's name without arguments: reported as a reserved word.
+            return Ok(Expr::new(ExprKind::Var(self.ident(p)), span));
+        };
+        let whole = span.to(self.sp(&call));
+        let mut args = match kids(call).next() {
+            Some(list) => self.expr_list(list)?,
+            None => Vec::new(),
+        };
+        let want = match word {
+            "Perm" => Some((2, "a location and a permission amount")),
+            "PointsTo" => Some((3, "a location, a permission amount and a value")),
+            "Value" => Some((1, "a location")),
+            _ => None,
+        };
+        if let Some((n, what)) = want {
+            if args.len() != n {
+                return Err(self.error(
+                    Diagnostic::error(
+                        codes::SYNTAX,
+                        format!("`{word}` takes {n} argument{}, found {}", if n == 1 { "" } else { "s" }, args.len()),
+                        whole,
+                    )
+                    .with_label(format!("expected {what}")),
+                ));
+            }
+        }
+        let kind = match (word, builtin) {
+            ("Value", _) => ExprKind::Value(args.remove(0).boxed()),
+            ("Perm", _) => {
+                let amount = args.remove(1).boxed();
+                ExprKind::Perm { loc: args.remove(0).boxed(), amount }
+            }
+            ("PointsTo", _) => {
+                let value = args.remove(2).boxed();
+                let amount = args.remove(1).boxed();
+                ExprKind::PointsTo { loc: args.remove(0).boxed(), amount, value }
+            }
+            (_, Some(func)) => ExprKind::Builtin { func, args },
+            _ => return Err(self.internal(span, "unknown built-in")),
+        };
+        Ok(Expr::new(kind, whole))
+    }
+
     /// `[i]`, `[a..b]`, `[a..]`, `[..b]`, `[i -> v]`
     fn index(&self, base: Expr, op: P, whole: Span) -> R<Expr> {
-        let span = sp(&op);
+        let span = self.sp(&op);
         let mut it = kids(op);
         let first = self.need(it.next(), "an index", span)?;
         let base = base.boxed();
@@ -307,7 +381,7 @@ impl<'s> Builder<'s> {
     }
 
     fn primary(&self, p: P) -> R<Operand> {
-        let span = sp(&p);
+        let span = self.sp(&p);
         let rule = p.as_rule();
         let e = |kind| Ok((Expr::new(kind, span), false));
         match rule {
@@ -321,7 +395,7 @@ impl<'s> Builder<'s> {
                 Ok((e, true))
             }
             Rule::int_lit => {
-                let text = p.as_str();
+                let text = self.txt(&p);
                 let v = match text.parse::<u64>() {
                     Ok(v) => v,
                     Err(_) => {
@@ -335,17 +409,7 @@ impl<'s> Builder<'s> {
                 };
                 e(ExprKind::IntLit(v))
             }
-            Rule::lit_kw => e(match p.as_str() {
-                "true" => ExprKind::BoolLit(true),
-                "false" => ExprKind::BoolLit(false),
-                "null" => ExprKind::Null,
-                "this" => ExprKind::This,
-                "read" => ExprKind::Read,
-                "write" => ExprKind::Write,
-                "none" => ExprKind::NoPerm,
-                "\\result" => ExprKind::Result,
-                _ => return Err(self.internal(span, "unknown literal")),
-            }),
+            Rule::result_kw => e(ExprKind::Result),
             Rule::ident => e(ExprKind::Var(self.ident(p))),
             Rule::quant => self.quant(p),
             Rule::let_expr => {
@@ -362,28 +426,11 @@ impl<'s> Builder<'s> {
                 let x = self.expr(self.need(kids(p).next(), "an expression", span)?)?;
                 e(ExprKind::Old(x.boxed()))
             }
-            Rule::value_expr => {
-                let x = self.expr(self.need(kids(p).next(), "an expression", span)?)?;
-                e(ExprKind::Value(x.boxed()))
-            }
-            Rule::perm_expr => {
-                let mut it = kids(p);
-                let loc = self.expr(self.need(it.next(), "a location", span)?)?;
-                let amount = self.expr(self.need(it.next(), "a permission amount", span)?)?;
-                e(ExprKind::Perm { loc: loc.boxed(), amount: amount.boxed() })
-            }
-            Rule::points_to_expr => {
-                let mut it = kids(p);
-                let loc = self.expr(self.need(it.next(), "a location", span)?)?;
-                let amount = self.expr(self.need(it.next(), "a permission amount", span)?)?;
-                let value = self.expr(self.need(it.next(), "a value", span)?)?;
-                e(ExprKind::PointsTo { loc: loc.boxed(), amount: amount.boxed(), value: value.boxed() })
-            }
             Rule::builtin_call => {
                 let mut it = kids(p.clone());
                 let name = self.need(it.next(), "a built-in name", span)?;
-                let Some(func) = Builtin::from_name(name.as_str()) else {
-                    return Err(self.internal(sp(&name), "unknown built-in"));
+                let Some(func) = Builtin::from_name(self.txt(&name)) else {
+                    return Err(self.internal(self.sp(&name), "unknown built-in"));
                 };
                 let args = self.args_of(p)?;
                 e(ExprKind::Builtin { func, args })
@@ -400,7 +447,7 @@ impl<'s> Builder<'s> {
                     _ => {
                         let mut it = kids(inner);
                         let et = self.need(it.next(), "a type", span)?;
-                        let et_span = sp(&et);
+                        let et_span = self.sp(&et);
                         let base = self.need(kids(et).next(), "a type", et_span)?;
                         let elem = self.base_type(base)?;
                         let dims = it.map(|d| self.expr(d)).collect::<R<Vec<_>>>()?;
@@ -411,13 +458,13 @@ impl<'s> Builder<'s> {
             Rule::coll_lit => {
                 let mut it = kids(p.clone());
                 let kw = self.need(it.next(), "`seq`, `set` or `bag`", span)?;
-                let kind = match kw.as_str() {
+                let kind = match self.txt(&kw) {
                     "seq" => CollectionKind::Seq,
                     "set" => CollectionKind::Set,
                     "bag" => CollectionKind::Bag,
                     other => {
                         return Err(self.error(
-                            Diagnostic::error(codes::SYNTAX, format!("`{other}` has no literal form"), sp(&kw))
+                            Diagnostic::error(codes::SYNTAX, format!("`{other}` has no literal form"), self.sp(&kw))
                                 .with_help("only `seq<T>{..}`, `set<T>{..}`, `bag<T>{..}` and `map<K,V>{..}` are literals"),
                         ))
                     }
@@ -468,22 +515,22 @@ impl<'s> Builder<'s> {
     /// `(\forall T x; guard; body)` and the range form `(\forall T x = lo .. hi; body)`,
     /// whose guard becomes `lo <= x && x < hi` (spans: the range text).
     fn quant(&self, p: P) -> R<Operand> {
-        let _g = self.enter(sp(&p))?;
-        let span = sp(&p);
+        let _g = self.enter(self.sp(&p))?;
+        let span = self.sp(&p);
         let mut it = kids(p);
         let kw = self.need(it.next(), "a quantifier", span)?;
-        let kind = match kw.as_str() {
+        let kind = match self.txt(&kw) {
             "\\forall*" => QuantKind::ForallStar,
             "\\forall" => QuantKind::Forall,
             "\\exists" => QuantKind::Exists,
             "\\sum" => QuantKind::Sum,
-            _ => return Err(self.internal(sp(&kw), "unknown quantifier")),
+            _ => return Err(self.internal(self.sp(&kw), "unknown quantifier")),
         };
         let ty = self.ty(self.need(it.next(), "a type", span)?)?;
         let name = self.ident(self.need(it.next(), "a name", span)?);
         let binder = Param { span: ty.span.to(name.span), ty, name: name.clone() };
         let g = self.need(it.next(), "a guard", span)?;
-        let g_span = sp(&g);
+        let g_span = self.sp(&g);
         let guard = match g.as_rule() {
             Rule::quant_range => {
                 let mut r = kids(g);
@@ -510,21 +557,21 @@ impl<'s> Builder<'s> {
 
     /// `type_ = { base_type ~ array_dim* }`
     pub(crate) fn ty(&self, p: P) -> R<Type> {
-        let span = sp(&p);
+        let span = self.sp(&p);
         let mut it = kids(p);
         let base = self.need(it.next(), "a type", span)?;
         let mut t = self.base_type(base)?;
         for dim in it {
-            let s = t.span.to(sp(&dim));
+            let s = t.span.to(self.sp(&dim));
             t = Type::new(TypeKind::Array(Box::new(t)), s);
         }
         Ok(t)
     }
 
     fn base_type(&self, p: P) -> R<Type> {
-        let span = sp(&p);
+        let span = self.sp(&p);
         let kind = match p.as_rule() {
-            Rule::prim_type => match p.as_str() {
+            Rule::prim_type => match self.txt(&p) {
                 "int" => TypeKind::Int,
                 "boolean" => TypeKind::Boolean,
                 "void" => TypeKind::Void,
@@ -539,7 +586,7 @@ impl<'s> Builder<'s> {
                 let mut it = kids(p);
                 let kw = self.need(it.next(), "a type", span)?;
                 let inner = Box::new(self.ty(self.need(it.next(), "a type", span)?)?);
-                match kw.as_str() {
+                match self.txt(&kw) {
                     "seq" => TypeKind::Seq(inner),
                     "set" => TypeKind::Set(inner),
                     "bag" => TypeKind::Bag(inner),

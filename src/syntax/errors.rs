@@ -39,8 +39,8 @@ fn describe(r: Rule) -> (Rank, &'static str) {
         Rule::dotdot => (Thing, "`..`"),
         Rule::arrow => (Continuation, "`->`"),
         Rule::qmark => (Continuation, "an operator"),
-        Rule::WHITESPACE | Rule::COMMENT => (Continuation, "a space"),
-        Rule::ident_char | Rule::reserved | Rule::ident | Rule::declarator => (Thing, "an identifier"),
+        Rule::ws => (Continuation, "a space"),
+        Rule::ident_char | Rule::ident | Rule::declarator => (Thing, "an identifier"),
         Rule::int_lit => (Thing, "an integer literal"),
         Rule::k_class | Rule::class_decl => (Thing, "`class`"),
         Rule::program | Rule::member | Rule::method_decl | Rule::ctor_decl | Rule::field_decl => {
@@ -77,6 +77,7 @@ fn describe(r: Rule) -> (Rank, &'static str) {
         Rule::tile_kind => (Thing, "`inter` or `intra`"),
         Rule::block => (Thing, "`{`"),
         Rule::stmt
+        | Rule::stmt_kw
         | Rule::if_stmt
         | Rule::k_if
         | Rule::return_stmt
@@ -121,16 +122,10 @@ fn describe(r: Rule) -> (Rank, &'static str) {
         | Rule::let_expr
         | Rule::k_let
         | Rule::paren_expr
-        | Rule::lit_kw
         | Rule::old_expr
         | Rule::k_old
-        | Rule::perm_expr
-        | Rule::k_perm
-        | Rule::points_to_expr
-        | Rule::k_points_to
-        | Rule::value_expr
-        | Rule::k_value
-        | Rule::builtin_name
+        | Rule::result_kw
+        | Rule::bs_builtin
         | Rule::builtin_call
         | Rule::new_expr
         | Rule::k_new
@@ -180,26 +175,28 @@ fn describe(r: Rule) -> (Rank, &'static str) {
     }
 }
 
-/// v1 reserved words (§1.4), for the "reserved word used as a name" message.
-const RESERVED: &[&str] = &[
-    "class", "kernel", "barrier", "invariant", "if", "else", "while", "for", "goto", "return", "vec", "par", "and",
-    "lock", "unlock", "wait", "notify", "fork", "join", "new", "static", "global", "local", "unfolding", "in", "id",
-    "thread_local", "inline", "pure", "assert", "label", "action", "atomic", "ghost", "this", "null", "true", "false",
-    "current_thread", "read", "write", "none", "None", "empty", "int", "boolean", "void", "resource", "seq", "set",
-    "bag", "map", "tuple", "option", "string", "process", "frac", "zfrac", "rational", "bool", "loc", "pointer",
-    "requires", "ensures", "context", "context_everywhere", "loop_invariant", "given", "yields", "kernel_invariant",
-    "signals", "modifies", "accessible", "with", "then", "fold", "unfold", "assume", "inhale", "exhale", "open",
-    "close", "create", "qed", "apply", "use", "destroy", "split", "merge", "choose", "refute", "witness", "send", "to",
-    "recv", "from", "transfer", "csl_subject", "spec_ignore", "axiom", "Perm", "Value", "PointsTo", "HPerm", "APerm",
-    "ArrayPerm", "perm", "head", "tail", "isEmpty", "held", "idle", "running", "Some", "Hist", "Future",
-    "AbstractState", "AddsTo", "Contribution", "Reducible", "buildMap", "cardMap", "disjointMap", "equalsMap",
-    "getFromMap", "itemsMap", "keysMap", "removeFromMap", "valuesMap", "getFst", "getSnd", "getOption",
-    "getOrElseOption", "remove", "removeAt", "gpuopt", "loop_unroll", "iter_merge", "matrix_lin", "glob_to_reg",
-    "tile", "fuse", "inter", "intra",
-];
-
+/// The v1 reserved words (§1.4) that cannot be names (`C` and `R` can).
 pub fn is_reserved(word: &str) -> bool {
-    RESERVED.contains(&word)
+    matches!(
+        word,
+        "class" | "kernel" | "barrier" | "invariant" | "if" | "else" | "while" | "for" | "goto" | "return" | "vec"
+            | "par" | "and" | "lock" | "unlock" | "wait" | "notify" | "fork" | "join" | "new" | "static" | "global"
+            | "local" | "unfolding" | "in" | "id" | "thread_local" | "inline" | "pure" | "assert" | "label"
+            | "action" | "atomic" | "ghost" | "this" | "null" | "true" | "false" | "current_thread" | "read"
+            | "write" | "none" | "None" | "empty" | "int" | "boolean" | "void" | "resource" | "seq" | "set" | "bag"
+            | "map" | "tuple" | "option" | "string" | "process" | "frac" | "zfrac" | "rational" | "bool" | "loc"
+            | "pointer" | "requires" | "ensures" | "context" | "context_everywhere" | "loop_invariant" | "given"
+            | "yields" | "kernel_invariant" | "signals" | "modifies" | "accessible" | "with" | "then" | "fold"
+            | "unfold" | "assume" | "inhale" | "exhale" | "open" | "close" | "create" | "qed" | "apply" | "use"
+            | "destroy" | "split" | "merge" | "choose" | "refute" | "witness" | "send" | "to" | "recv" | "from"
+            | "transfer" | "csl_subject" | "spec_ignore" | "axiom" | "Perm" | "Value" | "PointsTo" | "HPerm"
+            | "APerm" | "ArrayPerm" | "perm" | "head" | "tail" | "isEmpty" | "held" | "idle" | "running" | "Some"
+            | "Hist" | "Future" | "AbstractState" | "AddsTo" | "Contribution" | "Reducible" | "buildMap"
+            | "cardMap" | "disjointMap" | "equalsMap" | "getFromMap" | "itemsMap" | "keysMap" | "removeFromMap"
+            | "valuesMap" | "getFst" | "getSnd" | "getOption" | "getOrElseOption" | "remove" | "removeAt"
+            | "gpuopt" | "loop_unroll" | "iter_merge" | "matrix_lin" | "glob_to_reg" | "tile" | "fuse" | "inter"
+            | "intra"
+    )
 }
 
 /// Multi-character tokens, longest first (§1.6).

@@ -62,7 +62,7 @@ fn parse_program(text: &str) -> Result<Program, Vec<Diagnostic>> {
     let Some(top) = pairs.next() else {
         return Err(vec![internal("no parse tree")]);
     };
-    let b = Builder::new(text);
+    let b = Builder::new(text, &comments);
     let mut program = b.program(top);
     let mut diags = b.into_diagnostics();
     if diags.is_empty() {
@@ -80,11 +80,11 @@ fn parse_program(text: &str) -> Result<Program, Vec<Diagnostic>> {
 }
 
 fn parse_expression(text: &str) -> Result<Expr, Vec<Diagnostic>> {
-    comments::scan(text).map_err(|d| vec![d])?;
+    let comments = comments::scan(text).map_err(|d| vec![d])?;
     let brackets = comments::brackets(text).map_err(|d| vec![d])?;
     let mut pairs =
         PvlParser::parse(Rule::expr_only, text).map_err(|e| vec![errors::convert(&e, text, Some(&brackets))])?;
-    let b = Builder::new(text);
+    let b = Builder::new(text, &comments);
     let e = pairs.next().and_then(|top| top.into_inner().next()).map(|e| b.expr(e));
     let mut diags = b.into_diagnostics();
     match e {
