@@ -102,6 +102,13 @@ fn truncated_corpus_files_never_panic() {
 #[ignore]
 fn timing() {
     use std::time::Instant;
+    if let Some(f) = std::env::var_os("ALPINE_TIMING_FILE") {
+        let text = std::fs::read_to_string(f).unwrap();
+        let t = Instant::now();
+        let r = alpine::syntax::parse(&text);
+        eprintln!("file: {} bytes, ok={}, {:.1} ms", text.len(), r.is_ok(), t.elapsed().as_secs_f64() * 1e3);
+        return;
+    }
     if let Some(dir) = corpus_dir() {
         let mut files = Vec::new();
         pvl_files(&dir, &mut files);

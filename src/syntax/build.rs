@@ -149,6 +149,11 @@ impl<'s> Builder<'s> {
 
     fn trim_end(&self, start: usize, mut end: usize) -> usize {
         let b = self.src.as_bytes();
+        // Fast path: a pair that ends in neither whitespace nor a comment. (A comment
+        // ends in `/`, or — a line comment — before a newline or at the end of file.)
+        if end > start && end < b.len() && !matches!(b[end - 1], b' ' | b'\n' | b'\t' | b'\r' | b'/') {
+            return end;
+        }
         loop {
             while end > start && matches!(b.get(end - 1), Some(b' ' | b'\n' | b'\t' | b'\r')) {
                 end -= 1;
@@ -211,19 +216,19 @@ impl<'s> Builder<'s> {
             &text[1..text.len() - 1]
         } else {
             if is_reserved(text) {
-                self.push(
-                    Diagnostic::error(
-                        codes::RESERVED,
-                        format!("`{text}` is a reserved word and cannot be used as a name"),
-                        span,
-                    )
-                    .with_label("reserved word")
-                    .with_help(format!("rename it, or quote it with backticks: `` `{text}` ``")),
-                );
+                self.report_reserved(text, span);
             }
             text
         };
         Ident::new(name, span)
+    }
+
+    pub(crate) fn report_reserved(&self, word: &str, span: Span) {
+        self.push(
+            Diagnostic::error(codes::RESERVED, format!("`{word}` is a reserved word and cannot be used as a name"), span)
+                .with_label("reserved word")
+                .with_help(format!("rename it, or quote it with backticks: `` `{word}` ``")),
+        );
     }
 
     // ---- program ----------------------------------------------------------------------
@@ -458,7 +463,7 @@ impl<'s> Builder<'s> {
                 let array = self.g2r_array(arr)?;
                 let mut locations = Vec::new();
                 for l in it {
-                    locations.push(self.ternary(l)?.0);
+                    locations.push(self.cond(l)?.0);
                 }
                 DirectiveKind::GlobToReg { array, locations }
             }

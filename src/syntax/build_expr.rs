@@ -1,11 +1,11 @@
 //! pest pairs → expressions and types.
 //!
-//! Binary operators go through a [`PrattParser`] whose table is the precedence
-//! decision documented at the top of `grammar/pvl.pest`. While building, every
-//! operand carries a flag saying whether it was written in parentheses: the AST
-//! drops parentheses, but the VerCors-1 ambiguity check needs to know.
+//! Binary, prefix and postfix operators go through a [`PrattParser`] whose table is
+//! the precedence decision documented at the top of `grammar/pvl.pest`. While
+//! building, every operand carries a flag saying whether it was written in
+//! parentheses: the AST drops parentheses, but the VerCors-1 ambiguity check needs
+//! to know.
 
-use std::iter::Peekable;
 use std::sync::OnceLock;
 
 use pest::iterators::Pair;
@@ -20,6 +20,16 @@ type P<'i> = Pair<'i, Rule>;
 
 /// An expression plus "was it written as `( e )`".
 pub(crate) type Operand = (Expr, bool);
+
+/// An operand while folding an operator chain.
+struct Opnd {
+    e: Expr,
+    /// Written in parentheses.
+    paren: bool,
+    /// A bare built-in name (`head`, `Perm`, ...): fine as the callee of a call,
+    /// a reserved word anywhere else.
+    builtin_name: bool,
+}
 
 /// More pairs than this in one flat operator chain is rejected (keeps the Pratt
 /// parser's recursion and the tree depth bounded on adversarial input).
@@ -48,6 +58,7 @@ fn pratt() -> &'static PrattParser<Rule> {
             .op(Op::infix(Rule::op_cons, Right))
             .op(Op::infix(Rule::op_append, Left))
             .op(Op::prefix(Rule::op_not) | Op::prefix(Rule::op_neg))
+            .op(Op::postfix(Rule::field_op) | Op::postfix(Rule::call_op) | Op::postfix(Rule::index_op))
     })
 }
 
@@ -86,8 +97,25 @@ fn is_binary(e: &Expr, ops: &[BinOp]) -> bool {
     matches!(&e.kind, ExprKind::Binary { op, .. } if ops.contains(op))
 }
 
+fn literal_word(word: &str) -> Option<ExprKind> {
+    Some(match word {
+        "true" => ExprKind::BoolLit(true),
+        "false" => ExprKind::BoolLit(false),
+        "null" => ExprKind::Null,
+        "this" => ExprKind::This,
+        "read" => ExprKind::Read,
+        "write" => ExprKind::Write,
+        "none" => ExprKind::NoPerm,
+        _ => return None,
+    })
+}
+
+fn is_call_word(word: &str) -> bool {
+    matches!(word, "Perm" | "PointsTo" | "Value") || Builtin::from_name(word).is_some()
+}
+
 impl<'s> Builder<'s> {
-    /// `expr = { ternary ~ with_block? ~ then_block? }`
+    /// `expr = { binexpr ~ (cond_tail ~ with_block? ~ then_block? | ...)? }`
     pub(crate) fn expr(&self, p: P) -> R<Expr> {
         self.expr_op(p).map(|(e, _)| e)
     }
@@ -96,21 +124,22 @@ impl<'s> Builder<'s> {
         let _g = self.enter(self.sp(&p))?;
         let span = self.sp(&p);
         let mut it = kids(p);
-        let t = self.need(it.next(), "an expression", span)?;
-        let (e, paren) = self.ternary(t)?;
+        let b = self.need(it.next(), "an expression", span)?;
+        let mut e = self.binexpr(b)?;
         let mut with = None;
         let mut then = None;
         for k in it {
             match k.as_rule() {
+                Rule::cond_tail => e = (self.cond_with(e.0, k)?, false),
                 Rule::with_block => with = Some(self.trailer_block(k)?),
                 Rule::then_block => then = Some(self.trailer_block(k)?),
                 _ => return Err(self.internal(self.sp(&k), "unexpected part of an expression")),
             }
         }
         if with.is_none() && then.is_none() {
-            return Ok((e, paren));
+            return Ok(e);
         }
-        Ok((Expr::new(ExprKind::WithThen { expr: e.boxed(), with, then }, span), false))
+        Ok((Expr::new(ExprKind::WithThen { expr: e.0.boxed(), with, then }, span), false))
     }
 
     fn trailer_block(&self, p: P) -> R<Block> {
@@ -119,23 +148,32 @@ impl<'s> Builder<'s> {
         self.block(b)
     }
 
-    /// `ternary = { binexpr ~ (qmark ~ ternary ~ colon ~ ternary)? }`
-    pub(crate) fn ternary(&self, p: P) -> R<Operand> {
+    /// `cond = { binexpr ~ cond_tail? }` — a conditional without trailing blocks.
+    pub(crate) fn cond(&self, p: P) -> R<Operand> {
         let span = self.sp(&p);
         let mut it = kids(p);
         let c = self.need(it.next(), "an expression", span)?;
         let cond = self.binexpr(c)?;
-        let Some(t) = it.next() else { return Ok(cond) };
-        let _g = self.enter(span)?;
-        let (then_expr, _) = self.ternary(t)?;
-        let e = self.need(it.next(), "the `else` branch of a conditional", span)?;
-        let (else_expr, _) = self.ternary(e)?;
-        let kind = ExprKind::Cond { cond: cond.0.boxed(), then_expr: then_expr.boxed(), else_expr: else_expr.boxed() };
-        Ok((Expr::new(kind, span), false))
+        match it.next() {
+            None => Ok(cond),
+            Some(tail) => Ok((self.cond_with(cond.0, tail)?, false)),
+        }
     }
 
-    /// `binexpr` / `add_expr`: a flat chain of prefix operators, operands and infix
-    /// operators, folded by the Pratt table.
+    /// `cond_tail = { qmark ~ cond ~ colon ~ cond }` applied to its condition.
+    fn cond_with(&self, cond: Expr, tail: P) -> R<Expr> {
+        let tspan = self.sp(&tail);
+        let _g = self.enter(tspan)?;
+        let mut it = kids(tail);
+        let (then_expr, _) = self.cond(self.need(it.next(), "the `then` branch of a conditional", tspan)?)?;
+        let (else_expr, _) = self.cond(self.need(it.next(), "the `else` branch of a conditional", tspan)?)?;
+        let span = cond.span.to(tspan);
+        let kind = ExprKind::Cond { cond: cond.boxed(), then_expr: then_expr.boxed(), else_expr: else_expr.boxed() };
+        Ok(Expr::new(kind, span))
+    }
+
+    /// `binexpr` / `add_expr`: a flat chain of prefix operators, primaries, postfix
+    /// operators and infix operators, folded by the Pratt table.
     pub(crate) fn binexpr(&self, p: P) -> R<Operand> {
         let span = self.sp(&p);
         let pairs = p.into_inner();
@@ -151,25 +189,27 @@ impl<'s> Builder<'s> {
             }
         }
         if n == 1 {
-            // The common case: a single operand, no operators.
+            // The common case: a single primary, no operators.
             let only = self.need(pairs.clone().next(), "an expression", span)?;
-            return self.postfix_expr(only);
+            let o = self.operand(only)?;
+            return Ok(self.settle(o));
         }
-        pratt()
-            .map_primary(|primary| self.postfix_expr(primary))
+        let folded = pratt()
+            .map_primary(|primary| self.operand(primary))
             .map_prefix(|op, rhs| {
-                let (rhs, _) = rhs?;
+                let rhs = self.settle(rhs?).0;
                 let uop = match op.as_rule() {
                     Rule::op_not => UnOp::Not,
                     Rule::op_neg => UnOp::Neg,
                     _ => return Err(self.internal(self.sp(&op), "unknown prefix operator")),
                 };
                 let span = self.sp(&op).to(rhs.span);
-                Ok((Expr::new(ExprKind::Unary { op: uop, operand: rhs.boxed() }, span), false))
+                Ok(Opnd { e: Expr::new(ExprKind::Unary { op: uop, operand: rhs.boxed() }, span), paren: false, builtin_name: false })
             })
+            .map_postfix(|lhs, op| self.postfix(lhs?, op))
             .map_infix(|lhs, op, rhs| {
-                let (lhs, _) = lhs?;
-                let (rhs, rhs_paren) = rhs?;
+                let (lhs, _) = self.settle(lhs?);
+                let (rhs, rhs_paren) = self.settle(rhs?);
                 let Some(bop) = binop(op.as_rule()) else {
                     return Err(self.internal(self.sp(&op), "unknown infix operator"));
                 };
@@ -177,9 +217,39 @@ impl<'s> Builder<'s> {
                 if let ExprKind::Binary { rhs, .. } = &e.kind {
                     self.check_ambiguity(bop, rhs, rhs_paren, e.span);
                 }
-                Ok((e, false))
+                Ok(Opnd { e, paren: false, builtin_name: false })
             })
-            .parse(pairs)
+            .parse(pairs)?;
+        Ok(self.settle(folded))
+    }
+
+    /// An operand leaves the chain: a bare built-in name is a reserved word here.
+    fn settle(&self, o: Opnd) -> Operand {
+        if o.builtin_name {
+            if let ExprKind::Var(id) = &o.e.kind {
+                self.report_reserved(&id.name, id.span);
+            }
+        }
+        (o.e, o.paren)
+    }
+
+    /// A primary of an operator chain. Words that are literals (`true`, `null`,
+    /// `write`, ...) become literals; built-in names are kept for a following call.
+    fn operand(&self, p: P) -> R<Opnd> {
+        if p.as_rule() == Rule::ident {
+            let word = self.txt(&p);
+            let span = self.sp(&p);
+            if let Some(kind) = literal_word(word) {
+                return Ok(Opnd { e: Expr::new(kind, span), paren: false, builtin_name: false });
+            }
+            if is_call_word(word) {
+                let e = Expr::new(ExprKind::Var(Ident::new(word, span)), span);
+                return Ok(Opnd { e, paren: false, builtin_name: true });
+            }
+            return Ok(Opnd { e: Expr::new(ExprKind::Var(self.ident(p)), span), paren: false, builtin_name: false });
+        }
+        let (e, paren) = self.primary(p)?;
+        Ok(Opnd { e, paren, builtin_name: false })
     }
 
     /// VerCors 1 reads `a || b && c` as `(a || b) && c` and `a ==> b ==> c` as
@@ -216,88 +286,67 @@ impl<'s> Builder<'s> {
         }
     }
 
-    /// `postfix_expr = { primary ~ postfix_op* }`
+    /// `postfix_expr = { primary ~ postfix_op* }` (the predicate of `unfolding`).
     pub(crate) fn postfix_expr(&self, p: P) -> R<Operand> {
         let span = self.sp(&p);
         let mut it = kids(p);
         let first = self.need(it.next(), "an expression", span)?;
-        let mut it = it.peekable();
-        let (mut e, mut paren) = if first.as_rule() == Rule::ident {
-            (self.word_primary(first, &mut it)?, false)
-        } else {
-            self.primary(first)?
-        };
+        let mut o = self.operand(first)?;
         for op in it {
-            let op_span = self.sp(&op);
-            let whole = e.span.to(op_span);
-            let rule = op.as_rule();
-            e = match rule {
-                Rule::field_op => {
-                    let name = self.need(kids(op).next(), "a field name", op_span)?;
-                    Expr::new(ExprKind::Field { obj: e.boxed(), field: self.ident(name) }, whole)
-                }
-                Rule::call_op => {
-                    let args = match kids(op).next() {
-                        Some(list) => self.expr_list(list)?,
-                        None => Vec::new(),
-                    };
-                    match e.kind {
-                        ExprKind::Var(method) if !paren => {
-                            Expr::new(ExprKind::Call { receiver: None, method, args }, whole)
-                        }
-                        ExprKind::Field { obj, field } if !paren => {
-                            Expr::new(ExprKind::Call { receiver: Some(obj), method: field, args }, whole)
-                        }
-                        _ => {
-                            return Err(self.error(
-                                Diagnostic::error(codes::SYNTAX, "only a method can be called", e.span)
-                                    .with_label("this is not a method name")
-                                    .with_help("write `m(args)`, `obj.m(args)` or `Class.m(args)`"),
-                            ))
-                        }
-                    }
-                }
-                Rule::index_op => self.index(e, op, whole)?,
-                _ => return Err(self.internal(op_span, "unknown postfix operator")),
-            };
-            paren = false;
+            o = self.postfix(o, op)?;
         }
-        Ok((e, paren))
+        Ok(self.settle(o))
     }
 
-    /// A primary written as a word: a literal word (`true`, `null`, `write`, ...), a
-    /// call-like built-in (`Perm(..)`, `Value(..)`, `PointsTo(..)`, `head(..)`, ...; the
-    /// call is taken from `ops`), or a name.
-    fn word_primary<'i, I: Iterator<Item = P<'i>>>(&self, p: P<'i>, ops: &mut Peekable<I>) -> R<Expr> {
-        let word = self.txt(&p);
-        let span = self.sp(&p);
-        let lit = match word {
-            "true" => Some(ExprKind::BoolLit(true)),
-            "false" => Some(ExprKind::BoolLit(false)),
-            "null" => Some(ExprKind::Null),
-            "this" => Some(ExprKind::This),
-            "read" => Some(ExprKind::Read),
-            "write" => Some(ExprKind::Write),
-            "none" => Some(ExprKind::NoPerm),
-            _ => None,
+    /// Applies one postfix operator: `.f`, `(args)`, `[..]`.
+    fn postfix(&self, lhs: Opnd, op: P) -> R<Opnd> {
+        let op_span = self.sp(&op);
+        let whole = lhs.e.span.to(op_span);
+        let e = match op.as_rule() {
+            Rule::call_op => {
+                let args = match kids(op).next() {
+                    Some(list) => self.expr_list(list)?,
+                    None => Vec::new(),
+                };
+                if lhs.builtin_name {
+                    return Ok(Opnd { e: self.builtin(lhs.e, args, whole)?, paren: false, builtin_name: false });
+                }
+                match lhs.e.kind {
+                    ExprKind::Var(method) if !lhs.paren => {
+                        Expr::new(ExprKind::Call { receiver: None, method, args }, whole)
+                    }
+                    ExprKind::Field { obj, field } if !lhs.paren => {
+                        Expr::new(ExprKind::Call { receiver: Some(obj), method: field, args }, whole)
+                    }
+                    _ => {
+                        return Err(self.error(
+                            Diagnostic::error(codes::SYNTAX, "only a method can be called", lhs.e.span)
+                                .with_label("this is not a method name")
+                                .with_help("write `m(args)`, `obj.m(args)` or `Class.m(args)`"),
+                        ))
+                    }
+                }
+            }
+            Rule::field_op => {
+                let (obj, _) = self.settle(lhs);
+                let name = self.need(kids(op).next(), "a field name", op_span)?;
+                Expr::new(ExprKind::Field { obj: obj.boxed(), field: self.ident(name) }, whole)
+            }
+            Rule::index_op => {
+                let (base, _) = self.settle(lhs);
+                self.index(base, op, whole)?
+            }
+            _ => return Err(self.internal(op_span, "unknown postfix operator")),
         };
-        if let Some(kind) = lit {
-            return Ok(Expr::new(kind, span));
-        }
-        let builtin = Builtin::from_name(word);
-        let special = matches!(word, "Perm" | "PointsTo" | "Value");
-        if builtin.is_none() && !special {
-            return Ok(Expr::new(ExprKind::Var(self.ident(p)), span));
-        }
-        let Some(call) = ops.next_if(|op| op.as_rule() == Rule::call_op) else {
-            // A built-in's name without arguments: reported as a reserved word.
-            return Ok(Expr::new(ExprKind::Var(self.ident(p)), span));
+        Ok(Opnd { e, paren: false, builtin_name: false })
+    }
+
+    /// `Perm(l, p)`, `PointsTo(l, p, v)`, `Value(l)` and the [`Builtin`] functions.
+    fn builtin(&self, name: Expr, mut args: Vec<Expr>, whole: Span) -> R<Expr> {
+        let ExprKind::Var(id) = &name.kind else {
+            return Err(self.internal(name.span, "built-in without a name"));
         };
-        let whole = span.to(self.sp(&call));
-        let mut args = match kids(call).next() {
-            Some(list) => self.expr_list(list)?,
-            None => Vec::new(),
-        };
+        let word = id.as_str();
         let want = match word {
             "Perm" => Some((2, "a location and a permission amount")),
             "PointsTo" => Some((3, "a location, a permission amount and a value")),
@@ -316,19 +365,21 @@ impl<'s> Builder<'s> {
                 ));
             }
         }
-        let kind = match (word, builtin) {
-            ("Value", _) => ExprKind::Value(args.remove(0).boxed()),
-            ("Perm", _) => {
+        let kind = match word {
+            "Value" => ExprKind::Value(args.remove(0).boxed()),
+            "Perm" => {
                 let amount = args.remove(1).boxed();
                 ExprKind::Perm { loc: args.remove(0).boxed(), amount }
             }
-            ("PointsTo", _) => {
+            "PointsTo" => {
                 let value = args.remove(2).boxed();
                 let amount = args.remove(1).boxed();
                 ExprKind::PointsTo { loc: args.remove(0).boxed(), amount, value }
             }
-            (_, Some(func)) => ExprKind::Builtin { func, args },
-            _ => return Err(self.internal(span, "unknown built-in")),
+            _ => match Builtin::from_name(word) {
+                Some(func) => ExprKind::Builtin { func, args },
+                None => return Err(self.internal(whole, "unknown built-in")),
+            },
         };
         Ok(Expr::new(kind, whole))
     }
@@ -410,7 +461,6 @@ impl<'s> Builder<'s> {
                 e(ExprKind::IntLit(v))
             }
             Rule::result_kw => e(ExprKind::Result),
-            Rule::ident => e(ExprKind::Var(self.ident(p))),
             Rule::quant => self.quant(p),
             Rule::let_expr => {
                 let _g = self.enter(span)?;
@@ -505,7 +555,7 @@ impl<'s> Builder<'s> {
                 let _g = self.enter(span)?;
                 let mut it = kids(p);
                 let (pred, _) = self.postfix_expr(self.need(it.next(), "a predicate", span)?)?;
-                let (body, _) = self.ternary(self.need(it.next(), "an expression", span)?)?;
+                let (body, _) = self.cond(self.need(it.next(), "an expression", span)?)?;
                 e(ExprKind::Unfolding { pred: pred.boxed(), body: body.boxed() })
             }
             _ => Err(self.internal(span, "unknown expression form")),

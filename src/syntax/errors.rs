@@ -38,7 +38,7 @@ fn describe(r: Rule) -> (Rank, &'static str) {
         Rule::eq_sign => (Thing, "`=`"),
         Rule::dotdot => (Thing, "`..`"),
         Rule::arrow => (Continuation, "`->`"),
-        Rule::qmark => (Continuation, "an operator"),
+        Rule::qmark | Rule::cond_tail => (Continuation, "an operator"),
         Rule::ws => (Continuation, "a space"),
         Rule::ident_char | Rule::ident | Rule::declarator => (Thing, "an identifier"),
         Rule::int_lit => (Thing, "an integer literal"),
@@ -111,7 +111,8 @@ fn describe(r: Rule) -> (Rank, &'static str) {
         Rule::par_iter => (Thing, "an iterator `int i = lo .. hi`"),
         Rule::expr_only
         | Rule::expr
-        | Rule::ternary
+        | Rule::cond
+        | Rule::operand
         | Rule::binexpr
         | Rule::add_expr
         | Rule::postfix_expr
@@ -142,7 +143,7 @@ fn describe(r: Rule) -> (Rank, &'static str) {
         Rule::quant_range | Rule::quant_guard => (Thing, "`;` or `=`"),
         Rule::k_in => (Thing, "`in`"),
         Rule::k_bs_in => (Thing, "`\\in`"),
-        Rule::with_block | Rule::k_with | Rule::then_block | Rule::k_then => (Continuation, "`with` or `then`"),
+        Rule::expr_tail | Rule::trailers | Rule::with_block | Rule::k_with | Rule::then_block | Rule::k_then => (Continuation, "`with` or `then`"),
         Rule::op_implies
         | Rule::op_wand
         | Rule::op_or
