@@ -78,6 +78,7 @@ fn describe(r: Rule) -> (Rank, &'static str) {
         Rule::block => (Thing, "`{`"),
         Rule::stmt
         | Rule::stmt_kw
+        | Rule::type_kw
         | Rule::if_stmt
         | Rule::k_if
         | Rule::return_stmt
