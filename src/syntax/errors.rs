@@ -43,7 +43,8 @@ fn describe(r: Rule) -> (Rank, &'static str) {
         Rule::ident_char | Rule::ident | Rule::declarator => (Thing, "an identifier"),
         Rule::int_lit => (Thing, "an integer literal"),
         Rule::k_class | Rule::class_decl => (Thing, "`class`"),
-        Rule::program | Rule::member | Rule::method_decl | Rule::ctor_decl | Rule::field_decl => {
+        Rule::program => (Thing, "`class`"),
+        Rule::member | Rule::member_kw | Rule::method_decl | Rule::ctor_decl | Rule::field_decl => {
             (Thing, "a field, method or constructor")
         }
         Rule::modifier => (Thing, "a modifier"),
@@ -72,9 +73,9 @@ fn describe(r: Rule) -> (Rank, &'static str) {
         | Rule::d_glob_to_reg
         | Rule::d_tile
         | Rule::d_fuse => (Thing, "a directive (`loop_unroll`, `iter_merge`, `matrix_lin`, `glob_to_reg`, `tile` or `fuse`)"),
-        Rule::matrix_order => (Thing, "`R` or `C`"),
+        Rule::matrix_order => (Thing, "`R`|`C`"),
         Rule::g2r_array => (Thing, "an array name"),
-        Rule::tile_kind => (Thing, "`inter` or `intra`"),
+        Rule::tile_kind => (Thing, "`inter`|`intra`"),
         Rule::block => (Thing, "`{`"),
         Rule::stmt
         | Rule::stmt_kw
@@ -101,12 +102,12 @@ fn describe(r: Rule) -> (Rank, &'static str) {
         Rule::barrier_tags => (Thing, "a barrier label"),
         Rule::barrier_a | Rule::barrier_b => (Thing, "`{` or a contract clause"),
         Rule::while_loop | Rule::k_while | Rule::for_loop | Rule::k_for | Rule::par_stmt | Rule::k_par => {
-            (Thing, "`while`, `for` or `par`")
+            (Thing, "`while`|`for`|`par`")
         }
         Rule::for_init | Rule::for_update | Rule::decl | Rule::incdec | Rule::simple => {
             (Thing, "a declaration, assignment or expression")
         }
-        Rule::inc_op | Rule::dec_op => (Continuation, "`++` or `--`"),
+        Rule::inc_op | Rule::dec_op => (Continuation, "`++`|`--`"),
         Rule::k_and => (Continuation, "`and`"),
         Rule::par_unit => (Thing, "a par block `(...)`"),
         Rule::par_iter => (Thing, "an iterator `int i = lo .. hi`"),
@@ -141,10 +142,10 @@ fn describe(r: Rule) -> (Rank, &'static str) {
         | Rule::k_unfolding
         | Rule::k_bs_unfolding
         | Rule::expr_list => (Thing, "an expression"),
-        Rule::quant_range | Rule::quant_guard => (Thing, "`;` or `=`"),
+        Rule::quant_range | Rule::quant_guard => (Thing, "`;`|`=`"),
         Rule::k_in => (Thing, "`in`"),
         Rule::k_bs_in => (Thing, "`\\in`"),
-        Rule::expr_tail | Rule::trailers | Rule::with_block | Rule::k_with | Rule::then_block | Rule::k_then => (Continuation, "`with` or `then`"),
+        Rule::expr_tail | Rule::trailers | Rule::with_block | Rule::k_with | Rule::then_block | Rule::k_then => (Continuation, "`with`|`then`"),
         Rule::op_implies
         | Rule::op_wand
         | Rule::op_or
@@ -301,18 +302,22 @@ pub fn convert(err: &Error<Rule>, src: &str, brackets: Option<&BracketInfo>) -> 
         }
     };
 
-    // What was expected, best first, without duplicates.
+    // What was expected, best first (closers, then things, in the order the parser
+    // tried them), without duplicates; ways to continue an expression only when
+    // nothing else fits. A description may name several items separated by `|`.
     let mut expected: Vec<(Rank, &'static str)> = positives.iter().map(|&r| describe(r)).collect();
-    expected.sort();
-    expected.dedup_by(|a, b| a.1 == b.1);
+    expected.sort_by_key(|(r, _)| *r);
     if expected.iter().any(|(r, _)| *r != Rank::Continuation) {
         expected.retain(|(r, _)| *r != Rank::Continuation);
     }
     let mut words: Vec<&str> = Vec::new();
-    for (_, w) in &expected {
-        if !words.contains(w) {
+    for w in expected.iter().flat_map(|(_, d)| d.split('|')) {
+        if !words.contains(&w) {
             words.push(w);
         }
+    }
+    if words.contains(&"an expression") {
+        words.retain(|w| !matches!(*w, "an identifier" | "an integer literal"));
     }
     let expected_text = format!("expected {}", join_or(&words));
 
