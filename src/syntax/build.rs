@@ -175,9 +175,16 @@ impl<'s> Builder<'s> {
         self.diags.borrow_mut().push(d);
     }
 
-    /// Records `d` and returns the "given up" marker.
-    pub(crate) fn error(&self, d: Diagnostic) {
-        self.push(d)
+    /// Records `d` and gives up on the current node.
+    pub(crate) fn fail<T>(&self, d: Diagnostic) -> R<T> {
+        self.push(d);
+        Err(())
+    }
+
+    /// Records an internal error and gives up on the current node.
+    pub(crate) fn fail_internal<T>(&self, span: Span, what: &str) -> R<T> {
+        self.internal(span, what);
+        Err(())
     }
 
     pub(crate) fn internal(&self, span: Span, what: &str) {
@@ -285,7 +292,7 @@ impl<'s> Builder<'s> {
                 _ => clauses.push(self.clause(k)?),
             }
         }
-        Err(self.internal(span, "member without a declaration"))
+        self.fail_internal(span, "member without a declaration")
     }
 
     fn method(&self, p: P, directives: Vec<Directive>, contract: Contract, span: Span) -> R<Method> {
@@ -318,7 +325,7 @@ impl<'s> Builder<'s> {
                     body = Some(MethodBody::Expr(self.expr(e)?));
                 }
                 Rule::abstract_body => body = Some(MethodBody::Abstract),
-                _ => return Err(self.internal(self.sp(&k), "unexpected part of a method")),
+                _ => return self.fail_internal(self.sp(&k), "unexpected part of a method"),
             }
         }
         let name = self.need_val(name, "a method name", mspan)?;
@@ -361,7 +368,7 @@ impl<'s> Builder<'s> {
                     "context_everywhere" => ClauseKind::ContextEverywhere(e),
                     "loop_invariant" => ClauseKind::LoopInvariant(e),
                     "kernel_invariant" => ClauseKind::KernelInvariant(e),
-                    _ => return Err(self.internal(self.sp(&kw), "unknown clause")),
+                    _ => return self.fail_internal(self.sp(&kw), "unknown clause"),
                 }
             }
             Rule::ghost_clause => {
@@ -391,7 +398,7 @@ impl<'s> Builder<'s> {
                     ClauseKind::Accessible(list)
                 }
             }
-            _ => return Err(self.internal(span, "unknown clause form")),
+            _ => return self.fail_internal(span, "unknown clause form"),
         };
         Ok(Clause { kind, span })
     }
@@ -478,7 +485,7 @@ impl<'s> Builder<'s> {
                 let block_size = self.num(self.need(it.next(), "a number", dspan)?);
                 DirectiveKind::Fuse { count, block_size }
             }
-            _ => return Err(self.internal(dspan, "unknown directive")),
+            _ => return self.fail_internal(dspan, "unknown directive"),
         };
         Ok(Directive { kind, span })
     }
@@ -608,7 +615,7 @@ impl<'s> Builder<'s> {
                     "fold" => SpecStmtKind::Fold,
                     "unfold" => SpecStmtKind::Unfold,
                     "refute" => SpecStmtKind::Refute,
-                    _ => return Err(self.internal(self.sp(&kw), "unknown statement keyword")),
+                    _ => return self.fail_internal(self.sp(&kw), "unknown statement keyword"),
                 };
                 let expr = self.expr(self.need(it.next(), "an expression", span)?)?;
                 StmtKind::Spec { kind, expr }
@@ -623,7 +630,7 @@ impl<'s> Builder<'s> {
                     "notify" => SyncKind::Notify,
                     "fork" => SyncKind::Fork,
                     "join" => SyncKind::Join,
-                    _ => return Err(self.internal(self.sp(&kw), "unknown statement keyword")),
+                    _ => return self.fail_internal(self.sp(&kw), "unknown statement keyword"),
                 };
                 let obj = self.expr(self.need(it.next(), "an expression", span)?)?;
                 StmtKind::Sync { kind, obj }
@@ -662,7 +669,7 @@ impl<'s> Builder<'s> {
                 let s = self.need(kids(inner).next(), "a statement", span)?;
                 self.simple(s)?
             }
-            _ => return Err(self.internal(span, "unknown statement form")),
+            _ => return self.fail_internal(span, "unknown statement form"),
         };
         out.push(Stmt::new(kind, span));
         Ok(())
@@ -726,7 +733,7 @@ impl<'s> Builder<'s> {
                     }
                     contract = self.place_clauses(clauses, Place::Barrier);
                 }
-                _ => return Err(self.internal(self.sp(&k), "unexpected part of a barrier")),
+                _ => return self.fail_internal(self.sp(&k), "unexpected part of a barrier"),
             }
         }
         let label = self.need_val(label, "a barrier label", span)?;
@@ -758,7 +765,7 @@ impl<'s> Builder<'s> {
                 _ => clauses.push(self.clause(k)?),
             }
         }
-        Err(self.internal(span, "loop or par without its statement"))
+        self.fail_internal(span, "loop or par without its statement")
     }
 
     fn loop_header(&self, p: P) -> R<(LoopKind, Stmt)> {
@@ -779,7 +786,7 @@ impl<'s> Builder<'s> {
                 Rule::expr => cond = Some(self.expr(k)?),
                 Rule::for_update => self.for_list(k, &mut update)?,
                 Rule::stmt => body = Some(self.one_stmt(k)?),
-                _ => return Err(self.internal(self.sp(&k), "unexpected part of a for loop")),
+                _ => return self.fail_internal(self.sp(&k), "unexpected part of a for loop"),
             }
         }
         let body = self.need_val(body, "a loop body", span)?;
@@ -795,7 +802,7 @@ impl<'s> Builder<'s> {
                 Rule::decl => self.decl(s, span, out)?,
                 Rule::incdec => out.push(Stmt::new(self.incdec(s)?, span)),
                 Rule::simple => out.push(Stmt::new(self.simple(s)?, span)),
-                _ => return Err(self.internal(span, "unexpected part of a for header")),
+                _ => return self.fail_internal(span, "unexpected part of a for header"),
             }
         }
         Ok(())

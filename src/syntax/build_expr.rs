@@ -133,7 +133,7 @@ impl<'s> Builder<'s> {
                 Rule::cond_tail => e = (self.cond_with(e.0, k)?, false),
                 Rule::with_block => with = Some(self.trailer_block(k)?),
                 Rule::then_block => then = Some(self.trailer_block(k)?),
-                _ => return Err(self.internal(self.sp(&k), "unexpected part of an expression")),
+                _ => return self.fail_internal(self.sp(&k), "unexpected part of an expression"),
             }
         }
         if with.is_none() && then.is_none() {
@@ -181,11 +181,11 @@ impl<'s> Builder<'s> {
         for _ in pairs.clone() {
             n += 1;
             if n > MAX_CHAIN_PAIRS {
-                return Err(self.error(
+                return self.fail(
                     Diagnostic::error(codes::SYNTAX, "expression too long", Span::new(span.start(), span.start() + 1))
                         .with_label(format!("this expression chains more than {MAX_CHAIN_PAIRS} operators and operands"))
                         .with_help("split it, e.g. with local variables or helper functions"),
-                ));
+                );
             }
         }
         if n == 1 {
@@ -201,7 +201,7 @@ impl<'s> Builder<'s> {
                 let uop = match op.as_rule() {
                     Rule::op_not => UnOp::Not,
                     Rule::op_neg => UnOp::Neg,
-                    _ => return Err(self.internal(self.sp(&op), "unknown prefix operator")),
+                    _ => return self.fail_internal(self.sp(&op), "unknown prefix operator"),
                 };
                 let span = self.sp(&op).to(rhs.span);
                 Ok(Opnd { e: Expr::new(ExprKind::Unary { op: uop, operand: rhs.boxed() }, span), paren: false, builtin_name: false })
@@ -211,7 +211,7 @@ impl<'s> Builder<'s> {
                 let (lhs, _) = self.settle(lhs?);
                 let (rhs, rhs_paren) = self.settle(rhs?);
                 let Some(bop) = binop(op.as_rule()) else {
-                    return Err(self.internal(self.sp(&op), "unknown infix operator"));
+                    return self.fail_internal(self.sp(&op), "unknown infix operator");
                 };
                 let e = bin(bop, lhs, rhs);
                 if let ExprKind::Binary { rhs, .. } = &e.kind {
@@ -319,11 +319,11 @@ impl<'s> Builder<'s> {
                         Expr::new(ExprKind::Call { receiver: Some(obj), method: field, args }, whole)
                     }
                     _ => {
-                        return Err(self.error(
+                        return self.fail(
                             Diagnostic::error(codes::SYNTAX, "only a method can be called", lhs.e.span)
                                 .with_label("this is not a method name")
                                 .with_help("write `m(args)`, `obj.m(args)` or `Class.m(args)`"),
-                        ))
+                        )
                     }
                 }
             }
@@ -336,7 +336,7 @@ impl<'s> Builder<'s> {
                 let (base, _) = self.settle(lhs);
                 self.index(base, op, whole)?
             }
-            _ => return Err(self.internal(op_span, "unknown postfix operator")),
+            _ => return self.fail_internal(op_span, "unknown postfix operator"),
         };
         Ok(Opnd { e, paren: false, builtin_name: false })
     }
@@ -344,7 +344,7 @@ impl<'s> Builder<'s> {
     /// `Perm(l, p)`, `PointsTo(l, p, v)`, `Value(l)` and the [`Builtin`] functions.
     fn builtin(&self, name: Expr, mut args: Vec<Expr>, whole: Span) -> R<Expr> {
         let ExprKind::Var(id) = &name.kind else {
-            return Err(self.internal(name.span, "built-in without a name"));
+            return self.fail_internal(name.span, "built-in without a name");
         };
         let word = id.as_str();
         let want = match word {
@@ -355,14 +355,14 @@ impl<'s> Builder<'s> {
         };
         if let Some((n, what)) = want {
             if args.len() != n {
-                return Err(self.error(
+                return self.fail(
                     Diagnostic::error(
                         codes::SYNTAX,
                         format!("`{word}` takes {n} argument{}, found {}", if n == 1 { "" } else { "s" }, args.len()),
                         whole,
                     )
                     .with_label(format!("expected {what}")),
-                ));
+                );
             }
         }
         let kind = match word {
@@ -378,7 +378,7 @@ impl<'s> Builder<'s> {
             }
             _ => match Builtin::from_name(word) {
                 Some(func) => ExprKind::Builtin { func, args },
-                None => return Err(self.internal(whole, "unknown built-in")),
+                None => return self.fail_internal(whole, "unknown built-in"),
             },
         };
         Ok(Expr::new(kind, whole))
@@ -412,7 +412,7 @@ impl<'s> Builder<'s> {
                     }
                 }
             }
-            _ => return Err(self.internal(span, "unknown subscript")),
+            _ => return self.fail_internal(span, "unknown subscript"),
         };
         Ok(Expr::new(kind, whole))
     }
@@ -480,7 +480,7 @@ impl<'s> Builder<'s> {
                 let mut it = kids(p.clone());
                 let name = self.need(it.next(), "a built-in name", span)?;
                 let Some(func) = Builtin::from_name(self.txt(&name)) else {
-                    return Err(self.internal(self.sp(&name), "unknown built-in"));
+                    return self.fail_internal(self.sp(&name), "unknown built-in");
                 };
                 let args = self.args_of(p)?;
                 e(ExprKind::Builtin { func, args })
@@ -513,10 +513,10 @@ impl<'s> Builder<'s> {
                     "set" => CollectionKind::Set,
                     "bag" => CollectionKind::Bag,
                     other => {
-                        return Err(self.error(
+                        return self.fail(
                             Diagnostic::error(codes::SYNTAX, format!("`{other}` has no literal form"), self.sp(&kw))
                                 .with_help("only `seq<T>{..}`, `set<T>{..}`, `bag<T>{..}` and `map<K,V>{..}` are literals"),
-                        ))
+                        )
                     }
                 };
                 let elem = self.ty(self.need(it.next(), "a type", span)?)?;
@@ -530,11 +530,11 @@ impl<'s> Builder<'s> {
                 let flat = self.args_of(p)?;
                 if flat.len() % 2 == 1 {
                     let last = flat.last().map_or(span, |x| x.span);
-                    return Err(self.error(
+                    return self.fail(
                         Diagnostic::error(codes::SYNTAX, "map literal has a key without a value", last)
                             .with_label("this key has no value")
                             .with_help("a map literal is a flat list `map<K,V>{k1, v1, k2, v2}`"),
-                    ));
+                    );
                 }
                 let mut entries = Vec::with_capacity(flat.len() / 2);
                 let mut fi = flat.into_iter();
@@ -558,7 +558,7 @@ impl<'s> Builder<'s> {
                 let (body, _) = self.cond(self.need(it.next(), "an expression", span)?)?;
                 e(ExprKind::Unfolding { pred: pred.boxed(), body: body.boxed() })
             }
-            _ => Err(self.internal(span, "unknown expression form")),
+            _ => self.fail_internal(span, "unknown expression form"),
         }
     }
 
@@ -574,7 +574,7 @@ impl<'s> Builder<'s> {
             "\\forall" => QuantKind::Forall,
             "\\exists" => QuantKind::Exists,
             "\\sum" => QuantKind::Sum,
-            _ => return Err(self.internal(self.sp(&kw), "unknown quantifier")),
+            _ => return self.fail_internal(self.sp(&kw), "unknown quantifier"),
         };
         let ty = self.ty(self.need(it.next(), "a type", span)?)?;
         let name = self.ident(self.need(it.next(), "a name", span)?);
@@ -630,7 +630,7 @@ impl<'s> Builder<'s> {
                 "zfrac" => TypeKind::ZFrac,
                 "process" => TypeKind::Process,
                 "string" => TypeKind::String,
-                _ => return Err(self.internal(span, "unknown type")),
+                _ => return self.fail_internal(span, "unknown type"),
             },
             Rule::coll_type => {
                 let mut it = kids(p);
@@ -641,7 +641,7 @@ impl<'s> Builder<'s> {
                     "set" => TypeKind::Set(inner),
                     "bag" => TypeKind::Bag(inner),
                     "option" => TypeKind::Option(inner),
-                    _ => return Err(self.internal(span, "unknown collection type")),
+                    _ => return self.fail_internal(span, "unknown collection type"),
                 }
             }
             Rule::map_type | Rule::tuple_type => {
@@ -656,7 +656,7 @@ impl<'s> Builder<'s> {
                 }
             }
             Rule::class_type => TypeKind::Class(self.ident(self.need(kids(p).next(), "a class name", span)?)),
-            _ => return Err(self.internal(span, "unknown type form")),
+            _ => return self.fail_internal(span, "unknown type form"),
         };
         Ok(Type::new(kind, span))
     }
