@@ -96,3 +96,73 @@ fn truncated_corpus_files_never_panic() {
         }
     }
 }
+
+/// Timing (run with `cargo test --release --test parser_corpus -- --ignored --nocapture`).
+#[test]
+#[ignore]
+fn timing() {
+    use std::time::Instant;
+    if let Some(f) = std::env::var_os("ALPINE_TIMING_FILE") {
+        let text = std::fs::read_to_string(f).unwrap();
+        let t = Instant::now();
+        let r = alpine::syntax::parse(&text);
+        eprintln!("file: {} bytes, ok={}, {:.1} ms", text.len(), r.is_ok(), t.elapsed().as_secs_f64() * 1e3);
+        return;
+    }
+    if let Some(dir) = corpus_dir() {
+        let mut files = Vec::new();
+        pvl_files(&dir, &mut files);
+        let texts: Vec<String> = files.iter().map(|f| std::fs::read_to_string(f).unwrap()).collect();
+        let lines: usize = texts.iter().map(|t| t.lines().count()).sum();
+        let passes: usize = std::env::var("ALPINE_TIMING_PASSES").ok().and_then(|v| v.parse().ok()).unwrap_or(5);
+        let mut best = f64::MAX;
+        for _ in 0..passes {
+            let t = Instant::now();
+            for text in &texts {
+                let _ = alpine::syntax::parse(text);
+            }
+            best = best.min(t.elapsed().as_secs_f64());
+        }
+        eprintln!("corpus: {} files, {lines} lines, best of {passes}: {:.1} ms", texts.len(), best * 1e3);
+    }
+    let gen_lines: usize = std::env::var("ALPINE_TIMING_GEN_LINES").ok().and_then(|v| v.parse().ok()).unwrap_or(100_000);
+    let big = generated(gen_lines);
+    let t = Instant::now();
+    let p = alpine::syntax::parse(&big).expect("generated program parses");
+    eprintln!(
+        "generated: {} lines, {} members: {:.1} ms",
+        big.lines().count(),
+        p.classes.iter().map(|c| c.members.len()).sum::<usize>(),
+        t.elapsed().as_secs_f64() * 1e3
+    );
+}
+
+/// About `lines` lines of varied, valid PVL.
+fn generated(lines: usize) -> String {
+    let mut s = String::from("class Big {\n  int f;\n");
+    let mut n = 0;
+    let mut i = 0;
+    while n < lines {
+        s.push_str(&format!(
+            "  context_everywhere a != null && a.length == N;\n\
+             requires (\\forall* int i; 0 <= i && i < a.length; Perm(a[i], 1\\2));\n\
+             ensures \\result == (i > 0 ? a[0] + {i} : head(xs) :: tail(xs) ++ 3 == xs);\n\
+             int m{i}(int[] a, int N, seq<int> xs) {{\n\
+               int k = 0;\n\
+               loop_invariant 0 <= k && k <= N;\n\
+               while (k < N) {{\n\
+                 a[k] = a[k] + (k * 2) - f;\n\
+                 k++;\n\
+               }}\n\
+               par threads (int tid = 0 .. N) requires Perm(a[tid], write); {{\n\
+                 barrier(threads) {{ requires true; }}\n\
+               }}\n\
+               return k;\n\
+             }}\n"
+        ));
+        n += 15;
+        i += 1;
+    }
+    s.push_str("}\n");
+    s
+}

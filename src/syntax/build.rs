@@ -7,6 +7,7 @@ use std::cell::{Cell, RefCell};
 
 use pest::iterators::Pair;
 
+use super::errors::is_reserved;
 use super::parser::Rule;
 use crate::ast::*;
 use crate::diagnostics::{codes, Diagnostic};
@@ -18,10 +19,6 @@ pub(crate) type R<T> = Result<T, ()>;
 
 /// Recursion limit of the builder (expressions and statements inside each other).
 const MAX_BUILD_DEPTH: u32 = 2_000;
-
-pub(crate) fn sp(p: &P) -> Span {
-    Span::from(p.as_span())
-}
 
 /// Keyword and punctuation pairs carry no information for the tree.
 fn is_noise(r: Rule) -> bool {
@@ -66,9 +63,6 @@ fn is_noise(r: Rule) -> bool {
             | Rule::k_bs_in
             | Rule::k_let
             | Rule::k_old
-            | Rule::k_perm
-            | Rule::k_points_to
-            | Rule::k_value
             | Rule::k_signals
             | Rule::k_loop_unroll
             | Rule::k_iter_merge
@@ -109,8 +103,10 @@ impl Place {
 }
 
 pub(crate) struct Builder<'s> {
-    #[allow(dead_code)]
     pub src: &'s str,
+    /// Start and end offsets of the comments, sorted (for trimming spans).
+    comment_starts: Vec<usize>,
+    comment_ends: Vec<usize>,
     diags: RefCell<Vec<Diagnostic>>,
     depth: Cell<u32>,
     depth_reported: Cell<bool>,
@@ -126,8 +122,49 @@ impl Drop for DepthGuard<'_> {
 }
 
 impl<'s> Builder<'s> {
-    pub fn new(src: &'s str) -> Builder<'s> {
-        Builder { src, diags: RefCell::new(Vec::new()), depth: Cell::new(0), depth_reported: Cell::new(false) }
+    pub fn new(src: &'s str, comments: &[Comment]) -> Builder<'s> {
+        Builder {
+            src,
+            comment_starts: comments.iter().map(|c| c.span.start()).collect(),
+            comment_ends: comments.iter().map(|c| c.span.end()).collect(),
+            diags: RefCell::new(Vec::new()),
+            depth: Cell::new(0),
+            depth_reported: Cell::new(false),
+        }
+    }
+
+    /// The span of a pair without the whitespace and comments its last token ate
+    /// (every token rule of the grammar ends in `ws`).
+    pub(crate) fn sp(&self, p: &P) -> Span {
+        let s = p.as_span();
+        Span::new(s.start(), self.trim_end(s.start(), s.end()))
+    }
+
+    /// The text of a pair without trailing whitespace and comments.
+    pub(crate) fn txt<'p>(&self, p: &P<'p>) -> &'p str {
+        let s = p.as_span();
+        let end = self.trim_end(s.start(), s.end());
+        &s.as_str()[..end - s.start()]
+    }
+
+    fn trim_end(&self, start: usize, mut end: usize) -> usize {
+        let b = self.src.as_bytes();
+        // Fast path: a pair that ends in neither whitespace nor a comment. (A comment
+        // ends in `/`, or — a line comment — before a newline or at the end of file.)
+        if end > start && end < b.len() && !matches!(b[end - 1], b' ' | b'\n' | b'\t' | b'\r' | b'/') {
+            return end;
+        }
+        loop {
+            while end > start && matches!(b.get(end - 1), Some(b' ' | b'\n' | b'\t' | b'\r')) {
+                end -= 1;
+            }
+            match self.comment_ends.binary_search(&end) {
+                Ok(i) if self.comment_starts[i] >= start && self.comment_starts[i] < end => {
+                    end = self.comment_starts[i];
+                }
+                _ => return end,
+            }
+        }
     }
 
     pub fn into_diagnostics(self) -> Vec<Diagnostic> {
@@ -138,9 +175,16 @@ impl<'s> Builder<'s> {
         self.diags.borrow_mut().push(d);
     }
 
-    /// Records `d` and returns the "given up" marker.
-    pub(crate) fn error(&self, d: Diagnostic) {
-        self.push(d)
+    /// Records `d` and gives up on the current node.
+    pub(crate) fn fail<T>(&self, d: Diagnostic) -> R<T> {
+        self.push(d);
+        Err(())
+    }
+
+    /// Records an internal error and gives up on the current node.
+    pub(crate) fn fail_internal<T>(&self, span: Span, what: &str) -> R<T> {
+        self.internal(span, what);
+        Err(())
     }
 
     pub(crate) fn internal(&self, span: Span, what: &str) {
@@ -171,20 +215,33 @@ impl<'s> Builder<'s> {
         Ok(DepthGuard(&self.depth))
     }
 
+    /// An identifier; a reserved word written without backticks is reported.
     pub(crate) fn ident(&self, p: P) -> Ident {
-        let text = p.as_str();
+        let text = self.txt(&p);
+        let span = self.sp(&p);
         let name = if text.len() >= 2 && text.starts_with('`') && text.ends_with('`') {
             &text[1..text.len() - 1]
         } else {
+            if is_reserved(text) {
+                self.report_reserved(text, span);
+            }
             text
         };
-        Ident::new(name, sp(&p))
+        Ident::new(name, span)
+    }
+
+    pub(crate) fn report_reserved(&self, word: &str, span: Span) {
+        self.push(
+            Diagnostic::error(codes::RESERVED, format!("`{word}` is a reserved word and cannot be used as a name"), span)
+                .with_label("reserved word")
+                .with_help(format!("rename it, or quote it with backticks: `` `{word}` ``")),
+        );
     }
 
     // ---- program ----------------------------------------------------------------------
 
     pub fn program(&self, p: P) -> Program {
-        let span = sp(&p);
+        let span = self.sp(&p);
         let mut classes = Vec::new();
         for c in kids(p) {
             if c.as_rule() == Rule::class_decl {
@@ -197,7 +254,7 @@ impl<'s> Builder<'s> {
     }
 
     fn class(&self, p: P) -> R<Class> {
-        let span = sp(&p);
+        let span = self.sp(&p);
         let mut it = kids(p);
         let name = self.ident(self.need(it.next(), "a class name", span)?);
         let mut members = Vec::new();
@@ -209,7 +266,7 @@ impl<'s> Builder<'s> {
     }
 
     fn member(&self, p: P, out: &mut Vec<Member>) -> R<()> {
-        let span = sp(&p);
+        let span = self.sp(&p);
         let mut directives = Vec::new();
         let mut clauses = Vec::new();
         for k in kids(p) {
@@ -224,7 +281,7 @@ impl<'s> Builder<'s> {
                 Rule::field_decl => {
                     self.place_directives(directives, Place::Field);
                     self.place_clauses(clauses, Place::Field);
-                    let fspan = sp(&k);
+                    let fspan = self.sp(&k);
                     let mut it = kids(k);
                     let ty = self.ty(self.need(it.next(), "a type", fspan)?)?;
                     for name in it {
@@ -235,12 +292,12 @@ impl<'s> Builder<'s> {
                 _ => clauses.push(self.clause(k)?),
             }
         }
-        Err(self.internal(span, "member without a declaration"))
+        self.fail_internal(span, "member without a declaration")
     }
 
     fn method(&self, p: P, directives: Vec<Directive>, contract: Contract, span: Span) -> R<Method> {
         let is_ctor = p.as_rule() == Rule::ctor_decl;
-        let mspan = sp(&p);
+        let mspan = self.sp(&p);
         let mut modifiers = Modifiers::default();
         let mut ret = None;
         let mut name = None;
@@ -248,7 +305,7 @@ impl<'s> Builder<'s> {
         let mut body = None;
         for k in kids(p) {
             match k.as_rule() {
-                Rule::modifier => match k.as_str() {
+                Rule::modifier => match self.txt(&k) {
                     "static" => modifiers.is_static = true,
                     "pure" => modifiers.is_pure = true,
                     "inline" => modifiers.is_inline = true,
@@ -263,12 +320,12 @@ impl<'s> Builder<'s> {
                 }
                 Rule::block => body = Some(MethodBody::Block(self.block(k)?)),
                 Rule::expr_body => {
-                    let ks = sp(&k);
+                    let ks = self.sp(&k);
                     let e = self.need(kids(k).next(), "an expression", ks)?;
                     body = Some(MethodBody::Expr(self.expr(e)?));
                 }
                 Rule::abstract_body => body = Some(MethodBody::Abstract),
-                _ => return Err(self.internal(sp(&k), "unexpected part of a method")),
+                _ => return self.fail_internal(self.sp(&k), "unexpected part of a method"),
             }
         }
         let name = self.need_val(name, "a method name", mspan)?;
@@ -287,7 +344,7 @@ impl<'s> Builder<'s> {
     }
 
     fn param(&self, p: P) -> R<Param> {
-        let span = sp(&p);
+        let span = self.sp(&p);
         let mut it = kids(p);
         let ty = self.ty(self.need(it.next(), "a type", span)?)?;
         let name = self.ident(self.need(it.next(), "a name", span)?);
@@ -297,21 +354,21 @@ impl<'s> Builder<'s> {
     // ---- contracts --------------------------------------------------------------------
 
     fn clause(&self, p: P) -> R<Clause> {
-        let span = sp(&p);
+        let span = self.sp(&p);
         let rule = p.as_rule();
         let mut it = kids(p);
         let kind = match rule {
             Rule::expr_clause => {
                 let kw = self.need(it.next(), "a clause keyword", span)?;
                 let e = self.expr(self.need(it.next(), "an expression", span)?)?;
-                match kw.as_str() {
+                match self.txt(&kw) {
                     "requires" => ClauseKind::Requires(e),
                     "ensures" => ClauseKind::Ensures(e),
                     "context" => ClauseKind::Context(e),
                     "context_everywhere" => ClauseKind::ContextEverywhere(e),
                     "loop_invariant" => ClauseKind::LoopInvariant(e),
                     "kernel_invariant" => ClauseKind::KernelInvariant(e),
-                    _ => return Err(self.internal(sp(&kw), "unknown clause")),
+                    _ => return self.fail_internal(self.sp(&kw), "unknown clause"),
                 }
             }
             Rule::ghost_clause => {
@@ -319,7 +376,7 @@ impl<'s> Builder<'s> {
                 let ty = self.ty(self.need(it.next(), "a type", span)?)?;
                 let name = self.ident(self.need(it.next(), "a name", span)?);
                 let param = Param { span: ty.span.to(name.span), ty, name };
-                if kw.as_str() == "given" {
+                if self.txt(&kw) == "given" {
                     ClauseKind::Given(param)
                 } else {
                     ClauseKind::Yields(param)
@@ -335,13 +392,13 @@ impl<'s> Builder<'s> {
             Rule::frame_clause => {
                 let kw = self.need(it.next(), "`modifies` or `accessible`", span)?;
                 let list = self.expr_list(self.need(it.next(), "an expression", span)?)?;
-                if kw.as_str() == "modifies" {
+                if self.txt(&kw) == "modifies" {
                     ClauseKind::Modifies(list)
                 } else {
                     ClauseKind::Accessible(list)
                 }
             }
-            _ => return Err(self.internal(span, "unknown clause form")),
+            _ => return self.fail_internal(span, "unknown clause form"),
         };
         Ok(Clause { kind, span })
     }
@@ -385,9 +442,9 @@ impl<'s> Builder<'s> {
     // ---- directives -------------------------------------------------------------------
 
     fn directive(&self, p: P) -> R<Directive> {
-        let span = sp(&p);
+        let span = self.sp(&p);
         let d = self.need(kids(p).next(), "a directive", span)?;
-        let dspan = sp(&d);
+        let dspan = self.sp(&d);
         let rule = d.as_rule();
         let mut it = kids(d);
         let kind = match rule {
@@ -403,7 +460,7 @@ impl<'s> Builder<'s> {
             Rule::d_matrix_lin => {
                 let matrix = self.ident(self.need(it.next(), "a matrix name", dspan)?);
                 let ord = self.need(it.next(), "`R` or `C`", dspan)?;
-                let order = if ord.as_str() == "R" { MatrixOrder::Row } else { MatrixOrder::Column };
+                let order = if self.txt(&ord) == "R" { MatrixOrder::Row } else { MatrixOrder::Column };
                 let (rows, _) = self.binexpr(self.need(it.next(), "an extent", dspan)?)?;
                 let (cols, _) = self.binexpr(self.need(it.next(), "an extent", dspan)?)?;
                 DirectiveKind::MatrixLin { matrix, order, rows, cols }
@@ -413,13 +470,13 @@ impl<'s> Builder<'s> {
                 let array = self.g2r_array(arr)?;
                 let mut locations = Vec::new();
                 for l in it {
-                    locations.push(self.ternary(l)?.0);
+                    locations.push(self.cond(l)?.0);
                 }
                 DirectiveKind::GlobToReg { array, locations }
             }
             Rule::d_tile => {
                 let k = self.need(it.next(), "`inter` or `intra`", dspan)?;
-                let kind = if k.as_str() == "inter" { TileKind::Inter } else { TileKind::Intra };
+                let kind = if self.txt(&k) == "inter" { TileKind::Inter } else { TileKind::Intra };
                 let size = self.num(self.need(it.next(), "a number", dspan)?);
                 DirectiveKind::Tile { kind, size }
             }
@@ -428,14 +485,14 @@ impl<'s> Builder<'s> {
                 let block_size = self.num(self.need(it.next(), "a number", dspan)?);
                 DirectiveKind::Fuse { count, block_size }
             }
-            _ => return Err(self.internal(dspan, "unknown directive")),
+            _ => return self.fail_internal(dspan, "unknown directive"),
         };
         Ok(Directive { kind, span })
     }
 
     /// `IDENT ('[' expr ']')*` — the array argument of `glob_to_reg`.
     fn g2r_array(&self, p: P) -> R<Expr> {
-        let span = sp(&p);
+        let span = self.sp(&p);
         let mut it = kids(p);
         let name = self.ident(self.need(it.next(), "an array name", span)?);
         let mut e = Expr::new(ExprKind::Var(name.clone()), name.span);
@@ -450,8 +507,8 @@ impl<'s> Builder<'s> {
     }
 
     fn num(&self, p: P) -> Num {
-        let span = sp(&p);
-        let value = match p.as_str().parse::<u64>() {
+        let span = self.sp(&p);
+        let value = match self.txt(&p).parse::<u64>() {
             Ok(v) => v,
             Err(_) => {
                 self.push(
@@ -497,7 +554,7 @@ impl<'s> Builder<'s> {
     // ---- statements -------------------------------------------------------------------
 
     pub(crate) fn block(&self, p: P) -> R<Block> {
-        let span = sp(&p);
+        let span = self.sp(&p);
         let mut stmts = Vec::new();
         let mut failed = false;
         for s in kids(p) {
@@ -513,7 +570,7 @@ impl<'s> Builder<'s> {
 
     /// A statement in a position that takes exactly one (an `if` branch, a loop body).
     fn one_stmt(&self, p: P) -> R<Stmt> {
-        let span = sp(&p);
+        let span = self.sp(&p);
         let mut v = Vec::with_capacity(1);
         self.stmt(p, &mut v)?;
         if v.len() == 1 {
@@ -527,8 +584,8 @@ impl<'s> Builder<'s> {
 
     /// `stmt` → one or more statements (a declaration with several names gives several).
     fn stmt(&self, p: P, out: &mut Vec<Stmt>) -> R<()> {
-        let _g = self.enter(sp(&p))?;
-        let span = sp(&p);
+        let _g = self.enter(self.sp(&p))?;
+        let span = self.sp(&p);
         let inner = self.need(kids(p).next(), "a statement", span)?;
         let rule = inner.as_rule();
         let kind = match rule {
@@ -550,7 +607,7 @@ impl<'s> Builder<'s> {
             Rule::spec_stmt => {
                 let mut it = kids(inner);
                 let kw = self.need(it.next(), "a keyword", span)?;
-                let kind = match kw.as_str() {
+                let kind = match self.txt(&kw) {
                     "assert" => SpecStmtKind::Assert,
                     "assume" => SpecStmtKind::Assume,
                     "inhale" => SpecStmtKind::Inhale,
@@ -558,7 +615,7 @@ impl<'s> Builder<'s> {
                     "fold" => SpecStmtKind::Fold,
                     "unfold" => SpecStmtKind::Unfold,
                     "refute" => SpecStmtKind::Refute,
-                    _ => return Err(self.internal(sp(&kw), "unknown statement keyword")),
+                    _ => return self.fail_internal(self.sp(&kw), "unknown statement keyword"),
                 };
                 let expr = self.expr(self.need(it.next(), "an expression", span)?)?;
                 StmtKind::Spec { kind, expr }
@@ -566,14 +623,14 @@ impl<'s> Builder<'s> {
             Rule::sync_stmt => {
                 let mut it = kids(inner);
                 let kw = self.need(it.next(), "a keyword", span)?;
-                let kind = match kw.as_str() {
+                let kind = match self.txt(&kw) {
                     "lock" => SyncKind::Lock,
                     "unlock" => SyncKind::Unlock,
                     "wait" => SyncKind::Wait,
                     "notify" => SyncKind::Notify,
                     "fork" => SyncKind::Fork,
                     "join" => SyncKind::Join,
-                    _ => return Err(self.internal(sp(&kw), "unknown statement keyword")),
+                    _ => return self.fail_internal(self.sp(&kw), "unknown statement keyword"),
                 };
                 let obj = self.expr(self.need(it.next(), "an expression", span)?)?;
                 StmtKind::Sync { kind, obj }
@@ -612,7 +669,7 @@ impl<'s> Builder<'s> {
                 let s = self.need(kids(inner).next(), "a statement", span)?;
                 self.simple(s)?
             }
-            _ => return Err(self.internal(span, "unknown statement form")),
+            _ => return self.fail_internal(span, "unknown statement form"),
         };
         out.push(Stmt::new(kind, span));
         Ok(())
@@ -620,11 +677,11 @@ impl<'s> Builder<'s> {
 
     /// `decl` → one `LocalDecl` per declarator, each with the span `span`.
     fn decl(&self, p: P, span: Span, out: &mut Vec<Stmt>) -> R<()> {
-        let dspan = sp(&p);
+        let dspan = self.sp(&p);
         let mut it = kids(p);
         let ty = self.ty(self.need(it.next(), "a type", dspan)?)?;
         for d in it {
-            let ds = sp(&d);
+            let ds = self.sp(&d);
             let mut di = kids(d);
             let name = self.ident(self.need(di.next(), "a name", ds)?);
             let init = match di.next() {
@@ -637,7 +694,7 @@ impl<'s> Builder<'s> {
     }
 
     fn incdec(&self, p: P) -> R<StmtKind> {
-        let span = sp(&p);
+        let span = self.sp(&p);
         let mut it = kids(p);
         let target = self.ident(self.need(it.next(), "a variable", span)?);
         let op = self.need(it.next(), "`++` or `--`", span)?;
@@ -647,7 +704,7 @@ impl<'s> Builder<'s> {
 
     /// `simple = { expr ~ (eq_sign ~ expr)? }` — assignment or expression statement.
     fn simple(&self, p: P) -> R<StmtKind> {
-        let span = sp(&p);
+        let span = self.sp(&p);
         let mut it = kids(p);
         let lhs = self.expr(self.need(it.next(), "an expression", span)?)?;
         Ok(match it.next() {
@@ -676,7 +733,7 @@ impl<'s> Builder<'s> {
                     }
                     contract = self.place_clauses(clauses, Place::Barrier);
                 }
-                _ => return Err(self.internal(sp(&k), "unexpected part of a barrier")),
+                _ => return self.fail_internal(self.sp(&k), "unexpected part of a barrier"),
             }
         }
         let label = self.need_val(label, "a barrier label", span)?;
@@ -708,11 +765,11 @@ impl<'s> Builder<'s> {
                 _ => clauses.push(self.clause(k)?),
             }
         }
-        Err(self.internal(span, "loop or par without its statement"))
+        self.fail_internal(span, "loop or par without its statement")
     }
 
     fn loop_header(&self, p: P) -> R<(LoopKind, Stmt)> {
-        let span = sp(&p);
+        let span = self.sp(&p);
         if p.as_rule() == Rule::while_loop {
             let mut it = kids(p);
             let cond = self.expr(self.need(it.next(), "a condition", span)?)?;
@@ -729,7 +786,7 @@ impl<'s> Builder<'s> {
                 Rule::expr => cond = Some(self.expr(k)?),
                 Rule::for_update => self.for_list(k, &mut update)?,
                 Rule::stmt => body = Some(self.one_stmt(k)?),
-                _ => return Err(self.internal(sp(&k), "unexpected part of a for loop")),
+                _ => return self.fail_internal(self.sp(&k), "unexpected part of a for loop"),
             }
         }
         let body = self.need_val(body, "a loop body", span)?;
@@ -740,19 +797,19 @@ impl<'s> Builder<'s> {
     /// is its own text; `for (k; ...)` gives `StmtKind::Expr(Var k)`.
     fn for_list(&self, p: P, out: &mut Vec<Stmt>) -> R<()> {
         for s in kids(p) {
-            let span = sp(&s);
+            let span = self.sp(&s);
             match s.as_rule() {
                 Rule::decl => self.decl(s, span, out)?,
                 Rule::incdec => out.push(Stmt::new(self.incdec(s)?, span)),
                 Rule::simple => out.push(Stmt::new(self.simple(s)?, span)),
-                _ => return Err(self.internal(span, "unexpected part of a for header")),
+                _ => return self.fail_internal(span, "unexpected part of a for header"),
             }
         }
         Ok(())
     }
 
     fn par_unit(&self, p: P) -> R<ParUnit> {
-        let span = sp(&p);
+        let span = self.sp(&p);
         let mut name = None;
         let mut iters = Vec::new();
         let mut clauses = Vec::new();
@@ -761,7 +818,7 @@ impl<'s> Builder<'s> {
             match k.as_rule() {
                 Rule::ident => name = Some(self.ident(k)),
                 Rule::par_iter => {
-                    let is = sp(&k);
+                    let is = self.sp(&k);
                     let mut it = kids(k);
                     let ty = self.ty(self.need(it.next(), "a type", is)?)?;
                     let vname = self.ident(self.need(it.next(), "a name", is)?);

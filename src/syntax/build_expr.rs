@@ -1,16 +1,17 @@
 //! pest pairs → expressions and types.
 //!
-//! Binary operators go through a [`PrattParser`] whose table is the precedence
-//! decision documented at the top of `grammar/pvl.pest`. While building, every
-//! operand carries a flag saying whether it was written in parentheses: the AST
-//! drops parentheses, but the VerCors-1 ambiguity check needs to know.
+//! Binary, prefix and postfix operators go through a [`PrattParser`] whose table is
+//! the precedence decision documented at the top of `grammar/pvl.pest`. While
+//! building, every operand carries a flag saying whether it was written in
+//! parentheses: the AST drops parentheses, but the VerCors-1 ambiguity check needs
+//! to know.
 
 use std::sync::OnceLock;
 
 use pest::iterators::Pair;
 use pest::pratt_parser::{Assoc, Op, PrattParser};
 
-use super::build::{kids, sp, Builder, R};
+use super::build::{kids, Builder, R};
 use super::parser::Rule;
 use crate::ast::*;
 use crate::diagnostics::{codes, Diagnostic};
@@ -19,6 +20,16 @@ type P<'i> = Pair<'i, Rule>;
 
 /// An expression plus "was it written as `( e )`".
 pub(crate) type Operand = (Expr, bool);
+
+/// An operand while folding an operator chain.
+struct Opnd {
+    e: Expr,
+    /// Written in parentheses.
+    paren: bool,
+    /// A bare built-in name (`head`, `Perm`, ...): fine as the callee of a call,
+    /// a reserved word anywhere else.
+    builtin_name: bool,
+}
 
 /// More pairs than this in one flat operator chain is rejected (keeps the Pratt
 /// parser's recursion and the tree depth bounded on adversarial input).
@@ -47,6 +58,7 @@ fn pratt() -> &'static PrattParser<Rule> {
             .op(Op::infix(Rule::op_cons, Right))
             .op(Op::infix(Rule::op_append, Left))
             .op(Op::prefix(Rule::op_not) | Op::prefix(Rule::op_neg))
+            .op(Op::postfix(Rule::field_op) | Op::postfix(Rule::call_op) | Op::postfix(Rule::index_op))
     })
 }
 
@@ -85,100 +97,159 @@ fn is_binary(e: &Expr, ops: &[BinOp]) -> bool {
     matches!(&e.kind, ExprKind::Binary { op, .. } if ops.contains(op))
 }
 
+fn literal_word(word: &str) -> Option<ExprKind> {
+    Some(match word {
+        "true" => ExprKind::BoolLit(true),
+        "false" => ExprKind::BoolLit(false),
+        "null" => ExprKind::Null,
+        "this" => ExprKind::This,
+        "read" => ExprKind::Read,
+        "write" => ExprKind::Write,
+        "none" => ExprKind::NoPerm,
+        _ => return None,
+    })
+}
+
+fn is_call_word(word: &str) -> bool {
+    matches!(word, "Perm" | "PointsTo" | "Value") || Builtin::from_name(word).is_some()
+}
+
 impl<'s> Builder<'s> {
-    /// `expr = { ternary ~ with_block? ~ then_block? }`
+    /// `expr = { binexpr ~ (cond_tail ~ with_block? ~ then_block? | ...)? }`
     pub(crate) fn expr(&self, p: P) -> R<Expr> {
         self.expr_op(p).map(|(e, _)| e)
     }
 
     pub(crate) fn expr_op(&self, p: P) -> R<Operand> {
-        let _g = self.enter(sp(&p))?;
-        let span = sp(&p);
+        let _g = self.enter(self.sp(&p))?;
+        let span = self.sp(&p);
         let mut it = kids(p);
-        let t = self.need(it.next(), "an expression", span)?;
-        let (e, paren) = self.ternary(t)?;
+        let b = self.need(it.next(), "an expression", span)?;
+        let mut e = self.binexpr(b)?;
         let mut with = None;
         let mut then = None;
         for k in it {
             match k.as_rule() {
+                Rule::cond_tail => e = (self.cond_with(e.0, k)?, false),
                 Rule::with_block => with = Some(self.trailer_block(k)?),
                 Rule::then_block => then = Some(self.trailer_block(k)?),
-                _ => return Err(self.internal(sp(&k), "unexpected part of an expression")),
+                _ => return self.fail_internal(self.sp(&k), "unexpected part of an expression"),
             }
         }
         if with.is_none() && then.is_none() {
-            return Ok((e, paren));
+            return Ok(e);
         }
-        Ok((Expr::new(ExprKind::WithThen { expr: e.boxed(), with, then }, span), false))
+        Ok((Expr::new(ExprKind::WithThen { expr: e.0.boxed(), with, then }, span), false))
     }
 
     fn trailer_block(&self, p: P) -> R<Block> {
-        let span = sp(&p);
+        let span = self.sp(&p);
         let b = self.need(kids(p).next(), "a block", span)?;
         self.block(b)
     }
 
-    /// `ternary = { binexpr ~ (qmark ~ ternary ~ colon ~ ternary)? }`
-    pub(crate) fn ternary(&self, p: P) -> R<Operand> {
-        let span = sp(&p);
+    /// `cond = { binexpr ~ cond_tail? }` — a conditional without trailing blocks.
+    pub(crate) fn cond(&self, p: P) -> R<Operand> {
+        let span = self.sp(&p);
         let mut it = kids(p);
         let c = self.need(it.next(), "an expression", span)?;
         let cond = self.binexpr(c)?;
-        let Some(t) = it.next() else { return Ok(cond) };
-        let _g = self.enter(span)?;
-        let (then_expr, _) = self.ternary(t)?;
-        let e = self.need(it.next(), "the `else` branch of a conditional", span)?;
-        let (else_expr, _) = self.ternary(e)?;
-        let kind = ExprKind::Cond { cond: cond.0.boxed(), then_expr: then_expr.boxed(), else_expr: else_expr.boxed() };
-        Ok((Expr::new(kind, span), false))
+        match it.next() {
+            None => Ok(cond),
+            Some(tail) => Ok((self.cond_with(cond.0, tail)?, false)),
+        }
     }
 
-    /// `binexpr` / `add_expr`: a flat chain of prefix operators, operands and infix
-    /// operators, folded by the Pratt table.
+    /// `cond_tail = { qmark ~ cond ~ colon ~ cond }` applied to its condition.
+    fn cond_with(&self, cond: Expr, tail: P) -> R<Expr> {
+        let tspan = self.sp(&tail);
+        let _g = self.enter(tspan)?;
+        let mut it = kids(tail);
+        let (then_expr, _) = self.cond(self.need(it.next(), "the `then` branch of a conditional", tspan)?)?;
+        let (else_expr, _) = self.cond(self.need(it.next(), "the `else` branch of a conditional", tspan)?)?;
+        let span = cond.span.to(tspan);
+        let kind = ExprKind::Cond { cond: cond.boxed(), then_expr: then_expr.boxed(), else_expr: else_expr.boxed() };
+        Ok(Expr::new(kind, span))
+    }
+
+    /// `binexpr` / `add_expr`: a flat chain of prefix operators, primaries, postfix
+    /// operators and infix operators, folded by the Pratt table.
     pub(crate) fn binexpr(&self, p: P) -> R<Operand> {
-        let span = sp(&p);
+        let span = self.sp(&p);
         let pairs = p.into_inner();
         let mut n = 0usize;
         for _ in pairs.clone() {
             n += 1;
             if n > MAX_CHAIN_PAIRS {
-                return Err(self.error(
+                return self.fail(
                     Diagnostic::error(codes::SYNTAX, "expression too long", Span::new(span.start(), span.start() + 1))
                         .with_label(format!("this expression chains more than {MAX_CHAIN_PAIRS} operators and operands"))
                         .with_help("split it, e.g. with local variables or helper functions"),
-                ));
+                );
             }
         }
         if n == 1 {
-            // The common case: a single operand, no operators.
+            // The common case: a single primary, no operators.
             let only = self.need(pairs.clone().next(), "an expression", span)?;
-            return self.postfix_expr(only);
+            let o = self.operand(only)?;
+            return Ok(self.settle(o));
         }
-        pratt()
-            .map_primary(|primary| self.postfix_expr(primary))
+        let folded = pratt()
+            .map_primary(|primary| self.operand(primary))
             .map_prefix(|op, rhs| {
-                let (rhs, _) = rhs?;
+                let rhs = self.settle(rhs?).0;
                 let uop = match op.as_rule() {
                     Rule::op_not => UnOp::Not,
                     Rule::op_neg => UnOp::Neg,
-                    _ => return Err(self.internal(sp(&op), "unknown prefix operator")),
+                    _ => return self.fail_internal(self.sp(&op), "unknown prefix operator"),
                 };
-                let span = sp(&op).to(rhs.span);
-                Ok((Expr::new(ExprKind::Unary { op: uop, operand: rhs.boxed() }, span), false))
+                let span = self.sp(&op).to(rhs.span);
+                Ok(Opnd { e: Expr::new(ExprKind::Unary { op: uop, operand: rhs.boxed() }, span), paren: false, builtin_name: false })
             })
+            .map_postfix(|lhs, op| self.postfix(lhs?, op))
             .map_infix(|lhs, op, rhs| {
-                let (lhs, _) = lhs?;
-                let (rhs, rhs_paren) = rhs?;
+                let (lhs, _) = self.settle(lhs?);
+                let (rhs, rhs_paren) = self.settle(rhs?);
                 let Some(bop) = binop(op.as_rule()) else {
-                    return Err(self.internal(sp(&op), "unknown infix operator"));
+                    return self.fail_internal(self.sp(&op), "unknown infix operator");
                 };
                 let e = bin(bop, lhs, rhs);
                 if let ExprKind::Binary { rhs, .. } = &e.kind {
                     self.check_ambiguity(bop, rhs, rhs_paren, e.span);
                 }
-                Ok((e, false))
+                Ok(Opnd { e, paren: false, builtin_name: false })
             })
-            .parse(pairs)
+            .parse(pairs)?;
+        Ok(self.settle(folded))
+    }
+
+    /// An operand leaves the chain: a bare built-in name is a reserved word here.
+    fn settle(&self, o: Opnd) -> Operand {
+        if o.builtin_name {
+            if let ExprKind::Var(id) = &o.e.kind {
+                self.report_reserved(&id.name, id.span);
+            }
+        }
+        (o.e, o.paren)
+    }
+
+    /// A primary of an operator chain. Words that are literals (`true`, `null`,
+    /// `write`, ...) become literals; built-in names are kept for a following call.
+    fn operand(&self, p: P) -> R<Opnd> {
+        if p.as_rule() == Rule::ident {
+            let word = self.txt(&p);
+            let span = self.sp(&p);
+            if let Some(kind) = literal_word(word) {
+                return Ok(Opnd { e: Expr::new(kind, span), paren: false, builtin_name: false });
+            }
+            if is_call_word(word) {
+                let e = Expr::new(ExprKind::Var(Ident::new(word, span)), span);
+                return Ok(Opnd { e, paren: false, builtin_name: true });
+            }
+            return Ok(Opnd { e: Expr::new(ExprKind::Var(self.ident(p)), span), paren: false, builtin_name: false });
+        }
+        let (e, paren) = self.primary(p)?;
+        Ok(Opnd { e, paren, builtin_name: false })
     }
 
     /// VerCors 1 reads `a || b && c` as `(a || b) && c` and `a ==> b ==> c` as
@@ -215,53 +286,107 @@ impl<'s> Builder<'s> {
         }
     }
 
-    /// `postfix_expr = { primary ~ postfix_op* }`
+    /// `postfix_expr = { primary ~ postfix_op* }` (the predicate of `unfolding`).
     pub(crate) fn postfix_expr(&self, p: P) -> R<Operand> {
-        let span = sp(&p);
+        let span = self.sp(&p);
         let mut it = kids(p);
         let first = self.need(it.next(), "an expression", span)?;
-        let (mut e, mut paren) = self.primary(first)?;
+        let mut o = self.operand(first)?;
         for op in it {
-            let op_span = sp(&op);
-            let whole = e.span.to(op_span);
-            let rule = op.as_rule();
-            e = match rule {
-                Rule::field_op => {
-                    let name = self.need(kids(op).next(), "a field name", op_span)?;
-                    Expr::new(ExprKind::Field { obj: e.boxed(), field: self.ident(name) }, whole)
+            o = self.postfix(o, op)?;
+        }
+        Ok(self.settle(o))
+    }
+
+    /// Applies one postfix operator: `.f`, `(args)`, `[..]`.
+    fn postfix(&self, lhs: Opnd, op: P) -> R<Opnd> {
+        let op_span = self.sp(&op);
+        let whole = lhs.e.span.to(op_span);
+        let e = match op.as_rule() {
+            Rule::call_op => {
+                let args = match kids(op).next() {
+                    Some(list) => self.expr_list(list)?,
+                    None => Vec::new(),
+                };
+                if lhs.builtin_name {
+                    return Ok(Opnd { e: self.builtin(lhs.e, args, whole)?, paren: false, builtin_name: false });
                 }
-                Rule::call_op => {
-                    let args = match kids(op).next() {
-                        Some(list) => self.expr_list(list)?,
-                        None => Vec::new(),
-                    };
-                    match e.kind {
-                        ExprKind::Var(method) if !paren => {
-                            Expr::new(ExprKind::Call { receiver: None, method, args }, whole)
-                        }
-                        ExprKind::Field { obj, field } if !paren => {
-                            Expr::new(ExprKind::Call { receiver: Some(obj), method: field, args }, whole)
-                        }
-                        _ => {
-                            return Err(self.error(
-                                Diagnostic::error(codes::SYNTAX, "only a method can be called", e.span)
-                                    .with_label("this is not a method name")
-                                    .with_help("write `m(args)`, `obj.m(args)` or `Class.m(args)`"),
-                            ))
-                        }
+                match lhs.e.kind {
+                    ExprKind::Var(method) if !lhs.paren => {
+                        Expr::new(ExprKind::Call { receiver: None, method, args }, whole)
+                    }
+                    ExprKind::Field { obj, field } if !lhs.paren => {
+                        Expr::new(ExprKind::Call { receiver: Some(obj), method: field, args }, whole)
+                    }
+                    _ => {
+                        return self.fail(
+                            Diagnostic::error(codes::SYNTAX, "only a method can be called", lhs.e.span)
+                                .with_label("this is not a method name")
+                                .with_help("write `m(args)`, `obj.m(args)` or `Class.m(args)`"),
+                        )
                     }
                 }
-                Rule::index_op => self.index(e, op, whole)?,
-                _ => return Err(self.internal(op_span, "unknown postfix operator")),
-            };
-            paren = false;
+            }
+            Rule::field_op => {
+                let (obj, _) = self.settle(lhs);
+                let name = self.need(kids(op).next(), "a field name", op_span)?;
+                Expr::new(ExprKind::Field { obj: obj.boxed(), field: self.ident(name) }, whole)
+            }
+            Rule::index_op => {
+                let (base, _) = self.settle(lhs);
+                self.index(base, op, whole)?
+            }
+            _ => return self.fail_internal(op_span, "unknown postfix operator"),
+        };
+        Ok(Opnd { e, paren: false, builtin_name: false })
+    }
+
+    /// `Perm(l, p)`, `PointsTo(l, p, v)`, `Value(l)` and the [`Builtin`] functions.
+    fn builtin(&self, name: Expr, mut args: Vec<Expr>, whole: Span) -> R<Expr> {
+        let ExprKind::Var(id) = &name.kind else {
+            return self.fail_internal(name.span, "built-in without a name");
+        };
+        let word = id.as_str();
+        let want = match word {
+            "Perm" => Some((2, "a location and a permission amount")),
+            "PointsTo" => Some((3, "a location, a permission amount and a value")),
+            "Value" => Some((1, "a location")),
+            _ => None,
+        };
+        if let Some((n, what)) = want {
+            if args.len() != n {
+                return self.fail(
+                    Diagnostic::error(
+                        codes::SYNTAX,
+                        format!("`{word}` takes {n} argument{}, found {}", if n == 1 { "" } else { "s" }, args.len()),
+                        whole,
+                    )
+                    .with_label(format!("expected {what}")),
+                );
+            }
         }
-        Ok((e, paren))
+        let kind = match word {
+            "Value" => ExprKind::Value(args.remove(0).boxed()),
+            "Perm" => {
+                let amount = args.remove(1).boxed();
+                ExprKind::Perm { loc: args.remove(0).boxed(), amount }
+            }
+            "PointsTo" => {
+                let value = args.remove(2).boxed();
+                let amount = args.remove(1).boxed();
+                ExprKind::PointsTo { loc: args.remove(0).boxed(), amount, value }
+            }
+            _ => match Builtin::from_name(word) {
+                Some(func) => ExprKind::Builtin { func, args },
+                None => return self.fail_internal(whole, "unknown built-in"),
+            },
+        };
+        Ok(Expr::new(kind, whole))
     }
 
     /// `[i]`, `[a..b]`, `[a..]`, `[..b]`, `[i -> v]`
     fn index(&self, base: Expr, op: P, whole: Span) -> R<Expr> {
-        let span = sp(&op);
+        let span = self.sp(&op);
         let mut it = kids(op);
         let first = self.need(it.next(), "an index", span)?;
         let base = base.boxed();
@@ -287,7 +412,7 @@ impl<'s> Builder<'s> {
                     }
                 }
             }
-            _ => return Err(self.internal(span, "unknown subscript")),
+            _ => return self.fail_internal(span, "unknown subscript"),
         };
         Ok(Expr::new(kind, whole))
     }
@@ -307,7 +432,7 @@ impl<'s> Builder<'s> {
     }
 
     fn primary(&self, p: P) -> R<Operand> {
-        let span = sp(&p);
+        let span = self.sp(&p);
         let rule = p.as_rule();
         let e = |kind| Ok((Expr::new(kind, span), false));
         match rule {
@@ -321,7 +446,7 @@ impl<'s> Builder<'s> {
                 Ok((e, true))
             }
             Rule::int_lit => {
-                let text = p.as_str();
+                let text = self.txt(&p);
                 let v = match text.parse::<u64>() {
                     Ok(v) => v,
                     Err(_) => {
@@ -335,18 +460,7 @@ impl<'s> Builder<'s> {
                 };
                 e(ExprKind::IntLit(v))
             }
-            Rule::lit_kw => e(match p.as_str() {
-                "true" => ExprKind::BoolLit(true),
-                "false" => ExprKind::BoolLit(false),
-                "null" => ExprKind::Null,
-                "this" => ExprKind::This,
-                "read" => ExprKind::Read,
-                "write" => ExprKind::Write,
-                "none" => ExprKind::NoPerm,
-                "\\result" => ExprKind::Result,
-                _ => return Err(self.internal(span, "unknown literal")),
-            }),
-            Rule::ident => e(ExprKind::Var(self.ident(p))),
+            Rule::result_kw => e(ExprKind::Result),
             Rule::quant => self.quant(p),
             Rule::let_expr => {
                 let _g = self.enter(span)?;
@@ -362,28 +476,11 @@ impl<'s> Builder<'s> {
                 let x = self.expr(self.need(kids(p).next(), "an expression", span)?)?;
                 e(ExprKind::Old(x.boxed()))
             }
-            Rule::value_expr => {
-                let x = self.expr(self.need(kids(p).next(), "an expression", span)?)?;
-                e(ExprKind::Value(x.boxed()))
-            }
-            Rule::perm_expr => {
-                let mut it = kids(p);
-                let loc = self.expr(self.need(it.next(), "a location", span)?)?;
-                let amount = self.expr(self.need(it.next(), "a permission amount", span)?)?;
-                e(ExprKind::Perm { loc: loc.boxed(), amount: amount.boxed() })
-            }
-            Rule::points_to_expr => {
-                let mut it = kids(p);
-                let loc = self.expr(self.need(it.next(), "a location", span)?)?;
-                let amount = self.expr(self.need(it.next(), "a permission amount", span)?)?;
-                let value = self.expr(self.need(it.next(), "a value", span)?)?;
-                e(ExprKind::PointsTo { loc: loc.boxed(), amount: amount.boxed(), value: value.boxed() })
-            }
             Rule::builtin_call => {
                 let mut it = kids(p.clone());
                 let name = self.need(it.next(), "a built-in name", span)?;
-                let Some(func) = Builtin::from_name(name.as_str()) else {
-                    return Err(self.internal(sp(&name), "unknown built-in"));
+                let Some(func) = Builtin::from_name(self.txt(&name)) else {
+                    return self.fail_internal(self.sp(&name), "unknown built-in");
                 };
                 let args = self.args_of(p)?;
                 e(ExprKind::Builtin { func, args })
@@ -400,7 +497,7 @@ impl<'s> Builder<'s> {
                     _ => {
                         let mut it = kids(inner);
                         let et = self.need(it.next(), "a type", span)?;
-                        let et_span = sp(&et);
+                        let et_span = self.sp(&et);
                         let base = self.need(kids(et).next(), "a type", et_span)?;
                         let elem = self.base_type(base)?;
                         let dims = it.map(|d| self.expr(d)).collect::<R<Vec<_>>>()?;
@@ -411,15 +508,15 @@ impl<'s> Builder<'s> {
             Rule::coll_lit => {
                 let mut it = kids(p.clone());
                 let kw = self.need(it.next(), "`seq`, `set` or `bag`", span)?;
-                let kind = match kw.as_str() {
+                let kind = match self.txt(&kw) {
                     "seq" => CollectionKind::Seq,
                     "set" => CollectionKind::Set,
                     "bag" => CollectionKind::Bag,
                     other => {
-                        return Err(self.error(
-                            Diagnostic::error(codes::SYNTAX, format!("`{other}` has no literal form"), sp(&kw))
+                        return self.fail(
+                            Diagnostic::error(codes::SYNTAX, format!("`{other}` has no literal form"), self.sp(&kw))
                                 .with_help("only `seq<T>{..}`, `set<T>{..}`, `bag<T>{..}` and `map<K,V>{..}` are literals"),
-                        ))
+                        )
                     }
                 };
                 let elem = self.ty(self.need(it.next(), "a type", span)?)?;
@@ -433,11 +530,11 @@ impl<'s> Builder<'s> {
                 let flat = self.args_of(p)?;
                 if flat.len() % 2 == 1 {
                     let last = flat.last().map_or(span, |x| x.span);
-                    return Err(self.error(
+                    return self.fail(
                         Diagnostic::error(codes::SYNTAX, "map literal has a key without a value", last)
                             .with_label("this key has no value")
                             .with_help("a map literal is a flat list `map<K,V>{k1, v1, k2, v2}`"),
-                    ));
+                    );
                 }
                 let mut entries = Vec::with_capacity(flat.len() / 2);
                 let mut fi = flat.into_iter();
@@ -458,32 +555,32 @@ impl<'s> Builder<'s> {
                 let _g = self.enter(span)?;
                 let mut it = kids(p);
                 let (pred, _) = self.postfix_expr(self.need(it.next(), "a predicate", span)?)?;
-                let (body, _) = self.ternary(self.need(it.next(), "an expression", span)?)?;
+                let (body, _) = self.cond(self.need(it.next(), "an expression", span)?)?;
                 e(ExprKind::Unfolding { pred: pred.boxed(), body: body.boxed() })
             }
-            _ => Err(self.internal(span, "unknown expression form")),
+            _ => self.fail_internal(span, "unknown expression form"),
         }
     }
 
     /// `(\forall T x; guard; body)` and the range form `(\forall T x = lo .. hi; body)`,
     /// whose guard becomes `lo <= x && x < hi` (spans: the range text).
     fn quant(&self, p: P) -> R<Operand> {
-        let _g = self.enter(sp(&p))?;
-        let span = sp(&p);
+        let _g = self.enter(self.sp(&p))?;
+        let span = self.sp(&p);
         let mut it = kids(p);
         let kw = self.need(it.next(), "a quantifier", span)?;
-        let kind = match kw.as_str() {
+        let kind = match self.txt(&kw) {
             "\\forall*" => QuantKind::ForallStar,
             "\\forall" => QuantKind::Forall,
             "\\exists" => QuantKind::Exists,
             "\\sum" => QuantKind::Sum,
-            _ => return Err(self.internal(sp(&kw), "unknown quantifier")),
+            _ => return self.fail_internal(self.sp(&kw), "unknown quantifier"),
         };
         let ty = self.ty(self.need(it.next(), "a type", span)?)?;
         let name = self.ident(self.need(it.next(), "a name", span)?);
         let binder = Param { span: ty.span.to(name.span), ty, name: name.clone() };
         let g = self.need(it.next(), "a guard", span)?;
-        let g_span = sp(&g);
+        let g_span = self.sp(&g);
         let guard = match g.as_rule() {
             Rule::quant_range => {
                 let mut r = kids(g);
@@ -510,21 +607,21 @@ impl<'s> Builder<'s> {
 
     /// `type_ = { base_type ~ array_dim* }`
     pub(crate) fn ty(&self, p: P) -> R<Type> {
-        let span = sp(&p);
+        let span = self.sp(&p);
         let mut it = kids(p);
         let base = self.need(it.next(), "a type", span)?;
         let mut t = self.base_type(base)?;
         for dim in it {
-            let s = t.span.to(sp(&dim));
+            let s = t.span.to(self.sp(&dim));
             t = Type::new(TypeKind::Array(Box::new(t)), s);
         }
         Ok(t)
     }
 
     fn base_type(&self, p: P) -> R<Type> {
-        let span = sp(&p);
+        let span = self.sp(&p);
         let kind = match p.as_rule() {
-            Rule::prim_type => match p.as_str() {
+            Rule::prim_type => match self.txt(&p) {
                 "int" => TypeKind::Int,
                 "boolean" => TypeKind::Boolean,
                 "void" => TypeKind::Void,
@@ -533,18 +630,18 @@ impl<'s> Builder<'s> {
                 "zfrac" => TypeKind::ZFrac,
                 "process" => TypeKind::Process,
                 "string" => TypeKind::String,
-                _ => return Err(self.internal(span, "unknown type")),
+                _ => return self.fail_internal(span, "unknown type"),
             },
             Rule::coll_type => {
                 let mut it = kids(p);
                 let kw = self.need(it.next(), "a type", span)?;
                 let inner = Box::new(self.ty(self.need(it.next(), "a type", span)?)?);
-                match kw.as_str() {
+                match self.txt(&kw) {
                     "seq" => TypeKind::Seq(inner),
                     "set" => TypeKind::Set(inner),
                     "bag" => TypeKind::Bag(inner),
                     "option" => TypeKind::Option(inner),
-                    _ => return Err(self.internal(span, "unknown collection type")),
+                    _ => return self.fail_internal(span, "unknown collection type"),
                 }
             }
             Rule::map_type | Rule::tuple_type => {
@@ -559,7 +656,7 @@ impl<'s> Builder<'s> {
                 }
             }
             Rule::class_type => TypeKind::Class(self.ident(self.need(kids(p).next(), "a class name", span)?)),
-            _ => return Err(self.internal(span, "unknown type form")),
+            _ => return self.fail_internal(span, "unknown type form"),
         };
         Ok(Type::new(kind, span))
     }

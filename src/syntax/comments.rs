@@ -8,6 +8,7 @@ use crate::diagnostics::{codes, Diagnostic};
 
 /// Every `//` and `/* */` comment of `src`, in order. A `//` comment's text ends
 /// before the line end. An unterminated `/*` is an error.
+#[allow(clippy::result_large_err)]
 pub fn scan(src: &str) -> Result<Vec<Comment>, Diagnostic> {
     let b = src.as_bytes();
     let mut out = Vec::new();
@@ -18,7 +19,7 @@ pub fn scan(src: &str) -> Result<Vec<Comment>, Diagnostic> {
             b'/' if b.get(i + 1) == Some(&b'/') => {
                 let end = memchr(b, i, b'\n').unwrap_or(b.len());
                 // Drop a trailing `\r` of a CRLF line end.
-                let text_end = if end > i && b[end - 1] == b'\r' && end - 1 >= i + 2 { end - 1 } else { end };
+                let text_end = if end > i && b[end - 1] == b'\r' && end > i + 2 { end - 1 } else { end };
                 out.push(Comment { text: src[i..text_end].to_string(), span: Span::new(i, text_end) });
                 i = end;
             }
@@ -51,6 +52,7 @@ pub struct BracketInfo {
 /// Scans brackets outside comments and backtick names. Fails when they nest deeper
 /// than [`MAX_NESTING`] (so that the recursive-descent parser never gets near the end of
 /// its stack on adversarial input).
+#[allow(clippy::result_large_err)]
 pub fn brackets(src: &str) -> Result<BracketInfo, Diagnostic> {
     let b = src.as_bytes();
     let mut depth = 0usize;

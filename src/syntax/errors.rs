@@ -38,12 +38,13 @@ fn describe(r: Rule) -> (Rank, &'static str) {
         Rule::eq_sign => (Thing, "`=`"),
         Rule::dotdot => (Thing, "`..`"),
         Rule::arrow => (Continuation, "`->`"),
-        Rule::qmark => (Continuation, "an operator"),
-        Rule::WHITESPACE | Rule::COMMENT => (Continuation, "a space"),
-        Rule::ident_char | Rule::reserved | Rule::ident | Rule::declarator => (Thing, "an identifier"),
+        Rule::qmark | Rule::cond_tail => (Continuation, "an operator"),
+        Rule::ws => (Continuation, "a space"),
+        Rule::ident_char | Rule::ident | Rule::declarator => (Thing, "an identifier"),
         Rule::int_lit => (Thing, "an integer literal"),
         Rule::k_class | Rule::class_decl => (Thing, "`class`"),
-        Rule::program | Rule::member | Rule::method_decl | Rule::ctor_decl | Rule::field_decl => {
+        Rule::program => (Thing, "`class`"),
+        Rule::member | Rule::member_kw | Rule::method_decl | Rule::ctor_decl | Rule::field_decl => {
             (Thing, "a field, method or constructor")
         }
         Rule::modifier => (Thing, "a modifier"),
@@ -72,11 +73,13 @@ fn describe(r: Rule) -> (Rank, &'static str) {
         | Rule::d_glob_to_reg
         | Rule::d_tile
         | Rule::d_fuse => (Thing, "a directive (`loop_unroll`, `iter_merge`, `matrix_lin`, `glob_to_reg`, `tile` or `fuse`)"),
-        Rule::matrix_order => (Thing, "`R` or `C`"),
+        Rule::matrix_order => (Thing, "`R`|`C`"),
         Rule::g2r_array => (Thing, "an array name"),
-        Rule::tile_kind => (Thing, "`inter` or `intra`"),
+        Rule::tile_kind => (Thing, "`inter`|`intra`"),
         Rule::block => (Thing, "`{`"),
         Rule::stmt
+        | Rule::stmt_kw
+        | Rule::type_kw
         | Rule::if_stmt
         | Rule::k_if
         | Rule::return_stmt
@@ -99,18 +102,19 @@ fn describe(r: Rule) -> (Rank, &'static str) {
         Rule::barrier_tags => (Thing, "a barrier label"),
         Rule::barrier_a | Rule::barrier_b => (Thing, "`{` or a contract clause"),
         Rule::while_loop | Rule::k_while | Rule::for_loop | Rule::k_for | Rule::par_stmt | Rule::k_par => {
-            (Thing, "`while`, `for` or `par`")
+            (Thing, "`while`|`for`|`par`")
         }
         Rule::for_init | Rule::for_update | Rule::decl | Rule::incdec | Rule::simple => {
             (Thing, "a declaration, assignment or expression")
         }
-        Rule::inc_op | Rule::dec_op => (Continuation, "`++` or `--`"),
+        Rule::inc_op | Rule::dec_op => (Continuation, "`++`|`--`"),
         Rule::k_and => (Continuation, "`and`"),
         Rule::par_unit => (Thing, "a par block `(...)`"),
         Rule::par_iter => (Thing, "an iterator `int i = lo .. hi`"),
         Rule::expr_only
         | Rule::expr
-        | Rule::ternary
+        | Rule::cond
+        | Rule::operand
         | Rule::binexpr
         | Rule::add_expr
         | Rule::postfix_expr
@@ -121,16 +125,10 @@ fn describe(r: Rule) -> (Rank, &'static str) {
         | Rule::let_expr
         | Rule::k_let
         | Rule::paren_expr
-        | Rule::lit_kw
         | Rule::old_expr
         | Rule::k_old
-        | Rule::perm_expr
-        | Rule::k_perm
-        | Rule::points_to_expr
-        | Rule::k_points_to
-        | Rule::value_expr
-        | Rule::k_value
-        | Rule::builtin_name
+        | Rule::result_kw
+        | Rule::bs_builtin
         | Rule::builtin_call
         | Rule::new_expr
         | Rule::k_new
@@ -144,10 +142,10 @@ fn describe(r: Rule) -> (Rank, &'static str) {
         | Rule::k_unfolding
         | Rule::k_bs_unfolding
         | Rule::expr_list => (Thing, "an expression"),
-        Rule::quant_range | Rule::quant_guard => (Thing, "`;` or `=`"),
+        Rule::quant_range | Rule::quant_guard => (Thing, "`;`|`=`"),
         Rule::k_in => (Thing, "`in`"),
         Rule::k_bs_in => (Thing, "`\\in`"),
-        Rule::with_block | Rule::k_with | Rule::then_block | Rule::k_then => (Continuation, "`with` or `then`"),
+        Rule::expr_tail | Rule::trailers | Rule::with_block | Rule::k_with | Rule::then_block | Rule::k_then => (Continuation, "`with`|`then`"),
         Rule::op_implies
         | Rule::op_wand
         | Rule::op_or
@@ -180,26 +178,28 @@ fn describe(r: Rule) -> (Rank, &'static str) {
     }
 }
 
-/// v1 reserved words (§1.4), for the "reserved word used as a name" message.
-const RESERVED: &[&str] = &[
-    "class", "kernel", "barrier", "invariant", "if", "else", "while", "for", "goto", "return", "vec", "par", "and",
-    "lock", "unlock", "wait", "notify", "fork", "join", "new", "static", "global", "local", "unfolding", "in", "id",
-    "thread_local", "inline", "pure", "assert", "label", "action", "atomic", "ghost", "this", "null", "true", "false",
-    "current_thread", "read", "write", "none", "None", "empty", "int", "boolean", "void", "resource", "seq", "set",
-    "bag", "map", "tuple", "option", "string", "process", "frac", "zfrac", "rational", "bool", "loc", "pointer",
-    "requires", "ensures", "context", "context_everywhere", "loop_invariant", "given", "yields", "kernel_invariant",
-    "signals", "modifies", "accessible", "with", "then", "fold", "unfold", "assume", "inhale", "exhale", "open",
-    "close", "create", "qed", "apply", "use", "destroy", "split", "merge", "choose", "refute", "witness", "send", "to",
-    "recv", "from", "transfer", "csl_subject", "spec_ignore", "axiom", "Perm", "Value", "PointsTo", "HPerm", "APerm",
-    "ArrayPerm", "perm", "head", "tail", "isEmpty", "held", "idle", "running", "Some", "Hist", "Future",
-    "AbstractState", "AddsTo", "Contribution", "Reducible", "buildMap", "cardMap", "disjointMap", "equalsMap",
-    "getFromMap", "itemsMap", "keysMap", "removeFromMap", "valuesMap", "getFst", "getSnd", "getOption",
-    "getOrElseOption", "remove", "removeAt", "gpuopt", "loop_unroll", "iter_merge", "matrix_lin", "glob_to_reg",
-    "tile", "fuse", "inter", "intra",
-];
-
+/// The v1 reserved words (§1.4) that cannot be names (`C` and `R` can).
 pub fn is_reserved(word: &str) -> bool {
-    RESERVED.contains(&word)
+    matches!(
+        word,
+        "class" | "kernel" | "barrier" | "invariant" | "if" | "else" | "while" | "for" | "goto" | "return" | "vec"
+            | "par" | "and" | "lock" | "unlock" | "wait" | "notify" | "fork" | "join" | "new" | "static" | "global"
+            | "local" | "unfolding" | "in" | "id" | "thread_local" | "inline" | "pure" | "assert" | "label"
+            | "action" | "atomic" | "ghost" | "this" | "null" | "true" | "false" | "current_thread" | "read"
+            | "write" | "none" | "None" | "empty" | "int" | "boolean" | "void" | "resource" | "seq" | "set" | "bag"
+            | "map" | "tuple" | "option" | "string" | "process" | "frac" | "zfrac" | "rational" | "bool" | "loc"
+            | "pointer" | "requires" | "ensures" | "context" | "context_everywhere" | "loop_invariant" | "given"
+            | "yields" | "kernel_invariant" | "signals" | "modifies" | "accessible" | "with" | "then" | "fold"
+            | "unfold" | "assume" | "inhale" | "exhale" | "open" | "close" | "create" | "qed" | "apply" | "use"
+            | "destroy" | "split" | "merge" | "choose" | "refute" | "witness" | "send" | "to" | "recv" | "from"
+            | "transfer" | "csl_subject" | "spec_ignore" | "axiom" | "Perm" | "Value" | "PointsTo" | "HPerm"
+            | "APerm" | "ArrayPerm" | "perm" | "head" | "tail" | "isEmpty" | "held" | "idle" | "running" | "Some"
+            | "Hist" | "Future" | "AbstractState" | "AddsTo" | "Contribution" | "Reducible" | "buildMap"
+            | "cardMap" | "disjointMap" | "equalsMap" | "getFromMap" | "itemsMap" | "keysMap" | "removeFromMap"
+            | "valuesMap" | "getFst" | "getSnd" | "getOption" | "getOrElseOption" | "remove" | "removeAt"
+            | "gpuopt" | "loop_unroll" | "iter_merge" | "matrix_lin" | "glob_to_reg" | "tile" | "fuse" | "inter"
+            | "intra"
+    )
 }
 
 /// Multi-character tokens, longest first (§1.6).
@@ -302,18 +302,22 @@ pub fn convert(err: &Error<Rule>, src: &str, brackets: Option<&BracketInfo>) -> 
         }
     };
 
-    // What was expected, best first, without duplicates.
+    // What was expected, best first (closers, then things, in the order the parser
+    // tried them), without duplicates; ways to continue an expression only when
+    // nothing else fits. A description may name several items separated by `|`.
     let mut expected: Vec<(Rank, &'static str)> = positives.iter().map(|&r| describe(r)).collect();
-    expected.sort();
-    expected.dedup_by(|a, b| a.1 == b.1);
+    expected.sort_by_key(|(r, _)| *r);
     if expected.iter().any(|(r, _)| *r != Rank::Continuation) {
         expected.retain(|(r, _)| *r != Rank::Continuation);
     }
     let mut words: Vec<&str> = Vec::new();
-    for (_, w) in &expected {
-        if !words.contains(w) {
+    for w in expected.iter().flat_map(|(_, d)| d.split('|')) {
+        if !words.contains(&w) {
             words.push(w);
         }
+    }
+    if words.contains(&"an expression") {
+        words.retain(|w| !matches!(*w, "an identifier" | "an integer literal"));
     }
     let expected_text = format!("expected {}", join_or(&words));
 

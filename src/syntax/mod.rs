@@ -46,12 +46,14 @@ const PARSER_STACK: usize = 256 << 20;
 
 /// Parses a whole PVL file.
 pub fn parse(text: &str) -> Result<Program, Vec<Diagnostic>> {
-    on_big_stack(|| parse_program(text))
+    let text = text.to_owned();
+    on_big_stack(move || parse_program(&text))
 }
 
 /// Parses a text that is exactly one expression.
 pub fn parse_expr(text: &str) -> Result<Expr, Vec<Diagnostic>> {
-    on_big_stack(|| parse_expression(text))
+    let text = text.to_owned();
+    on_big_stack(move || parse_expression(&text))
 }
 
 fn parse_program(text: &str) -> Result<Program, Vec<Diagnostic>> {
@@ -62,7 +64,7 @@ fn parse_program(text: &str) -> Result<Program, Vec<Diagnostic>> {
     let Some(top) = pairs.next() else {
         return Err(vec![internal("no parse tree")]);
     };
-    let b = Builder::new(text);
+    let b = Builder::new(text, &comments);
     let mut program = b.program(top);
     let mut diags = b.into_diagnostics();
     if diags.is_empty() {
@@ -80,11 +82,11 @@ fn parse_program(text: &str) -> Result<Program, Vec<Diagnostic>> {
 }
 
 fn parse_expression(text: &str) -> Result<Expr, Vec<Diagnostic>> {
-    comments::scan(text).map_err(|d| vec![d])?;
+    let comments = comments::scan(text).map_err(|d| vec![d])?;
     let brackets = comments::brackets(text).map_err(|d| vec![d])?;
     let mut pairs =
         PvlParser::parse(Rule::expr_only, text).map_err(|e| vec![errors::convert(&e, text, Some(&brackets))])?;
-    let b = Builder::new(text);
+    let b = Builder::new(text, &comments);
     let e = pairs.next().and_then(|top| top.into_inner().next()).map(|e| b.expr(e));
     let mut diags = b.into_diagnostics();
     match e {
@@ -153,22 +155,71 @@ impl Visitor for Depth {
 
 /// Runs `f` on a worker thread with a large stack, so that deeply nested (but
 /// accepted) input cannot overflow the caller's stack; anything built there that is
-/// rejected is also dropped there. Falls back to the current thread if no thread can
-/// be started. A panic in `f` (a bug) becomes an internal-error diagnostic.
-fn on_big_stack<T: Send>(f: impl FnOnce() -> Result<T, Vec<Diagnostic>> + Send) -> Result<T, Vec<Diagnostic>> {
-    let job = std::sync::Mutex::new(Some(f));
-    let run = || {
-        let f = job.lock().ok().and_then(|mut g| g.take());
-        match f {
-            Some(f) => f(),
-            None => Err(vec![internal("parser job lost")]),
+/// rejected is also dropped there. Workers are kept in a pool and reused (starting a
+/// thread and faulting in a fresh stack for every file cost ~15% of the parse time).
+/// Falls back to the current thread if no worker can be started. A panic in `f` (a
+/// bug) becomes an internal-error diagnostic.
+fn on_big_stack<T: Send + 'static>(
+    f: impl FnOnce() -> Result<T, Vec<Diagnostic>> + Send + 'static,
+) -> Result<T, Vec<Diagnostic>> {
+    let (tx, rx) = std::sync::mpsc::channel();
+    let job: pool::Job = Box::new(move || {
+        let r = std::panic::catch_unwind(std::panic::AssertUnwindSafe(f))
+            .unwrap_or_else(|_| Err(vec![internal("the parser panicked")]));
+        let _ = tx.send(r);
+    });
+    match pool::run(job) {
+        Ok(()) => rx.recv().unwrap_or_else(|_| Err(vec![internal("the parser worker stopped")])),
+        Err(job) => {
+            job();
+            rx.recv().unwrap_or_else(|_| Err(vec![internal("the parser job was lost")]))
         }
-    };
-    std::thread::scope(|s| {
-        let spawned = std::thread::Builder::new().name("alpine-parser".into()).stack_size(PARSER_STACK).spawn_scoped(s, run);
-        match spawned {
-            Ok(h) => h.join().unwrap_or_else(|_| Err(vec![internal("the parser panicked")])),
-            Err(_) => run(),
-        }
-    })
+    }
+}
+
+/// A pool of parser threads with large stacks.
+mod pool {
+    use std::sync::mpsc::{channel, Sender};
+    use std::sync::Mutex;
+
+    use super::PARSER_STACK;
+
+    pub type Job = Box<dyn FnOnce() + Send>;
+
+    /// Idle workers, each waiting on its own channel.
+    static IDLE: Mutex<Vec<Sender<Job>>> = Mutex::new(Vec::new());
+
+    /// Runs `job` on an idle worker (or a new one); gives the job back if no worker
+    /// could be started.
+    pub fn run(job: Job) -> Result<(), Job> {
+        let idle = IDLE.lock().ok().and_then(|mut v| v.pop());
+        let worker = match idle {
+            Some(w) => w,
+            None => match spawn() {
+                Some(w) => w,
+                None => return Err(job),
+            },
+        };
+        worker.send(job).map_err(|e| e.0)
+    }
+
+    fn spawn() -> Option<Sender<Job>> {
+        let (tx, rx) = channel::<Job>();
+        let me = tx.clone();
+        std::thread::Builder::new()
+            .name("alpine-parser".into())
+            .stack_size(PARSER_STACK)
+            .spawn(move || {
+                while let Ok(job) = rx.recv() {
+                    job();
+                    // Back to the pool; the job has already sent its result.
+                    match IDLE.lock() {
+                        Ok(mut v) => v.push(me.clone()),
+                        Err(_) => return,
+                    }
+                }
+            })
+            .ok()?;
+        Some(tx)
+    }
 }

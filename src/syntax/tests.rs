@@ -1,1 +1,770 @@
+//! Unit tests of the parser: precedence, every statement and directive form, errors.
+
 use super::*;
+use crate::ast::*;
+use crate::diagnostics::codes;
+
+// ---- helpers ------------------------------------------------------------------------
+
+/// A compact prefix rendering of an expression, for structural assertions.
+fn show(e: &Expr) -> String {
+    let list = |xs: &[Expr]| xs.iter().map(show).collect::<Vec<_>>().join(" ");
+    match &e.kind {
+        ExprKind::IntLit(v) => v.to_string(),
+        ExprKind::BoolLit(b) => b.to_string(),
+        ExprKind::Null => "null".into(),
+        ExprKind::This => "this".into(),
+        ExprKind::Result => "\\result".into(),
+        ExprKind::Read => "read".into(),
+        ExprKind::Write => "write".into(),
+        ExprKind::NoPerm => "none".into(),
+        ExprKind::Var(i) => i.to_string(),
+        ExprKind::Field { obj, field } => format!("(. {} {field})", show(obj)),
+        ExprKind::Call { receiver, method, args } => match receiver {
+            Some(r) => format!("(call {}.{method} [{}])", show(r), list(args)),
+            None => format!("(call {method} [{}])", list(args)),
+        },
+        ExprKind::Builtin { func, args } => format!("({} {})", func.name(), list(args)),
+        ExprKind::Index { base, index } => format!("([] {} {})", show(base), show(index)),
+        ExprKind::Slice { base, lo, hi } => format!(
+            "(slice {} {} {})",
+            show(base),
+            lo.as_ref().map_or("_".into(), |x| show(x)),
+            hi.as_ref().map_or("_".into(), |x| show(x))
+        ),
+        ExprKind::SeqUpdate { base, index, value } => format!("(upd {} {} {})", show(base), show(index), show(value)),
+        ExprKind::New { class, args } => format!("(new {class} [{}])", list(args)),
+        ExprKind::NewArray { elem, dims } => format!("(newarray {:?} [{}])", elem.kind, list(dims)),
+        ExprKind::Unary { op, operand } => {
+            format!("({} {})", if *op == UnOp::Not { "!" } else { "neg" }, show(operand))
+        }
+        ExprKind::Binary { op, lhs, rhs } => format!("({} {} {})", op.symbol(), show(lhs), show(rhs)),
+        ExprKind::Cond { cond, then_expr, else_expr } => {
+            format!("(? {} {} {})", show(cond), show(then_expr), show(else_expr))
+        }
+        ExprKind::Quant { kind, binder, guard, body } => {
+            format!("({} {} {}; {}; {})", kind.keyword(), ty(&binder.ty), binder.name, show(guard), show(body))
+        }
+        ExprKind::Let { binder, value, body } => format!("(let {} = {}; {})", binder.name, show(value), show(body)),
+        ExprKind::Old(x) => format!("(old {})", show(x)),
+        ExprKind::Perm { loc, amount } => format!("(Perm {} {})", show(loc), show(amount)),
+        ExprKind::PointsTo { loc, amount, value } => {
+            format!("(PointsTo {} {} {})", show(loc), show(amount), show(value))
+        }
+        ExprKind::Value(x) => format!("(Value {})", show(x)),
+        ExprKind::Size(x) => format!("(size {})", show(x)),
+        ExprKind::Collection { kind, elem, elems } => format!("({}<{}> [{}])", kind.keyword(), ty(elem), list(elems)),
+        ExprKind::MapLit { key, value, entries } => format!(
+            "(map<{},{}> [{}])",
+            ty(key),
+            ty(value),
+            entries.iter().map(|(k, v)| format!("{}:{}", show(k), show(v))).collect::<Vec<_>>().join(" ")
+        ),
+        ExprKind::Trigger(x) => format!("(trigger {})", show(x)),
+        ExprKind::Unfolding { pred, body } => format!("(unfolding {} {})", show(pred), show(body)),
+        ExprKind::WithThen { expr, with, then } => format!(
+            "(wt {} with:{} then:{})",
+            show(expr),
+            with.as_ref().map_or(0, |b| b.stmts.len()),
+            then.as_ref().map_or(0, |b| b.stmts.len())
+        ),
+    }
+}
+
+fn ty(t: &Type) -> String {
+    match &t.kind {
+        TypeKind::Int => "int".into(),
+        TypeKind::Boolean => "boolean".into(),
+        TypeKind::Seq(x) => format!("seq<{}>", ty(x)),
+        TypeKind::Array(x) => format!("{}[]", ty(x)),
+        TypeKind::Class(c) => c.to_string(),
+        TypeKind::Map(k, v) => format!("map<{},{}>", ty(k), ty(v)),
+        other => format!("{other:?}"),
+    }
+}
+
+fn ex(src: &str) -> String {
+    match parse_expr(src) {
+        Ok(e) => show(&e),
+        Err(d) => panic!("{src:?} did not parse: {d:#?}"),
+    }
+}
+
+fn ex_err(src: &str) -> Vec<Diagnostic> {
+    parse_expr(src).expect_err(&format!("{src:?} should be rejected"))
+}
+
+fn prog(src: &str) -> Program {
+    parse(src).unwrap_or_else(|d| panic!("did not parse: {d:#?}\n{src}"))
+}
+
+fn err(src: &str) -> Vec<Diagnostic> {
+    parse(src).expect_err(&format!("should be rejected:\n{src}"))
+}
+
+/// The statements of `void f() { <body> }`.
+fn body(stmts: &str) -> Vec<Stmt> {
+    let p = prog(&format!("class A {{ void f() {{ {stmts} }} }}"));
+    match p.classes.into_iter().next().and_then(|c| c.members.into_iter().next()) {
+        Some(Member::Method(Method { body: MethodBody::Block(b), .. })) => b.stmts,
+        other => panic!("unexpected {other:?}"),
+    }
+}
+
+fn one(stmts: &str) -> StmtKind {
+    let mut v = body(stmts);
+    assert_eq!(v.len(), 1, "{v:#?}");
+    v.remove(0).kind
+}
+
+fn method(src: &str) -> Method {
+    let p = prog(&format!("class A {{ {src} }}"));
+    match p.classes.into_iter().next().and_then(|c| c.members.into_iter().next()) {
+        Some(Member::Method(m)) => m,
+        other => panic!("unexpected {other:?}"),
+    }
+}
+
+fn codes_of(ds: &[Diagnostic]) -> Vec<&'static str> {
+    ds.iter().map(|d| d.code).collect()
+}
+
+// ---- precedence ---------------------------------------------------------------------
+
+#[test]
+fn arithmetic_precedence_and_associativity() {
+    assert_eq!(ex("a + b * c"), "(+ a (* b c))");
+    assert_eq!(ex("a - b - c"), "(- (- a b) c)");
+    assert_eq!(ex("1\\2 * x"), "(* (\\ 1 2) x)");
+    assert_eq!(ex("a / b % c"), "(% (/ a b) c)");
+    assert_eq!(ex("x :: xs ++ y"), "(:: x (++ xs y))");
+    assert_eq!(ex("a :: b :: c"), "(:: a (:: b c))");
+    assert_eq!(ex("a * x :: xs"), "(* a (:: x xs))");
+    assert_eq!(ex("-a[i]"), "(neg ([] a i))");
+    assert_eq!(ex("-1"), "(neg 1)");
+    assert_eq!(ex("- - 1"), "(neg (neg 1))");
+    assert_eq!(ex("!a && b"), "(&& (! a) b)");
+    assert_eq!(ex("i in xs && b"), "(&& (in i xs) b)");
+    assert_eq!(ex("a < b == c < d"), "(== (< a b) (< c d))");
+    assert_eq!(ex("i + 1 in xs"), "(in (+ i 1) xs)");
+}
+
+#[test]
+fn logical_precedence() {
+    assert_eq!(ex("a && b ** c"), "(** (&& a b) c)");
+    assert_eq!(ex("a ** b && c"), "(&& (** a b) c)");
+    assert_eq!(ex("A && B || C"), "(|| (&& A B) C)");
+    assert_eq!(ex("a || (b && c)"), "(|| a (&& b c))");
+    assert_eq!(ex("(a || b) && c"), "(&& (|| a b) c)");
+    assert_eq!(ex("a ==> (b ==> c)"), "(==> a (==> b c))");
+    assert_eq!(ex("(a ==> b) ==> c"), "(==> (==> a b) c)");
+    assert_eq!(ex("a && b ==> c || d"), "(==> (&& a b) (|| c d))");
+    assert_eq!(ex("a ==> b -* c"), "(==> a (-* b c))");
+}
+
+#[test]
+fn conditional_is_right_associative_and_loosest() {
+    assert_eq!(ex("c ? a : b ? d : e"), "(? c a (? b d e))");
+    assert_eq!(ex("c ==> d ? a + 1 : b"), "(? (==> c d) (+ a 1) b)");
+    assert_eq!(ex("c ? x ? y : z : w"), "(? c (? x y z) w)");
+    assert_eq!(ex("c ? x :: xs : ys"), "(? c (:: x xs) ys)");
+}
+
+#[test]
+fn vercors1_ambiguities_are_rejected() {
+    for src in ["a || b && c", "a || b ** c", "x || !y && z", "a ==> b ==> c", "p ==> a || b && c"] {
+        let ds = ex_err(src);
+        assert_eq!(codes_of(&ds), vec![codes::AMBIGUOUS_PRECEDENCE], "{src}: {ds:#?}");
+        assert!(ds[0].help.as_deref().unwrap_or("").contains("add parentheses"), "{ds:?}");
+    }
+    // The span is the whole binary expression.
+    let ds = ex_err("x + (a || b && c)");
+    assert_eq!(ds[0].span, Span::new(5, 16));
+    let ds = ex_err("a ==> b ==> c");
+    assert_eq!(ds[0].span, Span::new(0, 13));
+}
+
+// ---- expressions --------------------------------------------------------------------
+
+#[test]
+fn quantifiers() {
+    assert_eq!(ex("(\\forall int i; 0 <= i && i < n; a[i] > 0)"), "(\\forall int i; (&& (<= 0 i) (< i n)); (> ([] a i) 0))");
+    assert_eq!(ex("(\\forall* int i;i >= 0;Perm( a [ i ] , 1 \\ 2 ))"), "(\\forall* int i; (>= i 0); (Perm ([] a i) (\\ 1 2)))");
+    assert_eq!(ex("(\\exists seq<int> e; e in G; |e| == n)"), "(\\exists seq<int> e; (in e G); (== (size e) n))");
+    assert_eq!(ex("(\\sum int k; 0 <= k; k)"), "(\\sum int k; (<= 0 k); k)");
+    // Range form: the guard is desugared.
+    assert_eq!(ex("(\\forall int i = lo .. hi; b[i])"), "(\\forall int i; (&& (<= lo i) (< i hi)); ([] b i))");
+    assert_eq!(ex("(\\let int x = 3; x + 1)"), "(let x = 3; (+ x 1))");
+    // Triggers.
+    assert_eq!(ex("(\\forall int i; 0 <= i; {:a [ i ]:} || {: b[i] :})"), "(\\forall int i; (<= 0 i); (|| (trigger ([] a i)) (trigger ([] b i))))");
+}
+
+#[test]
+fn builtins_permissions_and_literals() {
+    assert_eq!(ex("Perm(x, write)"), "(Perm x write)");
+    assert_eq!(ex("PointsTo(x, 1\\2, 3)"), "(PointsTo x (\\ 1 2) 3)");
+    assert_eq!(ex("Value(this.q1)"), "(Value (. this q1))");
+    assert_eq!(ex("\\old(a[i]) + 1"), "(+ (old ([] a i)) 1)");
+    assert_eq!(ex("head(xs) :: tail(xs)"), "(:: (head xs) (tail xs))");
+    assert_eq!(ex("isEmpty(xs) && held(this)"), "(&& (isEmpty xs) (held this))");
+    assert_eq!(ex("removeAt(xs, 0)"), "(removeAt xs 0)");
+    assert_eq!(ex("buildMap(m, k, v)"), "(buildMap m k v)");
+    assert_eq!(ex("k in keysMap(m)"), "(in k (keysMap m))");
+    assert_eq!(ex("\\matrix(m, M, N)"), "(\\matrix m M N)");
+    assert_eq!(ex("\\array( m , M * N )"), "(\\array m (* M N))");
+    assert_eq!(ex("HPerm(x, read) ** APerm(y, none)"), "(** (HPerm x read) (APerm y none))");
+    assert_eq!(ex("idle(t) || running(t)"), "(|| (idle t) (running t))");
+    assert_eq!(ex("\\result == null"), "(== \\result null)");
+    assert_eq!(ex("true && !false"), "(&& true (! false))");
+    assert_eq!(ex("(| xs |) - 1"), "(- (size xs) 1)");
+    assert_eq!(ex("|xs|"), "(size xs)");
+    let ds = ex_err("Perm(x)");
+    assert_eq!(ds[0].code, codes::SYNTAX);
+    assert!(ds[0].message.contains("`Perm` takes 2 arguments"), "{ds:?}");
+}
+
+#[test]
+fn postfix_forms() {
+    assert_eq!(ex("a.length"), "(. a length)");
+    assert_eq!(ex("workers [ tid ].value"), "(. ([] workers tid) value)");
+    assert_eq!(ex("(grid [ i ]) [ j ]"), "([] ([] grid i) j)");
+    assert_eq!(ex("xs[a..b]"), "(slice xs a b)");
+    assert_eq!(ex("xs[a..]"), "(slice xs a _)");
+    assert_eq!(ex("res [.. right ]"), "(slice res _ right)");
+    assert_eq!(ex("xs[0 .. i + 1]"), "(slice xs 0 (+ i 1))");
+    assert_eq!(ex("values [ tid -> 0 ]"), "(upd values tid 0)");
+    assert_eq!(ex("f(a, b)"), "(call f [a b])");
+    assert_eq!(ex("q2.put(tmp)"), "(call q2.put [tmp])");
+    assert_eq!(ex("MaxSort.sorted(xs)"), "(call MaxSort.sorted [xs])");
+    assert_eq!(ex("this.swap(i, j).x"), "(. (call this.swap [i j]) x)");
+    assert_eq!(ex("f()"), "(call f [])");
+    assert!(ex_err("(f)(x)")[0].message.contains("only a method can be called"));
+}
+
+#[test]
+fn literals_of_collections_and_new() {
+    assert_eq!(ex("seq<int>{1, 2}"), "(seq<int> [1 2])");
+    assert_eq!(ex("seq<seq<int>>{}"), "(seq<seq<int>> [])");
+    assert_eq!(ex("set<int>{x}"), "(set<int> [x])");
+    assert_eq!(ex("bag<int>{}"), "(bag<int> [])");
+    assert_eq!(ex("map<int,int>{2,5,3,9}"), "(map<int,int> [2:5 3:9])");
+    let ds = ex_err("map<int,int>{2,5,3}");
+    assert_eq!(ds[0].code, codes::SYNTAX);
+    assert!(ds[0].message.contains("map literal"), "{ds:?}");
+    assert_eq!(ex("new Worker(q1,q2)"), "(new Worker [q1 q2])");
+    assert_eq!(ex("new Queue()"), "(new Queue [])");
+    assert_eq!(ex("new int[3][n + 1]"), "(newarray Int [3 (+ n 1)])");
+    assert_eq!(ex("new boolean[n]"), "(newarray Boolean [n])");
+}
+
+#[test]
+fn unfolding_and_with_then() {
+    assert_eq!(ex("unfolding P(x) in x.f + 1"), "(unfolding (call P [x]) (+ (. x f) 1))");
+    assert_eq!(ex("\\unfolding this.inv() \\in y"), "(unfolding (call this.inv []) y)");
+    assert_eq!(ex("explore(n, G) with { P = P; }"), "(wt (call explore [n G]) with:1 then:0)");
+    assert_eq!(ex("part1a(xs) then { dir = direction; }"), "(wt (call part1a [xs]) with:0 then:1)");
+    assert_eq!(ex("f(x) with { a = 1; b = 2; } then { c = d; }"), "(wt (call f [x]) with:2 then:1)");
+    // with/then attach to the whole expression.
+    assert_eq!(ex("c ? f(x) : g(x) with { P = P; }"), "(wt (? c (call f [x]) (call g [x])) with:1 then:0)");
+}
+
+#[test]
+fn names_keywords_and_backticks() {
+    // Keyword prefixes of identifiers are identifiers.
+    assert_eq!(ex("input + index + newsegments + forward + intsum"), "(+ (+ (+ (+ input index) newsegments) forward) intsum)");
+    assert_eq!(ex("C + R"), "(+ C R)");
+    assert_eq!(ex("`label` + 1"), "(+ label 1)");
+    let ds = ex_err("label + 1");
+    assert_eq!(ds[0].code, codes::RESERVED);
+    assert_eq!(ds[0].span, Span::new(0, 5));
+    let ds = ex_err("head + 1");
+    assert_eq!(ds[0].code, codes::RESERVED);
+}
+
+#[test]
+fn integer_literals() {
+    assert_eq!(ex("18446744073709551615"), "18446744073709551615");
+    let ds = ex_err("18446744073709551616");
+    assert_eq!(ds[0].code, codes::LITERAL_TOO_LARGE);
+}
+
+#[test]
+fn spans() {
+    let e = parse_expr("a + (b * c)").unwrap();
+    assert_eq!(e.span, Span::new(0, 11));
+    let ExprKind::Binary { lhs, rhs, .. } = &e.kind else { panic!() };
+    assert_eq!(lhs.span, Span::new(0, 1));
+    // A parenthesised expression takes the span of the parenthesised text.
+    assert_eq!(rhs.span, Span::new(4, 11));
+    let e = parse_expr("f( x ) /* c */ ").unwrap();
+    assert_eq!(e.span, Span::new(0, 6));
+    // Identifiers and statements do not include trailing whitespace or comments.
+    let src = "class A { void f() { x /* c */ = 1 ; // done\n } }";
+    let p = prog(src);
+    let Member::Method(m) = &p.classes[0].members[0] else { panic!() };
+    let MethodBody::Block(b) = &m.body else { panic!() };
+    let s = &b.stmts[0];
+    assert_eq!(&src[s.span.start()..s.span.end()], "x /* c */ = 1 ;");
+    let StmtKind::Assign { target, value } = &s.kind else { panic!() };
+    assert_eq!(&src[target.span.start()..target.span.end()], "x");
+    assert_eq!(&src[value.span.start()..value.span.end()], "1");
+    assert_eq!(&src[m.span.start()..m.span.end()], &src[10..src.len() - 2]);
+    assert_eq!(p.comments.len(), 2);
+    assert_eq!(p.comments[1].text, "// done");
+}
+
+// ---- declarations ---------------------------------------------------------------------
+
+#[test]
+fn members() {
+    let p = prog(
+        "//:: cases X\nclass A {\n int x, y;\n Queue q1;\n int[][] grid;\n seq<int> values;\n\
+         A(Queue q){ q1 = q; }\n static pure int sq(int v) = v * v;\n void lemma();\n\
+         inline resource inv() = Perm(x, 1);\n thread_local void t() { }\n}\nclass B { }",
+    );
+    assert_eq!(p.classes.len(), 2);
+    let ms = &p.classes[0].members;
+    let names: Vec<String> = ms
+        .iter()
+        .map(|m| match m {
+            Member::Field(f) => format!("field {} {}", ty(&f.ty), f.name),
+            Member::Method(m) => format!("method {}", m.name),
+        })
+        .collect();
+    assert_eq!(
+        names,
+        [
+            "field int x",
+            "field int y",
+            "field Queue q1",
+            "field int[][] grid",
+            "field seq<int> values",
+            "method A",
+            "method sq",
+            "method lemma",
+            "method inv",
+            "method t"
+        ]
+    );
+    let Member::Method(ctor) = &ms[5] else { panic!() };
+    assert!(ctor.is_constructor());
+    let Member::Method(sq) = &ms[6] else { panic!() };
+    assert!(sq.modifiers.is_static && sq.modifiers.is_pure && sq.is_pure_function());
+    assert!(matches!(sq.body, MethodBody::Expr(_)));
+    let Member::Method(lemma) = &ms[7] else { panic!() };
+    assert!(matches!(lemma.body, MethodBody::Abstract));
+    let Member::Method(inv) = &ms[8] else { panic!() };
+    assert!(inv.is_predicate() && inv.modifiers.is_inline);
+    let Member::Method(t) = &ms[9] else { panic!() };
+    assert!(t.modifiers.is_thread_local);
+    assert_eq!(p.comments[0].text, "//:: cases X");
+}
+
+#[test]
+fn all_clause_kinds() {
+    let m = method(
+        "requires a; ensures b; context c; context_everywhere d; kernel_invariant e; given seq<int> g;\n\
+         yields int y; signals (Exc ex) f; modifies x, y; accessible z; void m() { }",
+    );
+    let kws: Vec<_> = m.contract.clauses.iter().map(|c| c.kind.keyword()).collect();
+    assert_eq!(
+        kws,
+        [
+            "requires",
+            "ensures",
+            "context",
+            "context_everywhere",
+            "kernel_invariant",
+            "given",
+            "yields",
+            "signals",
+            "modifies",
+            "accessible"
+        ]
+    );
+    let ClauseKind::Given(p) = &m.contract.clauses[5].kind else { panic!() };
+    assert_eq!((ty(&p.ty), p.name.to_string()), ("seq<int>".into(), "g".into()));
+    let ClauseKind::Modifies(xs) = &m.contract.clauses[8].kind else { panic!() };
+    assert_eq!(xs.len(), 2);
+}
+
+// ---- directives -------------------------------------------------------------------------
+
+fn directive_kinds(ds: &[Directive]) -> Vec<String> {
+    ds.iter()
+        .map(|d| match &d.kind {
+            DirectiveKind::LoopUnroll { var, factor } => format!("loop_unroll {var} {}", factor.value),
+            DirectiveKind::IterMerge { var, factor } => format!("iter_merge {var} {}", factor.value),
+            DirectiveKind::MatrixLin { matrix, order, rows, cols } => {
+                format!("matrix_lin {matrix} {order:?} {} {}", show(rows), show(cols))
+            }
+            DirectiveKind::GlobToReg { array, locations } => format!(
+                "glob_to_reg {} | {}",
+                show(array),
+                locations.iter().map(show).collect::<Vec<_>>().join(" | ")
+            ),
+            DirectiveKind::Tile { kind, size } => format!("tile {kind:?} {}", size.value),
+            DirectiveKind::Fuse { count, block_size } => format!("fuse {} {}", count.value, block_size.value),
+        })
+        .collect()
+}
+
+#[test]
+fn method_level_directives() {
+    let m = method(
+        "gpuopt glob_to_reg a tid tid - 1;\n gpuopt glob_to_reg a (vct_fused_tid+1);\n\
+         gpuopt glob_to_reg matrix [ i ] j;\n gpuopt glob_to_reg b vct_fused_tid + 1;\n\
+         gpuopt matrix_lin out C M N;\n gpuopt matrix_lin grid R 3 3;\n gpuopt matrix_lin m C N - 1 N * 2;\n\
+         gpuopt tile inter 8;\n gpuopt tile intra 4096;\n context_everywhere a != null;\n void f(int[] a) { }",
+    );
+    assert_eq!(
+        directive_kinds(&m.directives),
+        [
+            "glob_to_reg a | tid | (- tid 1)",
+            "glob_to_reg a | (+ vct_fused_tid 1)",
+            "glob_to_reg ([] matrix i) | j",
+            "glob_to_reg b | (+ vct_fused_tid 1)",
+            "matrix_lin out Column M N",
+            "matrix_lin grid Row 3 3",
+            "matrix_lin m Column (- N 1) (* N 2)",
+            "tile Inter 8",
+            "tile Intra 4096",
+        ]
+    );
+    assert_eq!(m.contract.clauses.len(), 1);
+    let d = &m.directives[4];
+    let DirectiveKind::MatrixLin { matrix, .. } = &d.kind else { panic!() };
+    assert_eq!(matrix.as_str(), "out");
+}
+
+#[test]
+fn loop_and_par_directives() {
+    let StmtKind::Loop(l) = one("gpuopt loop_unroll i 3; loop_invariant 0 <= i; loop_invariant i <= n; while (i < n) { i++; }")
+    else {
+        panic!()
+    };
+    assert_eq!(directive_kinds(&l.directives), ["loop_unroll i 3"]);
+    assert_eq!(l.contract.clauses.len(), 2);
+    assert_eq!(l.directives[0].span, Span::new(21, 44));
+    let StmtKind::Loop(l) = one("gpuopt iter_merge k 2; for (int k = 0; k < n; k++) { }") else { panic!() };
+    assert_eq!(directive_kinds(&l.directives), ["iter_merge k 2"]);
+    let StmtKind::Par(p) = one("gpuopt fuse 2 1; par threads (int tid = 0 .. n) requires true; { }") else { panic!() };
+    assert_eq!(directive_kinds(&p.directives), ["fuse 2 1"]);
+}
+
+#[test]
+fn misplaced_directives_and_clauses() {
+    let ds = err("class A { void f() { gpuopt fuse 2 1; loop_invariant true; while (c) { } } }");
+    assert_eq!(codes_of(&ds), [codes::MISPLACED]);
+    assert_eq!(ds[0].message, "`gpuopt fuse` must be written before a `par` block");
+    let ds = err("class A { void f() { gpuopt loop_unroll i 2; par (int i = 0 .. n) { } } }");
+    assert_eq!(ds[0].code, codes::MISPLACED);
+    assert!(ds[0].message.contains("before a `while` or `for` loop"), "{ds:?}");
+    let ds = err("class A { gpuopt loop_unroll i 2; gpuopt fuse 2 1; void f() { } }");
+    assert_eq!(codes_of(&ds), [codes::MISPLACED, codes::MISPLACED]);
+    let ds = err("class A { void f() { gpuopt tile inter 8; while (c) { } } }");
+    assert!(ds[0].message.contains("before a method"), "{ds:?}");
+    let src = "class A { void f() { requires x > 0; ensures true; while (c) { } } }";
+    let ds = err(src);
+    assert_eq!(codes_of(&ds), [codes::MISPLACED, codes::MISPLACED]);
+    assert_eq!(&src[ds[0].span.start()..ds[0].span.end()], "requires x > 0;");
+    assert!(ds[0].help.as_deref().unwrap_or("").contains("loop_invariant"));
+    let ds = err("class A { loop_invariant x; void f() { } }");
+    assert_eq!(codes_of(&ds), [codes::MISPLACED]);
+    let ds = err("class A { void f() { par (int i = 0 .. n) loop_invariant x; { } } }");
+    assert_eq!(codes_of(&ds), [codes::MISPLACED]);
+    let ds = err("class A { void f() { barrier(b) { given int x; } } }");
+    assert_eq!(codes_of(&ds), [codes::MISPLACED]);
+    let ds = err("class A { requires x; int f; }");
+    assert_eq!(codes_of(&ds), [codes::MISPLACED]);
+}
+
+// ---- statements -------------------------------------------------------------------------
+
+#[test]
+fn declarations_and_assignments() {
+    let v = body("int i = 0; int res; int a, b = 2; Worker w1=new Worker(q1,q2); Queue q; int[] xs; Foo[] fs = null;");
+    let decls: Vec<String> = v
+        .iter()
+        .map(|s| match &s.kind {
+            StmtKind::LocalDecl { ty: t, name, init } => {
+                format!("{} {name}{}", ty(t), init.as_ref().map_or(String::new(), |e| format!(" = {}", show(e))))
+            }
+            other => panic!("{other:?}"),
+        })
+        .collect();
+    assert_eq!(
+        decls,
+        ["int i = 0", "int res", "int a", "int b = 2", "Worker w1 = (new Worker [q1 q2])", "Queue q", "int[] xs", "Foo[] fs = null"]
+    );
+    let StmtKind::Assign { target, value } = one("(m [ i ]) [ j ] = 0;") else { panic!() };
+    assert_eq!((show(&target), show(&value)), ("([] ([] m i) j)".into(), "0".into()));
+    let StmtKind::Assign { target, .. } = one("this.q1 = q1;") else { panic!() };
+    assert_eq!(show(&target), "(. this q1)");
+    let StmtKind::Assign { value, .. } = one("res = res ++ i;") else { panic!() };
+    assert_eq!(show(&value), "(++ res i)");
+    let StmtKind::Assign { value, .. } = one("x = f(a) with { P = P; };") else { panic!() };
+    assert_eq!(show(&value), "(wt (call f [a]) with:1 then:0)");
+    let StmtKind::LocalDecl { init: Some(init), .. } = one("seq<seq<int>> s = part1a(xs) then { dir = direction; };")
+    else {
+        panic!()
+    };
+    assert_eq!(show(&init), "(wt (call part1a [xs]) with:0 then:1)");
+}
+
+#[test]
+fn increments_versus_append() {
+    assert!(matches!(one("x++;"), StmtKind::IncDec { op: IncDec::Inc, .. }));
+    assert!(matches!(one("k ++;"), StmtKind::IncDec { op: IncDec::Inc, .. }));
+    assert!(matches!(one("x--;"), StmtKind::IncDec { op: IncDec::Dec, .. }));
+    let StmtKind::Assign { value, .. } = one("xs = xs ++ x;") else { panic!() };
+    assert_eq!(show(&value), "(++ xs x)");
+    let StmtKind::Expr(e) = one("lemma(xs ++ x);") else { panic!() };
+    assert_eq!(show(&e), "(call lemma [(++ xs x)])");
+}
+
+#[test]
+fn control_flow() {
+    let StmtKind::If { cond, then_branch, else_branch } =
+        one("if (true && tid > 0) b_reg_0 = b [ (tid - 1) ]; else { x = 1; }")
+    else {
+        panic!()
+    };
+    assert_eq!(show(&cond), "(&& true (> tid 0))");
+    assert!(matches!(then_branch.kind, StmtKind::Assign { .. }));
+    assert!(matches!(else_branch.map(|b| b.kind), Some(StmtKind::Block(_))));
+    assert!(matches!(one("if (c) { } else if (d) x = 1;"), StmtKind::If { else_branch: Some(_), .. }));
+    let StmtKind::Loop(l) = one("loop_invariant true; while (k < n) k = k + 1;") else { panic!() };
+    assert!(matches!(l.kind, LoopKind::While { .. }));
+    let StmtKind::Loop(l) = one("for (;;) { }") else { panic!() };
+    let LoopKind::For { init, cond, update } = l.kind else { panic!() };
+    assert!(init.is_empty() && cond.is_none() && update.is_empty());
+    let StmtKind::Loop(l) = one("for(k;k < N;k ++){ }") else { panic!() };
+    let LoopKind::For { init, update, .. } = l.kind else { panic!() };
+    let StmtKind::Expr(e) = &init[0].kind else { panic!("{init:?}") };
+    assert_eq!(show(e), "k");
+    assert!(matches!(update[0].kind, StmtKind::IncDec { .. }));
+    let StmtKind::Loop(l) = one("for(j = 0, i = 1;j < 3;j ++, i = i + 1) { }") else { panic!() };
+    let LoopKind::For { init, update, .. } = l.kind else { panic!() };
+    assert_eq!((init.len(), update.len()), (2, 2));
+    assert!(matches!(init[0].kind, StmtKind::Assign { .. }));
+    assert!(matches!(update[1].kind, StmtKind::Assign { .. }));
+    let StmtKind::Loop(l) = one("for(int a = 0, b = 1; a < b; a++) { }") else { panic!() };
+    let LoopKind::For { init, .. } = l.kind else { panic!() };
+    assert_eq!(init.len(), 2);
+    assert!(matches!(one("return x + 1;"), StmtKind::Return(Some(_))));
+    assert!(matches!(one("return;"), StmtKind::Return(None)));
+    assert!(matches!(one("return\n;"), StmtKind::Return(None)));
+    assert!(matches!(one("{ { x = 1; } }"), StmtKind::Block(_)));
+}
+
+#[test]
+fn spec_and_sync_statements() {
+    let kinds: Vec<_> = body("assert a; assume b; inhale c; exhale d; fold P(x); unfold P(x); refute e;")
+        .into_iter()
+        .map(|s| match s.kind {
+            StmtKind::Spec { kind, .. } => kind.keyword(),
+            other => panic!("{other:?}"),
+        })
+        .collect();
+    assert_eq!(kinds, ["assert", "assume", "inhale", "exhale", "fold", "unfold", "refute"]);
+    let kinds: Vec<_> = body("lock this; unlock this; wait this; notify this; fork t; join t;")
+        .into_iter()
+        .map(|s| match s.kind {
+            StmtKind::Sync { kind, .. } => kind.keyword(),
+            other => panic!("{other:?}"),
+        })
+        .collect();
+    assert_eq!(kinds, ["lock", "unlock", "wait", "notify", "fork", "join"]);
+    let StmtKind::Atomic { invariants, body } = one("atomic(a, b) { x = 1; }") else { panic!() };
+    assert_eq!(invariants.len(), 2);
+    assert!(matches!(body.kind, StmtKind::Block(_)));
+    let StmtKind::InvariantBlock { name, resource, body } = one("invariant inv(Perm(x, 1) ** x >= 0) { }") else {
+        panic!()
+    };
+    assert_eq!((name.as_str(), show(&resource)), ("inv", "(** (Perm x 1) (>= x 0))".to_string()));
+    assert!(body.stmts.is_empty());
+}
+
+#[test]
+fn barrier_forms() {
+    let StmtKind::Barrier(b) = one("barrier(fwd) { requires a; ensures b; }") else { panic!() };
+    assert!(b.body.is_none());
+    assert_eq!((b.label.as_str(), b.contract.clauses.len()), ("fwd", 2));
+    let StmtKind::Barrier(b) = one("barrier(fwd) { }") else { panic!() };
+    assert!(b.body.is_none() && b.contract.is_empty());
+    let StmtKind::Barrier(b) = one("barrier(threads) requires a; ensures b; {}") else { panic!() };
+    assert_eq!(b.body.map(|x| x.stmts.len()), Some(0));
+    assert_eq!(b.contract.clauses.len(), 2);
+    let StmtKind::Barrier(b) = one("barrier(L; inv1, inv2) context_everywhere x; { y = 1; }") else { panic!() };
+    assert_eq!(b.invariants.iter().map(|i| i.as_str()).collect::<Vec<_>>(), ["inv1", "inv2"]);
+    assert_eq!(b.body.map(|x| x.stmts.len()), Some(1));
+}
+
+#[test]
+fn par_forms() {
+    let StmtKind::Par(p) = one("par threads (int tid = 0 .. a.length) requires Perm(a[tid], 1); { a[tid] = 0; }") else {
+        panic!()
+    };
+    assert_eq!(p.units.len(), 1);
+    let u = &p.units[0];
+    assert_eq!(u.name.as_ref().map(|n| n.as_str()), Some("threads"));
+    assert_eq!((u.iters.len(), show(&u.iters[0].hi)), (1, "(. a length)".to_string()));
+    assert_eq!(u.contract.clauses.len(), 1);
+    let StmtKind::Par(p) = one("par\n  fwd(int tid = 0 .. tcount) { }") else { panic!() };
+    assert_eq!(p.units[0].name.as_ref().map(|n| n.as_str()), Some("fwd"));
+    let StmtKind::Par(p) = one(
+        "par () requires true; { x = 0; } and (int i = 0 .. N) ensures true; { } and (int i = 0 .. M, int j = 0 .. N) { }",
+    ) else {
+        panic!()
+    };
+    assert_eq!(p.units.iter().map(|u| u.iters.len()).collect::<Vec<_>>(), [0, 1, 2]);
+    assert!(p.units.iter().all(|u| u.name.is_none()));
+    let StmtKind::Par(p) = one("context_everywhere n > 0; par (int i = 0 .. n) { par inner (int j = 0 .. n) { } }") else {
+        panic!()
+    };
+    assert_eq!(p.contract.clauses.len(), 1);
+    assert!(matches!(p.units[0].body.stmts[0].kind, StmtKind::Par(_)));
+}
+
+// ---- errors ---------------------------------------------------------------------------------
+
+/// Rule names that must never reach a message.
+const RULE_NAMES: &[&str] = &[
+    "stmt", "expr_list", "assign_or_expr", "binexpr", "postfix_op", "infix_op", "class_decl", "semi", "rbrace",
+    "ident", "type_", "prefixed_stmt", "decl_stmt", "par_unit", "EOI", "clause_kw", "k_", "op_", "cond_tail",
+];
+
+fn assert_no_rule_names(d: &Diagnostic) {
+    let texts = [Some(d.message.as_str()), d.label.as_deref(), d.help.as_deref()];
+    for t in texts.into_iter().flatten() {
+        for w in t.split(|c: char| !(c.is_ascii_alphanumeric() || c == '_')) {
+            assert!(
+                !RULE_NAMES.iter().any(|r| w == *r || (r.ends_with('_') && w.starts_with(r))),
+                "rule name {w:?} in {t:?}"
+            );
+        }
+    }
+}
+
+#[test]
+fn missing_semicolon() {
+    let src = "class A {\n  void f() {\n    x = 1\n  }\n}\n";
+    let ds = err(src);
+    assert_eq!(ds.len(), 1);
+    assert_eq!(ds[0].code, codes::SYNTAX);
+    assert_eq!(ds[0].message, "expected `;`");
+    assert_eq!(ds[0].span.start(), src.find("}\n}").unwrap());
+    let ds = err("class A { int x }");
+    assert_eq!(ds[0].message, "expected `;`, `,` or `(`");
+}
+
+#[test]
+fn unclosed_block() {
+    let src = "class A {\n  void f() {\n    x = 1;\n";
+    let ds = err(src);
+    assert_eq!(ds[0].message, "expected `}` to close this block");
+    assert_eq!(ds[0].span, Span::new(src.len(), src.len()));
+    assert_eq!(ds[0].related.len(), 1);
+    assert_eq!(ds[0].related[0].message, "this block is never closed");
+    assert_eq!(ds[0].related[0].span.start(), src.find("{\n    x").unwrap());
+}
+
+#[test]
+fn stray_characters() {
+    let ds = err("class A { }\n`\n");
+    assert_eq!(ds[0].message, "unexpected `` ` ``");
+    assert_eq!(ds[0].span, Span::new(12, 13));
+    let ds = err("class A { void f() { x = 1 # 2; } }");
+    assert_eq!(ds[0].message, "unexpected `#`");
+    let ds = err("class A { /* never closed\n }");
+    assert_eq!(ds[0].message, "unterminated block comment");
+}
+
+#[test]
+fn error_messages_use_words_not_rule_names() {
+    let bad = [
+        "class",
+        "class A",
+        "class A {",
+        "class A { void }",
+        "class A { void f( }",
+        "class A { void f() { if x { } } }",
+        "class A { void f() { x = ; } }",
+        "class A { void f() { x = (1 + ; } }",
+        "class A { void f() { par } }",
+        "class A { void f() { par (int i = 0 ..) { } } }",
+        "class A { void f() { barrier { } } }",
+        "class A { void f() { loop_invariant x; x = 1; } }",
+        "class A { gpuopt unknown 1; void f() { } }",
+        "class A { gpuopt matrix_lin m X 1 2; void f() { } }",
+        "class A { void f() { a[1 -> ] = 2; } }",
+        "class A { requires (\\forall int i; ; x); void f() { } }",
+        "class A { void f() { int label = 0; } }",
+        "class A { void f() { for (int i = 0; i < n; i++ { } } }",
+        "class A { void f() { return x y; } }",
+        "class A { void f() { x = c ? 1; } }",
+        "x = 1;",
+        "class A { void f() { assert Perm(x); } }",
+    ];
+    for src in bad {
+        let ds = err(src);
+        assert!(!ds.is_empty());
+        for d in &ds {
+            assert_no_rule_names(d);
+            assert!(d.span.end() <= src.len(), "{src}: {d:?}");
+        }
+    }
+    let ds = err("class A { void f() { if x { } } }");
+    assert_eq!(ds[0].message, "expected `(`");
+    let ds = err("class A { void f() { loop_invariant x; x = 1; } }");
+    assert_eq!(ds[0].message, "expected `while`, `for`, `par` or a contract clause");
+    let ds = err("class A { void f() { int label = 0; } }");
+    assert_eq!(ds[0].code, codes::RESERVED);
+}
+
+#[test]
+fn pathological_input_does_not_crash() {
+    let deep = format!("class A {{ void f() {{ x = {}1; }} }}", "(".repeat(10_000));
+    let ds = err(&deep);
+    assert_eq!(ds[0].message, "nesting too deep");
+    let deep = format!("class A {{ void f() {{ x = {}1{}; }} }}", "(".repeat(400), ")".repeat(400));
+    assert!(parse(&deep).is_ok());
+    let nots = format!("class A {{ void f() {{ x = {}y; }} }}", "!".repeat(100_000));
+    assert!(parse(&nots).is_err());
+    let chain = format!("class A {{ void f() {{ x = y{}; }} }}", " + y".repeat(20_000));
+    assert!(parse(&chain).is_err());
+    let ifs = format!("class A {{ void f() {{ {} x = 1; }} }}", "if (c) ".repeat(5_000));
+    assert!(parse(&ifs).is_err());
+    let ok_ifs = format!("class A {{ void f() {{ {} x = 1; }} }}", "if (c) ".repeat(200));
+    assert!(parse(&ok_ifs).is_ok());
+    let conds = format!("class A {{ void f() {{ x = {} 0; }} }}", "c ? 1 : ".repeat(5_000));
+    assert!(parse(&conds).is_err());
+    for s in ["", " ", "\u{0}", "é", "class A { void f() { x = 1; } } é", "`", "/*", "//"] {
+        let _ = parse(s);
+        let _ = parse_expr(s);
+    }
+    assert!(parse("").unwrap().classes.is_empty());
+}
+
+
+#[test]
+#[ignore]
+fn show_messages() {
+    for src in [
+        "class", "class A", "class A {", "class A { void }", "class A { void f( }",
+        "class A { void f() { if x { } } }", "class A { void f() { x = ; } }",
+        "class A { void f() { x = (1 + ; } }", "class A { void f() { par } }",
+        "class A { void f() { par (int i = 0 ..) { } } }", "class A { void f() { barrier { } } }",
+        "class A { gpuopt unknown 1; void f() { } }", "class A { gpuopt matrix_lin m X 1 2; void f() { } }",
+        "class A { void f() { a[1 -> ] = 2; } }", "class A { requires (\\forall int i; ; x); void f() { } }",
+        "class A { void f() { for (int i = 0; i < n; i++ { } } }", "class A { void f() { return x y; } }",
+        "class A { void f() { x = c ? 1; } }", "x = 1;", "class A { void f() { assert Perm(x); } }",
+        "class A { void f() { x = 1 } }", "class A { void f() { x = 1; }",
+    ] {
+        for d in parse(src).err().unwrap_or_default() {
+            let f = crate::diagnostics::SourceFile::new("t.pvl", src);
+            eprintln!("{}", crate::diagnostics::render(&d, &f, false));
+        }
+    }
+}
