@@ -11,33 +11,12 @@
 //! The corpus is `$ALPINE_CORPUS`, or `<crate>/../shared/corpus/alpinist`; the corpus
 //! test prints a notice and passes when neither exists.
 
-use std::path::{Path, PathBuf};
+mod common;
 
 use alpine::ast::visit::{strip_spans, walk_expr_mut, VisitMut};
 use alpine::ast::*;
 use alpine::printer::{print_expr, print_program};
 use alpine::syntax::{parse, parse_expr};
-
-fn corpus_dir() -> Option<PathBuf> {
-    let dir = match std::env::var_os("ALPINE_CORPUS") {
-        Some(d) => PathBuf::from(d),
-        None => Path::new(env!("CARGO_MANIFEST_DIR")).join("../shared/corpus/alpinist"),
-    };
-    dir.is_dir().then_some(dir)
-}
-
-fn pvl_files(dir: &Path, out: &mut Vec<PathBuf>) {
-    let Ok(entries) = std::fs::read_dir(dir) else { return };
-    let mut entries: Vec<_> = entries.flatten().map(|e| e.path()).collect();
-    entries.sort();
-    for p in entries {
-        if p.is_dir() {
-            pvl_files(&p, out);
-        } else if p.extension().is_some_and(|e| e == "pvl") {
-            out.push(p);
-        }
-    }
-}
 
 fn stripped(p: &Program) -> Program {
     let mut p = p.clone();
@@ -99,30 +78,20 @@ fn check_roundtrip(src: &str) -> Result<(), String> {
 
 #[test]
 fn corpus_roundtrip() {
-    let Some(dir) = corpus_dir() else {
-        eprintln!("printer_roundtrip: corpus not found (set ALPINE_CORPUS); skipping");
-        return;
-    };
-    let mut files = Vec::new();
-    pvl_files(&dir, &mut files);
-    let (mut ok, mut skipped, mut failures) = (0, Vec::new(), Vec::new());
-    for f in &files {
-        let src = std::fs::read_to_string(f).unwrap();
-        if parse(&src).is_err() {
-            skipped.push(f.display().to_string());
+    let Some(files) = common::corpus_files() else { return };
+    let (mut ok, mut failures) = (0, Vec::new());
+    for (rel, src) in &files {
+        if rel == common::MALFORMED {
             continue;
         }
-        match check_roundtrip(&src) {
+        match check_roundtrip(src) {
             Ok(()) => ok += 1,
-            Err(e) => failures.push(format!("{}: {e}", f.display())),
+            Err(e) => failures.push(format!("{rel}: {e}")),
         }
     }
-    eprintln!(
-        "printer_roundtrip: {ok} of {} corpus files round-trip; {} skipped (do not parse): {skipped:?}",
-        files.len(),
-        skipped.len()
-    );
+    println!("printer_roundtrip: {ok} of {} corpus files round-trip (the malformed one is skipped)", files.len());
     assert!(failures.is_empty(), "{} failures:\n{}", failures.len(), failures.join("\n\n"));
+    assert_eq!(ok, files.len() - 1);
 }
 
 /// Every construct, including ones the corpus never uses.
@@ -700,17 +669,11 @@ fn random_statements_roundtrip() {
 /// stays idempotent.
 #[test]
 fn corpus_with_injected_comments() {
-    let Some(dir) = corpus_dir() else {
-        eprintln!("printer_roundtrip: corpus not found (set ALPINE_CORPUS); skipping");
-        return;
-    };
-    let mut files = Vec::new();
-    pvl_files(&dir, &mut files);
+    let Some(files) = common::corpus_files() else { return };
     let mut failures = Vec::new();
     let mut checked = 0;
-    for f in &files {
-        let src = std::fs::read_to_string(f).unwrap();
-        if parse(&src).is_err() {
+    for (rel, src) in &files {
+        if rel == common::MALFORMED {
             continue;
         }
         let mut text = String::new();
@@ -726,7 +689,7 @@ fn corpus_with_injected_comments() {
         }
         checked += 1;
         if let Err(e) = check_roundtrip(&text) {
-            failures.push(format!("{}: {e}", f.display()));
+            failures.push(format!("{rel}: {e}"));
         }
     }
     eprintln!("printer_roundtrip: {checked} corpus files with injected comments checked");
