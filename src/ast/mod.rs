@@ -78,6 +78,8 @@ pub struct Class {
     pub span: Span,
 }
 
+// A class has a handful of members; boxing methods would only add indirection.
+#[allow(clippy::large_enum_variant)]
 #[derive(Clone, Debug, PartialEq)]
 pub enum Member {
     Field(Field),

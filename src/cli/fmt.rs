@@ -29,7 +29,8 @@ pub fn run(args: FmtArgs, reporter: &Reporter) -> i32 {
     for path in &args.files {
         let file = match io::read_source(path) {
             Ok(f) => f,
-            Err((f, d)) => {
+            Err(failure) => {
+                let (f, d) = *failure;
                 reporter.report(&f, &[d]);
                 status = status.max(EXIT_BAD_INPUT);
                 continue;

@@ -8,9 +8,13 @@ use std::path::Path;
 /// `-` means standard input.
 pub const STDIN: &str = "-";
 
+/// An input that could not be read: the diagnostic, and the (possibly empty) source
+/// it refers to.
+pub type ReadFailure = Box<(SourceFile, Diagnostic)>;
+
 /// Reads a file (or stdin for `-`) as UTF-8 text. On failure returns a diagnostic
 /// against an empty source named after the input.
-pub fn read_source(path: &str) -> Result<SourceFile, (SourceFile, Diagnostic)> {
+pub fn read_source(path: &str) -> Result<SourceFile, ReadFailure> {
     let (name, bytes) = if path == STDIN {
         let mut buf = Vec::new();
         let r = std::io::stdin().read_to_end(&mut buf).map(|_| buf);
@@ -20,7 +24,7 @@ pub fn read_source(path: &str) -> Result<SourceFile, (SourceFile, Diagnostic)> {
     };
     let fail = |msg: String| {
         let file = SourceFile::new(name.clone(), String::new());
-        (file, Diagnostic::error(codes::IO, msg, Span::DUMMY))
+        Box::new((file, Diagnostic::error(codes::IO, msg, Span::DUMMY)))
     };
     match bytes {
         Err(e) => Err(fail(format!("cannot read `{name}`: {e}"))),
@@ -32,7 +36,7 @@ pub fn read_source(path: &str) -> Result<SourceFile, (SourceFile, Diagnostic)> {
                 let file = SourceFile::new(name.clone(), text);
                 let d = Diagnostic::error(codes::IO, format!("`{name}` is not valid UTF-8"), Span::new(at, at + 1))
                     .with_label("invalid byte here");
-                Err((file, d))
+                Err(Box::new((file, d)))
             }
         },
     }
@@ -84,7 +88,7 @@ mod tests {
 
     #[test]
     fn unreadable_file_is_a_diagnostic() {
-        let (_, d) = read_source("/nonexistent/definitely/missing.pvl").unwrap_err();
+        let (_, d) = *read_source("/nonexistent/definitely/missing.pvl").unwrap_err();
         assert_eq!(d.code, codes::IO);
     }
 }

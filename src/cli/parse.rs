@@ -15,7 +15,8 @@ pub fn run(args: ParseArgs, reporter: &Reporter) -> i32 {
     for path in &args.files {
         let file = match io::read_source(path) {
             Ok(f) => f,
-            Err((f, d)) => {
+            Err(failure) => {
+                let (f, d) = *failure;
                 reporter.report(&f, &[d]);
                 status = EXIT_BAD_INPUT;
                 continue;
