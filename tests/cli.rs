@@ -123,3 +123,20 @@ fn human_diagnostics_show_the_source_line() {
     assert!(err.contains("int x = true;"), "{err}");
     assert!(err.contains("alpine::typeck::mismatch"), "{err}");
 }
+
+#[test]
+fn examples_are_well_formed_and_canonical() {
+    let dir = Path::new(env!("CARGO_MANIFEST_DIR")).join("examples");
+    let mut n = 0;
+    for e in std::fs::read_dir(&dir).unwrap() {
+        let p = e.unwrap().path();
+        if p.extension().is_some_and(|x| x == "pvl") {
+            let p = p.to_string_lossy().into_owned();
+            let o = alpine(&["parse", &p], None);
+            assert_eq!(code(&o), 0, "{p}: {}", text(&o.stderr));
+            assert_eq!(code(&alpine(&["fmt", "--check", &p], None)), 0, "{p} is not in canonical layout");
+            n += 1;
+        }
+    }
+    assert!(n >= 3, "examples/ should hold at least three programs");
+}
