@@ -638,6 +638,7 @@ fn random_statements_roundtrip() {
                 span: Span::DUMMY,
             }],
             comments: vec![],
+            blank_lines: vec![],
             span: Span::DUMMY,
         };
         let text = print_program(&p);

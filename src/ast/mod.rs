@@ -60,6 +60,11 @@ pub struct Program {
     /// Kept so that `alpine fmt` never loses them; the printer re-attaches each
     /// comment in front of the first class, member or statement that follows it.
     pub comments: Vec<Comment>,
+    /// Byte offsets of the blank lines of the source (lines with nothing but
+    /// whitespace, outside comments), in order. Layout only: the printer keeps one
+    /// blank line wherever the author separated two statements, fields or comments
+    /// by one or more.
+    pub blank_lines: Vec<u32>,
     pub span: Span,
 }
 

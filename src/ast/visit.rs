@@ -750,7 +750,8 @@ pub fn walk_expr_mut<V: VisitMut + ?Sized>(v: &mut V, e: &mut Expr) {
 
 /// Resets every span (and every computed type) in `p`, so that two trees parsed
 /// from differently laid-out sources compare equal exactly when they have the same
-/// structure. Comments are dropped too: they are layout, not structure.
+/// structure. Comments and blank lines are dropped too: they are layout, not
+/// structure.
 pub fn strip_spans(p: &mut Program) {
     struct Strip;
     impl VisitMut for Strip {
@@ -769,5 +770,6 @@ pub fn strip_spans(p: &mut Program) {
         }
     }
     p.comments.clear();
+    p.blank_lines.clear();
     Strip.visit_program_mut(p);
 }

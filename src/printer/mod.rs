@@ -60,6 +60,7 @@ pub fn print_program(p: &Program) -> String {
     let mut comments = p.comments.clone();
     comments.sort_by_key(|c| (c.span.start, c.span.end));
     let mut pr = Printer::new(&comments);
+    pr.blank_lines = &p.blank_lines;
     pr.program(p);
     let mut out = pr.out;
     while out.ends_with('\n') {
@@ -103,19 +104,31 @@ pub(crate) struct Printer<'c> {
     comments: &'c [Comment],
     /// Comments before this index have been printed.
     next_comment: usize,
+    /// Source offsets of blank lines (`Program::blank_lines`).
+    blank_lines: &'c [u32],
+    /// End of the previous item (statement, comment, class) of the sequence being
+    /// printed, if any: a blank line between it and the next item is kept.
+    last_end: Option<u32>,
 }
 
 const INDENT: &str = "    ";
 
 impl<'c> Printer<'c> {
     fn new(comments: &'c [Comment]) -> Printer<'c> {
-        Printer { out: String::new(), indent: 0, comments, next_comment: 0 }
+        Printer { out: String::new(), indent: 0, comments, next_comment: 0, blank_lines: &[], last_end: None }
     }
 
     /// A printer for an inline fragment (used to look at the text of a
     /// sub-expression before deciding on parentheses). Shares no comments.
     fn fragment(&self) -> Printer<'static> {
-        Printer { out: String::new(), indent: self.indent, comments: &[], next_comment: 0 }
+        Printer {
+            out: String::new(),
+            indent: self.indent,
+            comments: &[],
+            next_comment: 0,
+            blank_lines: &[],
+            last_end: None,
+        }
     }
 
     fn w(&mut self, s: &str) {
@@ -153,6 +166,25 @@ impl<'c> Printer<'c> {
         self.nl();
     }
 
+    // ---- blank lines -------------------------------------------------------------
+
+    /// Whether the source has a blank line strictly between offsets `a` and `b`.
+    fn blank_between(&self, a: u32, b: u32) -> bool {
+        let i = self.blank_lines.partition_point(|&x| x <= a);
+        self.blank_lines.get(i).is_some_and(|&x| x < b)
+    }
+
+    /// Emits one empty line if the author separated the previous item of this
+    /// sequence from the item starting at `start` by blank lines (never two in a
+    /// row, never at the start of the output).
+    fn blank_line_before(&mut self, start: u32) {
+        if let Some(prev) = self.last_end {
+            if self.blank_between(prev, start) && !self.out.is_empty() && !self.out.ends_with("\n\n") {
+                self.nl();
+            }
+        }
+    }
+
     /// Print (at line start) every pending comment that ends before `span` starts.
     fn comments_before(&mut self, span: Span) {
         if span.is_dummy() {
@@ -168,7 +200,9 @@ impl<'c> Printer<'c> {
                 break;
             }
             self.next_comment += 1;
+            self.blank_line_before(c.span.start);
             self.comment_line(c);
+            self.last_end = Some(c.span.end);
         }
     }
 
@@ -184,10 +218,7 @@ impl<'c> Printer<'c> {
     }
 
     fn remaining_comments(&mut self) {
-        while let Some(c) = self.comments.get(self.next_comment) {
-            self.next_comment += 1;
-            self.comment_line(c);
-        }
+        self.comments_until(u32::MAX);
     }
 
     // ---- declarations ----------------------------------------------------------
@@ -204,28 +235,46 @@ impl<'c> Printer<'c> {
 
     fn class(&mut self, c: &Class) {
         self.comments_before(c.span);
+        if !c.span.is_dummy() {
+            self.blank_line_before(c.span.start);
+        }
         self.write_indent();
         self.w("class ");
         self.ident(&c.name);
         self.w(" {");
         self.nl();
         self.indent += 1;
-        let mut prev_field = None;
+        let mut prev: Option<(bool, Span)> = None;
         for m in &c.members {
             let is_field = matches!(m, Member::Field(_));
-            if let Some(pf) = prev_field {
-                if !(pf && is_field) {
+            if let Some((prev_is_field, prev_span)) = prev {
+                // Members are separated by one blank line; consecutive fields only
+                // where the author separated them.
+                let grouped_fields = prev_is_field && is_field;
+                let authored_gap = !prev_span.is_dummy()
+                    && !m.span().is_dummy()
+                    && self.blank_between(prev_span.end, m.span().start);
+                if !grouped_fields || authored_gap {
                     self.nl();
                 }
             }
-            prev_field = Some(is_field);
+            prev = Some((is_field, m.span()));
+            // The separator above is the whole gap: no further blank line before
+            // the member's leading comments.
+            self.last_end = None;
             self.member(m);
+        }
+        if !c.span.is_dummy() {
+            if let Some((_, last)) = prev {
+                self.last_end = (!last.is_dummy()).then_some(last.end);
+            }
         }
         self.indent -= 1;
         self.comments_inside(c.span);
         self.write_indent();
         self.w("}");
         self.nl();
+        self.last_end = (!c.span.is_dummy()).then_some(c.span.end);
     }
 
     fn member(&mut self, m: &Member) {
@@ -411,6 +460,8 @@ impl<'c> Printer<'c> {
     fn block(&mut self, b: &Block) {
         self.w("{");
         self.nl();
+        // No blank line before the first statement of a block.
+        self.last_end = None;
         self.indent += 1;
         for s in &b.stmts {
             self.stmt(s);
@@ -421,9 +472,20 @@ impl<'c> Printer<'c> {
         self.w("}");
     }
 
-    /// A whole statement: starts at line start, ends with a line end.
+    /// A whole statement: starts at line start, ends with a line end. Keeps one
+    /// blank line before it where the author had one.
     fn stmt(&mut self, s: &Stmt) {
         self.comments_before(s.span);
+        if s.span.is_dummy() {
+            return self.stmt_body(s);
+        }
+        self.blank_line_before(s.span.start);
+        self.last_end = Some(s.span.start);
+        self.stmt_body(s);
+        self.last_end = Some(s.span.end);
+    }
+
+    fn stmt_body(&mut self, s: &Stmt) {
         match &s.kind {
             StmtKind::Loop(l) => {
                 for d in &l.directives {

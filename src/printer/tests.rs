@@ -100,7 +100,7 @@ fn class(name: &str, members: Vec<Member>) -> Class {
     Class { name: id(name), members, span: D }
 }
 fn program(classes: Vec<Class>) -> Program {
-    Program { classes, comments: vec![], span: D }
+    Program { classes, comments: vec![], blank_lines: vec![], span: D }
 }
 fn pe(x: &Expr) -> String {
     print_expr(x)
@@ -797,6 +797,7 @@ fn comments_are_placed_and_kept() {
             comment("// end of class", 285, 288),
             comment("// end of file", 310, 320),
         ],
+        blank_lines: vec![],
         span: sp(0, 320),
     };
     let out = print_program(&p);
@@ -826,7 +827,7 @@ fn comments_are_placed_and_kept() {
 fn comments_do_not_attach_to_dummy_nodes() {
     let mut c = class("A", vec![Member::Field(Field { ty: int(), name: id("x"), span: D })]);
     c.span = sp(20, 100);
-    let p = Program { classes: vec![c], comments: vec![comment("// c", 30, 34)], span: D };
+    let p = Program { classes: vec![c], comments: vec![comment("// c", 30, 34)], blank_lines: vec![], span: D };
     assert_eq!(print_program(&p), "class A {\n    int x;\n    // c\n}\n");
 }
 
@@ -857,10 +858,22 @@ fn comments_in_barrier_and_par() {
     let p = Program {
         classes: vec![c],
         comments: vec![comment("// a", 20, 24), comment("// b", 45, 49)],
+        blank_lines: vec![],
         span: sp(0, 80),
     };
     assert_eq!(
         print_program(&p),
         "class A {\n    void m() {\n        barrier(L) {\n            // a\n            requires p;\n            // b\n        }\n    }\n}\n"
     );
+}
+
+#[test]
+fn keeps_one_blank_line_where_the_author_had_some() {
+    let src = "// header\n\n\n// second\nclass A {\n  int x;\n\n  int y;\n  int z;\n  void f() {\n\n    int a = 1;\n\n\n    a = 2;\n    // c\n\n    a = 3;\n\n  }\n}\n\n\n// trailing\n";
+    let expected = "// header\n\n// second\nclass A {\n    int x;\n\n    int y;\n    int z;\n\n    void f() {\n        int a = 1;\n\n        a = 2;\n        // c\n\n        a = 3;\n    }\n}\n\n// trailing\n";
+    let p = crate::syntax::parse(src).expect("parses");
+    let out = print_program(&p);
+    assert_eq!(out, expected);
+    // Idempotent.
+    assert_eq!(print_program(&crate::syntax::parse(&out).unwrap()), expected);
 }

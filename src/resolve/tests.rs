@@ -65,7 +65,7 @@ fn field(t: TypeKind, n: &str) -> Member {
     Member::Field(Field { ty: ty(t), name: id(n), span: S })
 }
 fn program(members: Vec<Member>) -> Program {
-    Program { classes: vec![Class { name: id("A"), members, span: S }], comments: vec![], span: S }
+    Program { classes: vec![Class { name: id("A"), members, span: S }], comments: vec![], blank_lines: vec![], span: S }
 }
 fn codes_of(p: &mut Program) -> Vec<&'static str> {
     check_program(p).into_iter().map(|d| d.code).collect()

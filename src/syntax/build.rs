@@ -250,7 +250,7 @@ impl<'s> Builder<'s> {
                 }
             }
         }
-        Program { classes, comments: Vec::new(), span }
+        Program { classes, comments: Vec::new(), blank_lines: Vec::new(), span }
     }
 
     fn class(&self, p: P) -> R<Class> {

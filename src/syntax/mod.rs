@@ -23,6 +23,7 @@
 mod build;
 mod build_expr;
 mod comments;
+mod layout;
 mod errors;
 mod parser;
 
@@ -77,6 +78,7 @@ fn parse_program(text: &str) -> Result<Program, Vec<Diagnostic>> {
     if !diags.is_empty() {
         return Err(diags);
     }
+    program.blank_lines = layout::blank_lines(text, &comments);
     program.comments = comments;
     Ok(program)
 }
