@@ -241,18 +241,7 @@ impl<'e> Checker<'e> {
                 }
             }
             StmtKind::Atomic { invariants, body } => {
-                for inv in invariants.iter() {
-                    if !self.inv_labels.contains(&inv.name) {
-                        self.report(
-                            Diagnostic::error(
-                                codes::UNDEFINED_LABEL,
-                                format!("`{}` is not the name of an enclosing `invariant` block", inv.name),
-                                inv.span,
-                            )
-                            .with_label("no enclosing invariant block of this name"),
-                        );
-                    }
-                }
+                self.check_invariant_names(invariants);
                 self.nested(body);
             }
             StmtKind::InvariantBlock { name, resource, body } => {
@@ -481,18 +470,7 @@ impl<'e> Checker<'e> {
             };
             self.report(d);
         }
-        for inv in &b.invariants {
-            if !self.inv_labels.contains(&inv.name) {
-                self.report(
-                    Diagnostic::error(
-                        codes::UNDEFINED_LABEL,
-                        format!("`{}` is not the name of an enclosing `invariant` block", inv.name),
-                        inv.span,
-                    )
-                    .with_label("no enclosing invariant block of this name"),
-                );
-            }
-        }
+        self.check_invariant_names(&b.invariants);
         self.contract(&mut b.contract, ContractOwner::Other);
         if let Some(body) = &mut b.body {
             self.block(body);
@@ -533,6 +511,25 @@ impl<'e> Checker<'e> {
                 self.par_labels.pop();
             }
             self.scopes.pop();
+        }
+    }
+}
+
+impl Checker<'_> {
+    /// `atomic(inv, ...)` and `barrier(L; inv, ...)` may only name enclosing
+    /// `invariant` blocks.
+    fn check_invariant_names(&mut self, names: &[Ident]) {
+        for inv in names {
+            if !self.inv_labels.contains(&inv.name) {
+                self.report(
+                    Diagnostic::error(
+                        codes::UNDEFINED_LABEL,
+                        format!("`{}` is not the name of an enclosing `invariant` block", inv.name),
+                        inv.span,
+                    )
+                    .with_label("no enclosing invariant block of this name"),
+                );
+            }
         }
     }
 }
