@@ -106,6 +106,10 @@ pub mod codes {
 
     // -- input/output (src/main.rs) --
     pub const IO: &str = "alpine::io";
+
+    /// A bug in alpine caught before it could crash the program (e.g. a panic in
+    /// the parser's worker thread). Tests treat it as a failure.
+    pub const INTERNAL: &str = "alpine::internal";
 }
 
 /// A source file as the diagnostics see it.

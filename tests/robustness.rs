@@ -98,6 +98,9 @@ fn check_mutant(text: &str) -> (Option<String>, bool) {
         if !diags.iter().any(|d| d.is_error()) {
             return Some("rejected without an error diagnostic".to_string());
         }
+        if let Some(d) = diags.iter().find(|d| d.code == alpine::diagnostics::codes::INTERNAL) {
+            return Some(format!("internal error (a caught panic): {}", d.message));
+        }
         diags
             .iter()
             .find(|d| d.span.end() > text.len() || d.span.start() > d.span.end())

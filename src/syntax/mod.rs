@@ -111,7 +111,7 @@ fn parse_expression(text: &str) -> Result<Expr, Vec<Diagnostic>> {
 }
 
 fn internal(what: &str) -> Diagnostic {
-    Diagnostic::error(codes::SYNTAX, format!("internal parser error: {what}"), Span::new(0, 0))
+    Diagnostic::error(codes::INTERNAL, format!("internal parser error: {what}"), Span::new(0, 0))
         .with_help("this is a bug in alpine; please report it with the input file")
 }
 
