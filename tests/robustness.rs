@@ -9,7 +9,13 @@ mod common;
 use alpine::ast::visit::strip_spans;
 use std::panic::{catch_unwind, AssertUnwindSafe};
 
+/// Mutants per corpus file; `ALPINE_MUTATIONS` raises it for a deeper local run
+/// (`ALPINE_SEED` picks another sequence).
 const MUTATIONS_PER_FILE: usize = 60;
+
+fn env_number(name: &str, default: u64) -> u64 {
+    std::env::var(name).ok().and_then(|v| v.parse().ok()).unwrap_or(default)
+}
 
 /// Byte ranges of the "tokens" of a text: maximal runs of identifier characters,
 /// single punctuation characters, and whitespace runs are skipped.
@@ -138,9 +144,11 @@ fn mutated_corpus_never_panics() {
     let mut problems = Vec::new();
     let mut total = 0;
     let mut accepted = 0;
+    let per_file = env_number("ALPINE_MUTATIONS", MUTATIONS_PER_FILE as u64) as usize;
+    let seed = env_number("ALPINE_SEED", 0xA1_91E);
     for (n, (rel, text)) in files.iter().enumerate() {
-        let mut rng = fastrand::Rng::with_seed(0xA1_91E ^ n as u64);
-        for k in 0..MUTATIONS_PER_FILE {
+        let mut rng = fastrand::Rng::with_seed(seed ^ n as u64);
+        for k in 0..per_file {
             let (mutant, what) = mutate(text, &mut rng);
             total += 1;
             let result = catch_unwind(AssertUnwindSafe(|| check_mutant(&mutant)));
