@@ -776,6 +776,25 @@ fn fold_of_non_predicate() {
     );
 }
 
+/// The other direction of "permission where a boolean is needed": a boolean where
+/// a permission amount is needed.
+#[test]
+fn boolean_as_permission_amount() {
+    expect(
+        r#"class A {
+  int x;
+  requires Perm(x, true);
+  void m() {
+  }
+}
+"#,
+        codes::TYPE_MISMATCH,
+        3,
+        20,
+        1,
+    );
+}
+
 #[test]
 fn barrier_label_names_no_par() {
     expect(

@@ -281,3 +281,15 @@ impl DirectiveKind {
         }
     }
 }
+
+#[cfg(test)]
+mod tests {
+    /// The AST is plain data that later stages move between threads (rayon).
+    #[test]
+    fn ast_is_plain_shareable_data() {
+        fn plain<T: Clone + Send + Sync + 'static>() {}
+        plain::<super::Program>();
+        plain::<super::Expr>();
+        plain::<super::Stmt>();
+    }
+}
