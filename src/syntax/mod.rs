@@ -42,19 +42,84 @@ use parser::{PvlParser, Rule};
 /// consumers (printer, type checker) stay far from the end of an ordinary stack.
 pub const MAX_TREE_DEPTH: usize = 1_000;
 
-/// Stack of the parser's worker thread (only reserved; touched as needed).
+/// Stack of the pooled parser worker threads (only reserved; touched as needed).
 const PARSER_STACK: usize = 256 << 20;
+
+/// Stack the parser may need per level of grammar recursion, with a wide margin:
+/// measured at about 1 KiB for the deepest-per-level constructs (`| | a | |`,
+/// `unfolding p in ...`), see `nesting_bound`.
+const STACK_PER_LEVEL: usize = 4 << 10;
+
+/// Nesting bound up to which the pooled [`PARSER_STACK`] is enough (bracket levels
+/// included, with room for the builder and the rest of the worker).
+const POOLED_LEVELS: usize = 40_000;
+
+/// Largest stack a dedicated parser thread may reserve; an input whose nesting bound
+/// needs more is rejected with a diagnostic (it would be a file of tens of MB).
+const MAX_STACK: usize = 16 << 30;
+
+/// An upper bound on how deep the (recursive-descent) pest parser can recurse on
+/// `text`. pest 2.7 has no stack guard of its own (see Cargo.toml), so the parser
+/// must run on a stack big enough for this bound.
+///
+/// Every recursion cycle of grammar/pvl.pest consumes one of: an opening bracket
+/// (`(`, `[`, `{`; at most [`comments::MAX_NESTING`] are open at once, checked
+/// before parsing), `<` (collection, map and tuple types), `?` (conditionals), `|`
+/// (`|xs|`), or the words `if`, `while`, `for`, `atomic`, `unfolding`
+/// (`\unfolding`) — statements without braces and `unfolding .. in ..` chains. So
+/// the number of these tokens in the text (comments included, which only
+/// over-counts) plus the bracket limit bounds the recursion depth.
+fn nesting_bound(text: &str) -> usize {
+    let b = text.as_bytes();
+    let mut n = comments::MAX_NESTING + 8;
+    let mut i = 0;
+    while i < b.len() {
+        let c = b[i];
+        if c.is_ascii_alphabetic() || c == b'_' {
+            let start = i;
+            while i < b.len() && (b[i].is_ascii_alphanumeric() || b[i] == b'_') {
+                i += 1;
+            }
+            if matches!(&b[start..i], b"if" | b"while" | b"for" | b"atomic" | b"unfolding") {
+                n += 1;
+            }
+            continue;
+        }
+        if matches!(c, b'<' | b'?' | b'|') {
+            n += 1;
+        }
+        i += 1;
+    }
+    n
+}
+
+/// The stack a parser thread needs for `text`: `None` for the pooled workers,
+/// `Some(bytes)` for a dedicated thread, `Err` if that would be unreasonably large.
+fn stack_for(text: &str) -> Result<Option<usize>, Vec<Diagnostic>> {
+    let levels = nesting_bound(text);
+    if levels <= POOLED_LEVELS {
+        return Ok(None);
+    }
+    match levels.checked_mul(STACK_PER_LEVEL).and_then(|s| s.checked_add(64 << 20)) {
+        Some(s) if s <= MAX_STACK => Ok(Some(s)),
+        _ => Err(vec![Diagnostic::error(codes::SYNTAX, "input too large to parse", Span::new(0, 0))
+            .with_label(format!("more than {} nesting tokens", MAX_STACK / STACK_PER_LEVEL))
+            .with_help("split the file into smaller files")]),
+    }
+}
 
 /// Parses a whole PVL file.
 pub fn parse(text: &str) -> Result<Program, Vec<Diagnostic>> {
+    let stack = stack_for(text)?;
     let text = text.to_owned();
-    on_big_stack(move || parse_program(&text))
+    on_big_stack(stack, move || parse_program(&text))
 }
 
 /// Parses a text that is exactly one expression.
 pub fn parse_expr(text: &str) -> Result<Expr, Vec<Diagnostic>> {
+    let stack = stack_for(text)?;
     let text = text.to_owned();
-    on_big_stack(move || parse_expression(&text))
+    on_big_stack(stack, move || parse_expression(&text))
 }
 
 fn parse_program(text: &str) -> Result<Program, Vec<Diagnostic>> {
@@ -159,11 +224,26 @@ impl Visitor for Depth {
 /// accepted) input cannot overflow the caller's stack; anything built there that is
 /// rejected is also dropped there. Workers are kept in a pool and reused (starting a
 /// thread and faulting in a fresh stack for every file cost ~15% of the parse time).
-/// Falls back to the current thread if no worker can be started. A panic in `f` (a
-/// bug) becomes an internal-error diagnostic.
+/// Never falls back to the current thread (its stack may be small). A panic in `f` (a
+/// bug) becomes an internal-error diagnostic. With `stack: Some(bytes)` (an input
+/// whose [`nesting_bound`] is too large for the pooled workers) `f` runs on a thread
+/// of its own with that stack, or not at all if none can be started.
 fn on_big_stack<T: Send + 'static>(
+    stack: Option<usize>,
     f: impl FnOnce() -> Result<T, Vec<Diagnostic>> + Send + 'static,
 ) -> Result<T, Vec<Diagnostic>> {
+    if let Some(size) = stack {
+        let worker = std::thread::Builder::new().name("alpine-parser-big".into()).stack_size(size).spawn(move || {
+            std::panic::catch_unwind(std::panic::AssertUnwindSafe(f))
+                .unwrap_or_else(|_| Err(vec![internal("the parser panicked")]))
+        });
+        return match worker {
+            Ok(h) => h.join().unwrap_or_else(|_| Err(vec![internal("the parser worker stopped")])),
+            Err(_) => Err(vec![Diagnostic::error(codes::SYNTAX, "input too large to parse", Span::new(0, 0))
+                .with_label(format!("no parser thread with a {} MiB stack could be started", size >> 20))
+                .with_help("split the file into smaller files")]),
+        };
+    }
     let (tx, rx) = std::sync::mpsc::channel();
     let job: pool::Job = Box::new(move || {
         let r = std::panic::catch_unwind(std::panic::AssertUnwindSafe(f))
@@ -172,10 +252,10 @@ fn on_big_stack<T: Send + 'static>(
     });
     match pool::run(job) {
         Ok(()) => rx.recv().unwrap_or_else(|_| Err(vec![internal("the parser worker stopped")])),
-        Err(job) => {
-            job();
-            rx.recv().unwrap_or_else(|_| Err(vec![internal("the parser job was lost")]))
-        }
+        // Not on the caller's (possibly small) stack: pest 2.7 has no stack guard.
+        Err(_job) => Err(vec![Diagnostic::error(codes::SYNTAX, "cannot parse: no parser thread", Span::new(0, 0))
+            .with_label("no parser thread with a large stack could be started")
+            .with_help("the system is out of threads or memory; try again")]),
     }
 }
 

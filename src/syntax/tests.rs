@@ -768,3 +768,16 @@ fn show_messages() {
         }
     }
 }
+
+#[test]
+fn nesting_bound_counts_every_recursive_token() {
+    let base = super::comments::MAX_NESTING + 8;
+    // `if`, `<`, `?`, two `|`; `iff`, `format` and `<` inside words do not count twice.
+    assert_eq!(super::nesting_bound("if (c) x = a < b ? 1 : |s|; iff = format;"), base + 5);
+    assert!(matches!(super::stack_for("class A { }"), Ok(None)));
+    // Beyond what the pooled stacks allow: a dedicated thread, and still a diagnostic.
+    let ifs = format!("class A {{ void f() {{ {} x = 1; }} }}", "if (c) ".repeat(super::POOLED_LEVELS + 1));
+    assert!(matches!(super::stack_for(&ifs), Ok(Some(_))));
+    let d = super::parse(&ifs).unwrap_err();
+    assert!(d[0].message.contains("nesting too deep"), "{}", d[0].message);
+}
