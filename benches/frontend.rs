@@ -170,6 +170,28 @@ fn main() {
             }
         });
         row(&format!("corpus ({} files)", files.len()), lines, best, median);
+
+        // The same work with the files processed in parallel, as `alpine parse
+        // FILE...` does: wall-clock time only (stages overlap).
+        use rayon::prelude::*;
+        let mut walls: Vec<Duration> = (0..runs)
+            .map(|_| {
+                let t = Instant::now();
+                files.par_iter().for_each(|(p, t)| front_end(p, t, &mut Stages::default()));
+                t.elapsed()
+            })
+            .collect();
+        walls.sort();
+        let label = format!("  same, {} threads", rayon::current_num_threads());
+        println!(
+            "{label:<24} {lines:>8} {:>9} {:>9} {:>9} {:>9} {:>10} {:>10.2}",
+            "-",
+            "-",
+            "-",
+            ms(walls[0]),
+            ms(walls[walls.len() / 2]),
+            walls[0].as_secs_f64() * 1e6 / lines as f64
+        );
     }
 
     let sizes: &[usize] = if quick { &[1_000] } else { &[10_000, 50_000, 100_000] };

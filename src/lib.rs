@@ -25,7 +25,7 @@ use diagnostics::{Diagnostic, SourceFile};
 /// resolver. On success the program's expressions carry their types; warnings (if
 /// any) are returned alongside. On failure every diagnostic found is returned (at
 /// least one error).
-pub fn frontend(file: &SourceFile) -> Result<(Program, Vec<Diagnostic>), Vec<Diagnostic>> {
+pub fn frontend(file: &SourceFile) -> FrontendResult {
     let mut program = syntax::parse(&file.text)?;
     let path = std::path::Path::new(&file.name);
     let companions: Vec<Program> = if path.is_file() {
@@ -40,4 +40,14 @@ pub fn frontend(file: &SourceFile) -> Result<(Program, Vec<Diagnostic>), Vec<Dia
     } else {
         Ok((program, diags))
     }
+}
+
+/// The outcome of [`frontend`] for one file.
+pub type FrontendResult = Result<(Program, Vec<Diagnostic>), Vec<Diagnostic>>;
+
+/// [`frontend`] for several independent files, processed in parallel on all cores;
+/// the results are in the order of `files`.
+pub fn frontend_all(files: &[SourceFile]) -> Vec<FrontendResult> {
+    use rayon::prelude::*;
+    files.par_iter().map(frontend).collect()
 }

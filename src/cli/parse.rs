@@ -1,4 +1,4 @@
-//! `alpine parse FILE...` — parse, resolve and type-check.
+//! `alpine parse FILE...` — parse, resolve and type-check (files in parallel).
 
 use super::{io, Reporter, EXIT_BAD_INPUT, EXIT_OK};
 use alpine::ast::Member;
@@ -12,19 +12,22 @@ pub struct ParseArgs {
 
 pub fn run(args: ParseArgs, reporter: &Reporter) -> i32 {
     let mut status = EXIT_OK;
+    let mut files = Vec::new();
     for path in &args.files {
-        let file = match io::read_source(path) {
-            Ok(f) => f,
+        match io::read_source(path) {
+            Ok(f) => files.push(f),
             Err(failure) => {
                 let (f, d) = *failure;
                 reporter.report(&f, &[d]);
                 status = EXIT_BAD_INPUT;
-                continue;
             }
-        };
-        match alpine::frontend(&file) {
+        }
+    }
+    // The files are independent: check them in parallel, report in order.
+    for (file, result) in files.iter().zip(alpine::frontend_all(&files)) {
+        match result {
             Ok((program, warnings)) => {
-                reporter.report(&file, &warnings);
+                reporter.report(file, &warnings);
                 if !reporter.json() {
                     let methods = program
                         .classes
@@ -36,7 +39,7 @@ pub fn run(args: ParseArgs, reporter: &Reporter) -> i32 {
                 }
             }
             Err(diags) => {
-                reporter.report(&file, &diags);
+                reporter.report(file, &diags);
                 status = EXIT_BAD_INPUT;
             }
         }

@@ -170,6 +170,17 @@ fn conditional_is_right_associative_and_loosest() {
     assert_eq!(ex("c ? x :: xs : ys"), "(? c (:: x xs) ys)");
 }
 
+/// Where alpine differs from VerCors 1.x, and why.
+///
+/// VerCors 1 puts `&&`, `||` and `**` on one left-associative level and makes `==>`
+/// left-associative, so it reads `a || b && c` as `(a || b) && c` and `a ==> b ==> c`
+/// as `(a ==> b) ==> c`. Every other tool, VerCors 2 included, reads them as
+/// `a || (b && c)` and `a ==> (b ==> c)`. alpine uses the conventional precedence
+/// (tested in `logical_precedence`), and since a specification that means one thing
+/// to VerCors 1 and another to alpine would make alpine's verdicts meaningless for
+/// VerCors 1 users, it rejects exactly the texts on which the two readings differ
+/// and asks for parentheses. (No corpus file depends on the difference: `A && B || C`,
+/// the only mixed form the corpus uses, reads the same both ways.)
 #[test]
 fn vercors1_ambiguities_are_rejected() {
     for src in ["a || b && c", "a || b ** c", "x || !y && z", "a ==> b ==> c", "p ==> a || b && c"] {
@@ -780,4 +791,23 @@ fn nesting_bound_counts_every_recursive_token() {
     assert!(matches!(super::stack_for(&ifs), Ok(Some(_))));
     let d = super::parse(&ifs).unwrap_err();
     assert!(d[0].message.contains("nesting too deep"), "{}", d[0].message);
+}
+
+#[test]
+fn for_header_with_two_declarations() {
+    match one("for (int a = 1, int b = 2; a < b; a++) { }") {
+        StmtKind::Loop(Loop { kind: LoopKind::For { init, .. }, .. }) => {
+            let names: Vec<_> = init
+                .iter()
+                .map(|s| match &s.kind {
+                    StmtKind::LocalDecl { name, .. } => name.to_string(),
+                    other => panic!("{other:?}"),
+                })
+                .collect();
+            assert_eq!(names, ["a", "b"]);
+        }
+        other => panic!("{other:?}"),
+    }
+    // Several declarators of one declaration still work.
+    assert_eq!(body("int a = 1, b, c = 3;").len(), 3);
 }
