@@ -143,9 +143,25 @@ fn floor_char_boundary(s: &str, mut i: usize) -> usize {
     i
 }
 
-/// The miette view of one diagnostic, borrowing its file.
+/// Related locations further than this many lines from the primary span are shown
+/// in a snippet of their own, so a "first declared here" 200 lines up does not drag
+/// 200 lines of source into the report.
+const NEAR_LINES: usize = 6;
+
+/// The miette view of one diagnostic.
 struct Report<'a> {
     diag: &'a Diagnostic,
+    src: miette::NamedSource<String>,
+    /// Related locations shown as labels in the primary snippet.
+    near: Vec<&'a Related>,
+    /// Related locations shown as separate notes with their own snippet.
+    far: Vec<Note>,
+}
+
+/// A related location far from the primary span, rendered as its own note.
+struct Note {
+    message: String,
+    span: Span,
     src: miette::NamedSource<String>,
 }
 
@@ -160,6 +176,38 @@ impl std::fmt::Display for Report<'_> {
     }
 }
 impl std::error::Error for Report<'_> {}
+
+impl std::fmt::Debug for Note {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        write!(f, "{}", self.message)
+    }
+}
+impl std::fmt::Display for Note {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        write!(f, "{}", self.message)
+    }
+}
+impl std::error::Error for Note {}
+
+/// A span clamped to the source, as miette wants it.
+fn clamp(s: Span, len: usize) -> miette::SourceSpan {
+    let start = s.start().min(len);
+    let end = s.end().clamp(start, len);
+    (start, end - start).into()
+}
+
+impl miette::Diagnostic for Note {
+    fn severity(&self) -> Option<miette::Severity> {
+        Some(miette::Severity::Advice)
+    }
+    fn source_code(&self) -> Option<&dyn miette::SourceCode> {
+        Some(&self.src)
+    }
+    fn labels(&self) -> Option<Box<dyn Iterator<Item = miette::LabeledSpan> + '_>> {
+        let span = clamp(self.span, self.src.inner().len());
+        Some(Box::new(std::iter::once(miette::LabeledSpan::new_primary_with_span(None, span))))
+    }
+}
 
 impl miette::Diagnostic for Report<'_> {
     fn code<'a>(&'a self) -> Option<Box<dyn std::fmt::Display + 'a>> {
@@ -180,25 +228,30 @@ impl miette::Diagnostic for Report<'_> {
     }
     fn labels(&self) -> Option<Box<dyn Iterator<Item = miette::LabeledSpan> + '_>> {
         let len = self.src.inner().len();
-        let clamp = move |s: Span| -> miette::SourceSpan {
-            let start = s.start().min(len);
-            let end = s.end().clamp(start, len);
-            (start, end - start).into()
-        };
-        let primary = miette::LabeledSpan::new_primary_with_span(self.diag.label.clone(), clamp(self.diag.span));
+        let primary = miette::LabeledSpan::new_primary_with_span(self.diag.label.clone(), clamp(self.diag.span, len));
         let related = self
-            .diag
-            .related
+            .near
             .iter()
-            .map(move |r| miette::LabeledSpan::new_with_span(Some(r.message.clone()), clamp(r.span)));
+            .map(move |r| miette::LabeledSpan::new_with_span(Some(r.message.clone()), clamp(r.span, len)));
         Some(Box::new(std::iter::once(primary).chain(related)))
+    }
+    fn related<'a>(&'a self) -> Option<Box<dyn Iterator<Item = &'a dyn miette::Diagnostic> + 'a>> {
+        if self.far.is_empty() {
+            return None;
+        }
+        Some(Box::new(self.far.iter().map(|n| n as &dyn miette::Diagnostic)))
     }
 }
 
 /// Renders a diagnostic the way a person reads it: message, code, the source lines
 /// with labels, help. `color` switches ANSI colours on.
 pub fn render(diag: &Diagnostic, file: &SourceFile, color: bool) -> String {
-    let report = Report { diag, src: miette::NamedSource::new(&file.name, file.text.clone()) };
+    let src = || miette::NamedSource::new(&file.name, file.text.clone());
+    let (primary_line, _) = file.line_col(diag.span.start());
+    let (near, far): (Vec<&Related>, Vec<&Related>) =
+        diag.related.iter().partition(|r| file.line_col(r.span.start()).0.abs_diff(primary_line) <= NEAR_LINES);
+    let far = far.into_iter().map(|r| Note { message: r.message.clone(), span: r.span, src: src() }).collect();
+    let report = Report { diag, src: src(), near, far };
     let theme = if color { miette::GraphicalTheme::unicode() } else { miette::GraphicalTheme::unicode_nocolor() };
     let handler = miette::GraphicalReportHandler::new_themed(theme).with_context_lines(1).with_width(100);
     let mut out = String::new();
@@ -286,6 +339,23 @@ mod tests {
         assert_eq!(j["span"]["line"], 2);
         assert_eq!(j["span"]["column"], 8);
         assert_eq!(j["severity"], "error");
+    }
+
+    #[test]
+    fn far_related_locations_get_their_own_snippet() {
+        let mut text = String::from("class A {\n    int x;\n");
+        for i in 0..100 {
+            text.push_str(&format!("    int filler{i};\n"));
+        }
+        text.push_str("    int x;\n}\n");
+        let first = text.find("int x").unwrap() + 4;
+        let second = text.rfind("int x").unwrap() + 4;
+        let f = SourceFile::new("t.pvl", text);
+        let d = Diagnostic::error(codes::DUPLICATE, "`x` is declared twice", Span::new(second, second + 1))
+            .with_related(Span::new(first, first + 1), "first declared here");
+        let s = render(&d, &f, false);
+        assert!(s.contains("first declared here"), "{s}");
+        assert!(!s.contains("filler50"), "the lines in between are not shown:\n{s}");
     }
 
     #[test]
