@@ -104,6 +104,44 @@ pub mod codes {
     /// a resource in code, `\old` in a precondition).
     pub const MISUSE: &str = "alpine::typeck::misuse";
 
+    // -- verification (src/verify) --
+    // One code per reason a proof obligation fails. The primary span is the
+    // clause or statement that fails; see docs/verifier.md.
+    /// `assert e` may not hold.
+    pub const ASSERT_FAILED: &str = "alpine::verify::assert";
+    /// An `ensures` clause may not hold at a return or at the end of the body.
+    pub const POSTCONDITION: &str = "alpine::verify::postcondition";
+    /// A callee's `requires` may not hold at a call (related: the callee clause).
+    pub const PRECONDITION: &str = "alpine::verify::precondition";
+    /// A `loop_invariant` may not hold when the loop is entered.
+    pub const INVARIANT_ENTRY: &str = "alpine::verify::invariant_entry";
+    /// A `loop_invariant` may not be preserved by the loop body.
+    pub const INVARIANT_PRESERVED: &str = "alpine::verify::invariant_preserved";
+    /// Not enough permission to read or write a location, or to exhale `Perm(..)`.
+    pub const PERMISSION: &str = "alpine::verify::permission";
+    /// An array index may be out of bounds (`0 <= i < a.length`).
+    pub const ARRAY_BOUNDS: &str = "alpine::verify::array_bounds";
+    /// A sequence index may be out of bounds.
+    pub const SEQ_BOUNDS: &str = "alpine::verify::seq_bounds";
+    /// A receiver (object or array) may be null.
+    pub const NULL: &str = "alpine::verify::null";
+    /// A divisor (`/`, `%`, `\`) may be zero.
+    pub const DIV_BY_ZERO: &str = "alpine::verify::div_by_zero";
+    /// A `\forall*` may give the same location twice (not injective).
+    pub const NOT_INJECTIVE: &str = "alpine::verify::not_injective";
+    /// A permission amount may be negative.
+    pub const NEGATIVE_PERMISSION: &str = "alpine::verify::negative_permission";
+    /// `exhale A` may fail for a reason other than permission (a pure part).
+    pub const EXHALE_FAILED: &str = "alpine::verify::exhale";
+    /// A recursive pure function may not terminate (its axiom could be inconsistent).
+    pub const TERMINATION: &str = "alpine::verify::termination";
+    /// Z3 answered `unknown` or ran out of time/resources: not proved.
+    pub const UNKNOWN: &str = "alpine::verify::unknown";
+    /// `--smoke`: a contract or branch is vacuous (its end is unreachable).
+    pub const VACUOUS: &str = "alpine::verify::vacuous";
+    /// A construct the verifier does not support yet; the unit is not proved.
+    pub const UNSUPPORTED: &str = "alpine::verify::unsupported";
+
     // -- input/output (src/main.rs) --
     pub const IO: &str = "alpine::io";
 
