@@ -13,6 +13,7 @@ pub mod diagnostics;
 pub mod printer;
 pub mod resolve;
 pub mod syntax;
+pub mod verify;
 pub mod workspace;
 
 use ast::Program;

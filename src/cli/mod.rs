@@ -3,6 +3,7 @@
 mod fmt;
 mod io;
 mod parse;
+mod verify;
 
 use alpine::diagnostics::{self, Diagnostic, SourceFile};
 use clap::{Parser, Subcommand, ValueEnum};
@@ -52,6 +53,8 @@ enum Command {
     Parse(parse::ParseArgs),
     /// Print PVL files in canonical layout (to stdout unless --in-place or --check).
     Fmt(fmt::FmtArgs),
+    /// Verify PVL files: prove every method and pure function against its contract.
+    Verify(verify::VerifyArgs),
 }
 
 /// Where diagnostics go and how they look.
@@ -94,5 +97,6 @@ pub fn run() -> i32 {
     match cli.command {
         Command::Parse(args) => parse::run(args, &reporter),
         Command::Fmt(args) => fmt::run(args, &reporter),
+        Command::Verify(args) => verify::run(args, &reporter),
     }
 }

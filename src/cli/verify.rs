@@ -1,0 +1,72 @@
+//! `alpine verify FILE...` — prove every method and pure function.
+
+use super::{io, Reporter, EXIT_BAD_INPUT, EXIT_CHECK_FAILED, EXIT_OK};
+use alpine::verify::{self, Options};
+
+#[derive(clap::Args, Debug)]
+pub struct VerifyArgs {
+    /// PVL files to verify (`-` reads standard input).
+    #[arg(required = true)]
+    files: Vec<String>,
+    /// Wall-clock limit per Z3 query, in seconds; a query that runs out is a
+    /// failure ("could not prove").
+    #[arg(long, default_value_t = 10)]
+    timeout: u64,
+    /// Z3's deterministic resource limit per query (0 = none).
+    #[arg(long, default_value_t = 0)]
+    rlimit: u32,
+    /// Also warn when a method's end or a loop body is unreachable (a vacuous
+    /// contract).
+    #[arg(long)]
+    smoke: bool,
+    /// Write the SMT-LIB sent to Z3 for each unit into this directory.
+    #[arg(long, value_name = "DIR")]
+    dump_smt: Option<std::path::PathBuf>,
+}
+
+pub fn run(args: VerifyArgs, reporter: &Reporter) -> i32 {
+    let opts = Options { timeout_secs: args.timeout.max(1), rlimit: args.rlimit, smoke: args.smoke, dump_smt: args.dump_smt.is_some() };
+    let mut status = EXIT_OK;
+    for path in &args.files {
+        let file = match io::read_source(path) {
+            Ok(f) => f,
+            Err(failure) => {
+                let (f, d) = *failure;
+                reporter.report(&f, &[d]);
+                status = EXIT_BAD_INPUT;
+                continue;
+            }
+        };
+        let program = match alpine::frontend(&file) {
+            Ok((p, warnings)) => {
+                reporter.report(&file, &warnings);
+                p
+            }
+            Err(diags) => {
+                reporter.report(&file, &diags);
+                status = EXIT_BAD_INPUT;
+                continue;
+            }
+        };
+        let reports = verify::verify_program(&program, &file.text, &opts);
+        for r in &reports {
+            if !reporter.json() {
+                let mark = if r.proved() { "✓" } else { "✗" };
+                println!("{mark} {} ({:.2} s)", r.name, r.time.as_secs_f64());
+            }
+            reporter.report(&file, &r.diagnostics());
+            if !r.proved() && status == EXIT_OK {
+                status = EXIT_CHECK_FAILED;
+            }
+            if let (Some(dir), Some(smt)) = (&args.dump_smt, &r.smt) {
+                let _ = std::fs::create_dir_all(dir);
+                let _ = std::fs::write(dir.join(format!("{}.smt2", r.name)), smt);
+            }
+        }
+        if !reporter.json() {
+            let failed = reports.iter().filter(|r| !r.proved()).count();
+            println!("{}: {} of {} units verified", file.name, reports.len() - failed, reports.len());
+        }
+    }
+    status
+}

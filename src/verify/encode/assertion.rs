@@ -1,0 +1,495 @@
+//! Inhale and exhale of assertions (`Perm`, `PointsTo`, `\forall*`, `**`, `==>`,
+//! `?:`, pure parts), after Carbon.
+//!
+//! * **Inhale** adds permission (a new mask version), checks amounts are
+//!   non-negative, and assumes pure parts; afterwards "good mask" (no location
+//!   above full permission) is assumed for every touched family.
+//! * **Exhale** checks that enough permission is held and removes it, and checks
+//!   the pure parts, which are evaluated in the state *before* the exhale; then
+//!   the heap of every touched family is havocked where no permission is left.
+//! * **Quantified permissions** `\forall* v; c(v); Perm(a[e(v)], p(v))` with `a`
+//!   independent of `v` and `e` affine in `v` (`k·v + d`, `k ≠ 0` constant) are
+//!   inverted syntactically: location `(x, j)` gains `p(inv(j))` when `x = a`,
+//!   `j − d` is divisible by `k` and `c(inv(j))`, where `inv(j) = (j − d)/k`.
+//!   Injectivity is then syntactic; in every other case it is checked with Z3 (on
+//!   inhale too), and the mask update needs inverse functions, which alpine does
+//!   not have yet: it reports such permissions as unsupported.
+//! * Amounts: `write` = 1, `none` = 0, `p\q` a real, `read` a wildcard — a fresh
+//!   positive amount on inhale, a fresh amount strictly below what is held on
+//!   exhale, so a `read` never adds up to `write`.
+
+use super::expr::{ECx, Loc};
+use super::state::State;
+use super::{Blame, Encoder, Env, Term};
+use crate::ast::{BinOp, Expr, ExprKind, Name, QuantKind, Span};
+use crate::diagnostics::codes;
+use crate::verify::smt::term::{Node, Op};
+use crate::verify::smt::Sort;
+use std::collections::{BTreeSet, HashMap};
+use std::rc::Rc;
+
+/// What the evaluation of a contract may refer to.
+#[derive(Clone)]
+pub struct Frame<'e> {
+    pub env: &'e Env,
+    pub this: Option<Term>,
+    pub old: Option<State>,
+    pub result: Option<Term>,
+    pub class: Name,
+}
+
+/// How exhale failures are reported.
+#[derive(Clone)]
+pub struct ExCx {
+    /// Code for a pure part that may not hold.
+    pub code: &'static str,
+    /// "postcondition may not hold", …
+    pub what: String,
+    /// Primary span for pure failures (the clause or the call); `None`: the
+    /// failing expression itself.
+    pub span: Option<Span>,
+    /// Permission failures are reported with this code (`permission`, or
+    /// `precondition` at calls) …
+    pub perm_code: &'static str,
+    /// … and at this span (`None`: the `Perm` expression).
+    pub perm_span: Option<Span>,
+    pub related: Vec<(Span, String)>,
+    /// `assert`: check only, change nothing.
+    pub check_only: bool,
+}
+
+impl ExCx {
+    fn blame(&self, code: &'static str, msg: String, span: Span) -> Blame {
+        let mut b = Blame::new(code, msg, span);
+        b.related = self.related.clone();
+        b
+    }
+}
+
+#[derive(Clone, Copy, PartialEq, Eq)]
+enum Mode {
+    Inhale,
+    Exhale,
+}
+
+/// Per-assertion bookkeeping.
+struct Run<'a, 'e> {
+    mode: Mode,
+    guard: Term,
+    frame: &'a Frame<'e>,
+    /// The state reads are evaluated in: current for inhale, pre-exhale for exhale.
+    pre: State,
+    scale: Option<Term>,
+    check: bool,
+    ex: Option<&'a ExCx>,
+    touched: BTreeSet<Rc<str>>,
+}
+
+impl Encoder<'_> {
+    /// Inhales `e` under `cond`. `check`: also check well-definedness (for
+    /// contracts inhaled by the unit itself; callee contracts were checked when
+    /// the callee was verified).
+    #[allow(clippy::too_many_arguments)]
+    pub fn inhale(&mut self, guard: &Term, st: &mut State, fr: &Frame, e: &Expr, cond: &Term, scale: Option<&Term>, check: bool) {
+        let mut run =
+            Run { mode: Mode::Inhale, guard: guard.clone(), frame: fr, pre: st.clone(), scale: scale.cloned(), check, ex: None, touched: BTreeSet::new() };
+        self.assertion(&mut run, st, e, cond);
+        for fam in run.touched.clone() {
+            self.good_mask(guard, st, &fam);
+        }
+    }
+
+    /// Exhales `e` under `cond`; returns whether every check passed.
+    #[allow(clippy::too_many_arguments)]
+    pub fn exhale(&mut self, guard: &Term, st: &mut State, fr: &Frame, e: &Expr, cond: &Term, scale: Option<&Term>, ex: &ExCx) {
+        let pre = st.clone();
+        let mut work = st.clone();
+        let mut run = Run { mode: Mode::Exhale, guard: guard.clone(), frame: fr, pre, scale: scale.cloned(), check: true, ex: Some(ex), touched: BTreeSet::new() };
+        self.assertion(&mut run, &mut work, e, cond);
+        if ex.check_only {
+            return;
+        }
+        for fam in run.touched.clone() {
+            self.havoc_heap(&mut work, &fam);
+        }
+        *st = work;
+    }
+
+    fn acx<'s>(&self, run: &Run<'_, 's>, state: &State, cond: &Term) -> ECx<'s> {
+        let mut cx = ECx::new(&run.guard, run.frame.env, Some(state.clone()), &run.frame.class);
+        cx.this = run.frame.this.clone();
+        cx.old = run.frame.old.clone();
+        cx.result = run.frame.result.clone();
+        cx.conds = vec![cond.clone()];
+        cx.check = run.check;
+        cx
+    }
+
+    fn bcx<'s>(&self, run: &Run<'_, 's>, read: &State, cond: &Term, binders: &[(Name, Term, Term)]) -> ECx<'s> {
+        let mut cx = self.acx(run, read, cond);
+        for (n, c, r) in binders {
+            cx.binders.push((n.clone(), c.clone()));
+            cx.conds.push(r.clone());
+        }
+        cx
+    }
+
+    fn assertion(&mut self, run: &mut Run, st: &mut State, e: &Expr, cond: &Term) {
+        match &e.kind {
+            ExprKind::Binary { op: BinOp::Star | BinOp::And, lhs, rhs } if !super::super::lower::is_pure(e) => {
+                self.assertion(run, st, lhs, cond);
+                // Left-to-right: the right part is evaluated after the left one.
+                if run.mode == Mode::Inhale {
+                    run.pre = st.clone();
+                }
+                self.assertion(run, st, rhs, cond);
+            }
+            ExprKind::Binary { op: BinOp::Implies, lhs, rhs } if !super::super::lower::is_pure(e) => {
+                let read = if run.mode == Mode::Inhale { st.clone() } else { run.pre.clone() };
+                let mut cx = self.acx(run, &read, cond);
+                let c = self.expr(lhs, &mut cx);
+                self.assertion(run, st, rhs, &cond.and2(&c));
+            }
+            ExprKind::Cond { cond: c, then_expr, else_expr } if !super::super::lower::is_pure(e) => {
+                let read = if run.mode == Mode::Inhale { st.clone() } else { run.pre.clone() };
+                let mut cx = self.acx(run, &read, cond);
+                let ct = self.expr(c, &mut cx);
+                self.assertion(run, st, then_expr, &cond.and2(&ct));
+                self.assertion(run, st, else_expr, &cond.and2(&ct.not()));
+            }
+            ExprKind::Perm { loc, amount } => self.perm(run, st, e, loc, Some(amount), cond, &[]),
+            ExprKind::Value(loc) => self.perm(run, st, e, loc, None, cond, &[]),
+            ExprKind::PointsTo { loc, amount, value } => {
+                self.perm(run, st, e, loc, Some(amount), cond, &[]);
+                if run.mode == Mode::Inhale {
+                    run.pre = st.clone();
+                }
+                let eq = Expr { kind: ExprKind::Binary { op: BinOp::Eq, lhs: loc.clone(), rhs: value.clone() }, span: e.span, ty: crate::ast::Ty::Bool };
+                self.pure_part(run, st, &eq, cond);
+            }
+            ExprKind::Quant { kind: QuantKind::ForallStar | QuantKind::Forall, .. } if !super::super::lower::is_pure(e) => {
+                self.quantified(run, st, e, e, cond, Vec::new());
+            }
+            _ if super::super::lower::is_pure(e) => self.pure_part(run, st, e, cond),
+            _ => self.unsupported(format!("this assertion (`{}`)", self.snippet(e)), e.span),
+        }
+    }
+
+    fn pure_part(&mut self, run: &mut Run, st: &State, e: &Expr, cond: &Term) {
+        match run.mode {
+            Mode::Inhale => {
+                let mut cx = self.acx(run, st, cond);
+                let t = self.expr(e, &mut cx);
+                self.assume(&run.guard.clone(), cond.implies(&t));
+            }
+            Mode::Exhale => {
+                let pre = run.pre.clone();
+                let mut cx = self.acx(run, &pre, cond);
+                let t = self.expr(e, &mut cx);
+                let ex = run.ex.expect("exhale context");
+                let b = ex.blame(ex.code, ex.what.clone(), ex.span.unwrap_or(e.span));
+                let env = run.frame.env;
+                self.check(&run.guard.clone(), Some(env), &[cond.clone()], t, b);
+            }
+        }
+    }
+
+    /// The permission amount, checked non-negative; `None` for a wildcard.
+    fn amount(&mut self, run: &Run, cx: &mut ECx, amount: Option<&Expr>) -> Option<Term> {
+        let a = amount?;
+        if matches!(a.kind, ExprKind::Read) {
+            return None;
+        }
+        let p = self.expr(a, cx).to_real();
+        if cx.check && p.as_int_lit().is_none() && !matches!(p.node(), Node::RealLit(..)) {
+            let b = Blame::new(codes::NEGATIVE_PERMISSION, format!("permission amount `{}` may be negative", self.snippet(a)), a.span);
+            self.check(&cx.guard.clone(), Some(cx.env), &cx.conds.clone(), p.ge(&Term::real(0, 1)), b);
+        } else if let Node::RealLit(n, _) = p.node() {
+            if *n < 0 {
+                self.failures.push(super::super::Failure::new(codes::NEGATIVE_PERMISSION, "negative permission amount", a.span));
+            }
+        }
+        Some(match &run.scale {
+            Some(s) => p.mul(&s.to_real()),
+            None => p,
+        })
+    }
+
+    #[allow(clippy::too_many_arguments)]
+    fn perm(&mut self, run: &mut Run, st: &mut State, e: &Expr, loc: &Expr, amount: Option<&Expr>, cond: &Term, _b: &[()]) {
+        let read = run.pre.clone();
+        let mut cx = self.acx(run, &read, cond);
+        let Some(Loc { fam, args }) = self.location(loc, &mut cx) else {
+            self.unsupported(format!("a permission to `{}`", self.snippet(loc)), loc.span);
+            return;
+        };
+        let p = self.amount(run, &mut cx, amount);
+        let guard = run.guard.clone();
+        let at = |xs: &[Term]| Term::and(xs.iter().zip(&args).map(|(x, a)| x.eq(a)).collect());
+        match run.mode {
+            Mode::Inhale => {
+                let p = match p {
+                    Some(p) => p,
+                    None => {
+                        let w = self.fresh_const("wildcard", Sort::Real);
+                        self.assume(&guard, w.gt(&Term::real(0, 1)));
+                        w
+                    }
+                };
+                self.update_mask(st, &fam, |xs| cond.and2(&at(xs)).ite(&p, &Term::real(0, 1)));
+                if args.len() == 1 {
+                    let nn = args[0].ne(&super::null_of(&args[0].sort()));
+                    self.assume(&guard, cond.and2(&p.gt(&Term::real(0, 1))).implies(&nn));
+                }
+            }
+            Mode::Exhale => {
+                let ex = run.ex.expect("exhale context").clone();
+                let held = self.read_mask(st, &fam, args.clone());
+                let (goal, p) = match p {
+                    Some(p) => (held.ge(&p), p),
+                    None => {
+                        let w = self.fresh_const("wildcard", Sort::Real);
+                        self.assume(&guard, cond.implies(&Term::real(0, 1).lt(&w).and2(&w.lt(&held))));
+                        (held.gt(&Term::real(0, 1)), w)
+                    }
+                };
+                let msg = format!("{}: insufficient permission for `{}`", ex.what, self.snippet(loc));
+                let b = ex.blame(ex.perm_code, msg, ex.perm_span.unwrap_or(e.span));
+                self.check(&guard, Some(run.frame.env), &[cond.clone()], goal, b);
+                if !ex.check_only {
+                    self.update_mask(st, &fam, |xs| cond.and2(&at(xs)).ite(&p.neg(), &Term::real(0, 1)));
+                }
+            }
+        }
+        run.touched.insert(fam);
+    }
+
+    /// `\forall*` (possibly nested, with `==>`/`**` inside): binders become fresh
+    /// constants; each `Perm` leaf is a quantified permission over them.
+    fn quantified(&mut self, run: &mut Run, st: &mut State, whole: &Expr, e: &Expr, cond: &Term, binders: Vec<(Name, Term, Term)>) {
+        // binders: (source name, constant, its range condition)
+        let read = if run.mode == Mode::Inhale { st.clone() } else { run.pre.clone() };
+        match &e.kind {
+            ExprKind::Quant { kind: QuantKind::ForallStar | QuantKind::Forall, binder, guard, body } => {
+                let sort = self.sort_of(&binder.ty.to_ty());
+                let c = self.fresh_const(&binder.name.name, sort);
+                let mut cx = self.bcx(run, &read, cond, &binders);
+                cx.binders.push((binder.name.name.clone(), c.clone()));
+                let g = self.expr(guard, &mut cx);
+                let mut b = binders;
+                b.push((binder.name.name.clone(), c, g));
+                self.quantified(run, st, whole, body, cond, b);
+            }
+            ExprKind::Binary { op: BinOp::Star | BinOp::And, lhs, rhs } => {
+                self.quantified(run, st, whole, lhs, cond, binders.clone());
+                self.quantified(run, st, whole, rhs, cond, binders);
+            }
+            ExprKind::Binary { op: BinOp::Implies, lhs, rhs } => {
+                let mut cx = self.bcx(run, &read, cond, &binders);
+                let c = self.expr(lhs, &mut cx);
+                let mut b = binders;
+                let last = b.last_mut().expect("inside a quantifier");
+                last.2 = last.2.and2(&c);
+                self.quantified(run, st, whole, rhs, cond, b);
+            }
+            ExprKind::Perm { loc, amount } => self.qp_leaf(run, st, whole, e, loc, Some(amount), cond, &binders),
+            ExprKind::Value(loc) => self.qp_leaf(run, st, whole, e, loc, None, cond, &binders),
+            _ if super::super::lower::is_pure(e) => {
+                let mut cx = self.bcx(run, &read, cond, &binders);
+                let t = self.expr(e, &mut cx);
+                let range = Term::and(binders.iter().map(|b| b.2.clone()).collect());
+                match run.mode {
+                    Mode::Inhale => {
+                        let vars: Vec<(Rc<str>, Sort)> = binders.iter().filter_map(|b| const_var(&b.1)).collect();
+                        let names: Vec<Rc<str>> = vars.iter().map(|v| v.0.clone()).collect();
+                        let matrix = range.implies(&t);
+                        let pats = super::triggers::choose(&names, &matrix);
+                        let q = Term::forall(vars, pats, matrix, &format!("forall*@{}", e.span.start));
+                        self.assume(&run.guard.clone(), cond.implies(&q));
+                    }
+                    Mode::Exhale => {
+                        // The binders are free constants here: this is the
+                        // skolemised form of the quantified check.
+                        let ex = run.ex.expect("exhale context");
+                        let b = ex.blame(ex.code, ex.what.clone(), ex.span.unwrap_or(e.span));
+                        self.check(&run.guard.clone(), Some(run.frame.env), &[cond.clone(), range], t, b);
+                    }
+                }
+            }
+            _ => self.unsupported(format!("this quantified assertion (`{}`)", self.snippet(e)), e.span),
+        }
+    }
+
+    #[allow(clippy::too_many_arguments)]
+    fn qp_leaf(&mut self, run: &mut Run, st: &mut State, whole: &Expr, e: &Expr, loc: &Expr, amount: Option<&Expr>, cond: &Term, binders: &[(Name, Term, Term)]) {
+        let read = if run.mode == Mode::Inhale { st.clone() } else { run.pre.clone() };
+        let mut cx = self.acx(run, &read, cond);
+        for (n, c, r) in binders {
+            cx.binders.push((n.clone(), c.clone()));
+            cx.conds.push(r.clone());
+        }
+        let Some(Loc { fam, args }) = self.location(loc, &mut cx) else {
+            self.unsupported(format!("a quantified permission to `{}`", self.snippet(loc)), loc.span);
+            return;
+        };
+        let p = self.amount(run, &mut cx, amount);
+        let range = Term::and(binders.iter().map(|b| b.2.clone()).collect());
+        let guard = run.guard.clone();
+        let vars: Vec<Rc<str>> = binders.iter().filter_map(|b| const_var(&b.1)).map(|v| v.0).collect();
+
+        // Syntactic inverse: one binder, array receiver independent of it, affine index.
+        let inverse = if vars.len() == 1 && args.len() == 2 && !args[0].mentions(&vars[0]) {
+            affine(&args[1], &vars[0])
+        } else {
+            None
+        };
+        if inverse.is_none() {
+            // Injectivity: two different binder values with permission give
+            // different locations.
+            let copy = |me: &mut Self, tag: &str| -> HashMap<Rc<str>, Term> {
+                vars.iter().map(|v| (v.clone(), me.fresh_const(&format!("{v}{tag}"), sort_of_var(binders, v)))).collect()
+            };
+            let (m1, m2) = (copy(self, "'1"), copy(self, "'2"));
+            let pos = |p: &Option<Term>, m: &HashMap<Rc<str>, Term>| p.as_ref().map(|p| p.subst(m).gt(&Term::real(0, 1))).unwrap_or(Term::tru());
+            let distinct_vars = Term::or(vars.iter().map(|v| m1[v].ne(&m2[v])).collect());
+            let hyp = Term::and(vec![cond.clone(), range.subst(&m1), range.subst(&m2), pos(&p, &m1), pos(&p, &m2), distinct_vars]);
+            let same = Term::and(args.iter().map(|a| a.subst(&m1).eq(&a.subst(&m2))).collect());
+            let b = Blame::new(codes::NOT_INJECTIVE, format!("quantified permission to `{}` may not be injective", self.snippet(loc)), whole.span);
+            let ok = self.prove(&guard, &hyp, &same.not(), Some((Some(run.frame.env), b)));
+            if ok {
+                self.unsupported(format!("a quantified permission to `{}` whose index is not affine in the bound variable", self.snippet(loc)), loc.span);
+            }
+            return;
+        }
+        let (k, d) = inverse.expect("checked");
+        let v = vars[0].clone();
+        let ex = run.ex.cloned();
+        // Amount per location, for wildcards.
+        let p = match (p, run.mode) {
+            (Some(p), _) => p,
+            (None, Mode::Inhale) => {
+                let w = self.fresh_const("wildcard", Sort::Real);
+                self.assume(&guard, w.gt(&Term::real(0, 1)));
+                w
+            }
+            (None, Mode::Exhale) => {
+                // A function: each location gives away its own amount below what it holds.
+                let wf = self.fresh_name("wildcard_fn");
+                let (xv, jv) = (self.fresh_name("x"), self.fresh_name("j"));
+                let (x, j) = (Term::konst(&xv, super::arr_sort()), Term::konst(&jv, Sort::Int));
+                let held = self.read_mask(st, &fam, vec![x.clone(), j.clone()]);
+                let w = Term::app(&wf, vec![x, j], Sort::Real);
+                let ax = Term::forall(
+                    vec![(Rc::from(xv.as_str()), super::arr_sort()), (Rc::from(jv.as_str()), Sort::Int)],
+                    vec![vec![w.clone()]],
+                    held.gt(&Term::real(0, 1)).implies(&Term::real(0, 1).lt(&w).and2(&w.lt(&held))),
+                    &wf,
+                );
+                self.assume(&guard, ax);
+                // The amount at each location is the function's value there.
+                Term::app(&wf, args.clone(), Sort::Real)
+            }
+        };
+        if run.mode == Mode::Exhale {
+            let ex = ex.clone().expect("exhale context");
+            let held = self.read_mask(st, &fam, args.clone());
+            let goal = if amount.is_some_and(|a| !matches!(a.kind, ExprKind::Read)) { held.ge(&p) } else { held.gt(&Term::real(0, 1)) };
+            let msg = format!("{}: insufficient permission for `{}`", ex.what, self.snippet(loc));
+            let b = ex.blame(ex.perm_code, msg, ex.perm_span.unwrap_or(e.span));
+            self.check(&guard, Some(run.frame.env), &[cond.clone(), range.clone()], goal, b);
+            if ex.check_only {
+                run.touched.insert(fam);
+                return;
+            }
+        }
+        let arr = args[0].clone();
+        let sign = if run.mode == Mode::Inhale { 1 } else { -1 };
+        self.update_mask(st, &fam, |xs| {
+            let (x, j) = (&xs[0], &xs[1]);
+            let shifted = j.sub(&d);
+            let (inv, divisible) = match k {
+                1 => (shifted, Term::tru()),
+                -1 => (shifted.neg(), Term::tru()),
+                k => (shifted.ediv(&Term::int(k)), shifted.emod(&Term::int(k.abs())).eq(&Term::int(0))),
+            };
+            let mut m = HashMap::new();
+            m.insert(v.clone(), inv);
+            let hit = Term::and(vec![x.eq(&arr), divisible, cond.clone(), range.subst(&m)]);
+            let amt = p.subst(&m);
+            hit.ite(&if sign > 0 { amt } else { amt.neg() }, &Term::real(0, 1))
+        });
+        run.touched.insert(fam);
+    }
+}
+
+fn const_var(t: &Term) -> Option<(Rc<str>, Sort)> {
+    match t.node() {
+        Node::Const(n, s) => Some((n.clone(), s.clone())),
+        _ => None,
+    }
+}
+
+fn sort_of_var(binders: &[(Name, Term, Term)], v: &Rc<str>) -> Sort {
+    binders.iter().filter_map(|b| const_var(&b.1)).find(|(n, _)| n == v).map(|(_, s)| s).unwrap_or(Sort::Int)
+}
+
+/// `t = k·v + d` with `k ≠ 0` a constant and `d` free of `v`.
+pub fn affine(t: &Term, v: &str) -> Option<(i64, Term)> {
+    if !t.mentions(v) {
+        return None;
+    }
+    let (k, d) = lin(t, v)?;
+    (k != 0).then_some((k, d))
+}
+
+fn lin(t: &Term, v: &str) -> Option<(i64, Term)> {
+    if !t.mentions(v) {
+        return Some((0, t.clone()));
+    }
+    match t.node() {
+        Node::Const(n, _) if &**n == v => Some((1, Term::int(0))),
+        Node::Op(Op::Add, a, _) => {
+            let (k1, d1) = lin(&a[0], v)?;
+            let (k2, d2) = lin(&a[1], v)?;
+            Some((k1.checked_add(k2)?, d1.add(&d2)))
+        }
+        Node::Op(Op::Sub, a, _) => {
+            let (k1, d1) = lin(&a[0], v)?;
+            let (k2, d2) = lin(&a[1], v)?;
+            Some((k1.checked_sub(k2)?, d1.sub(&d2)))
+        }
+        Node::Op(Op::Neg, a, _) => {
+            let (k, d) = lin(&a[0], v)?;
+            Some((k.checked_neg()?, d.neg()))
+        }
+        Node::Op(Op::Mul, a, _) => match (a[0].as_int_lit(), a[1].as_int_lit()) {
+            (Some(c), _) => {
+                let (k, d) = lin(&a[1], v)?;
+                Some((k.checked_mul(c)?, d.mul(&Term::int(c))))
+            }
+            (_, Some(c)) => {
+                let (k, d) = lin(&a[0], v)?;
+                Some((k.checked_mul(c)?, d.mul(&Term::int(c))))
+            }
+            _ => None,
+        },
+        _ => None,
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn affine_indices_are_recognised() {
+        let i = Term::konst("i", Sort::Int);
+        let n = Term::konst("n", Sort::Int);
+        let t = Term::int(2).mul(&i).add(&n).sub(&Term::int(1));
+        let (k, d) = affine(&t, "i").unwrap();
+        assert_eq!(k, 2);
+        assert_eq!(d, n.sub(&Term::int(1)));
+        assert!(affine(&i.mul(&n), "i").is_none());
+        assert!(affine(&n, "i").is_none());
+    }
+}

@@ -1,0 +1,402 @@
+//! Expressions: PVL expression → SMT term, with well-definedness checks.
+//!
+//! When `ECx::check` is set, every evaluation checks what makes the expression
+//! meaningful, under the conditions that guard it (short-circuit `&&`, `||`,
+//! `==>`, `?:`, quantifier ranges): read permission for heap reads (in the state
+//! the read happens in — `\old` reads need permission in the old state), non-null
+//! receivers, array and sequence bounds, non-zero divisors, and the
+//! preconditions of called pure functions.
+//!
+//! PVL `/` and `%` truncate towards zero (VerCors `TruncDivMod`), SMT `div`/`mod`
+//! are Euclidean; [`Encoder::trunc_div`] converts.
+
+use super::state::State;
+use super::{arr_sort, null_of, triggers, Blame, Encoder, Env, Term};
+use crate::ast::{BinOp, Builtin, CollectionKind, Expr, ExprKind, Name, QuantKind, Ty, UnOp};
+use crate::diagnostics::codes;
+use crate::verify::smt::Sort;
+use std::rc::Rc;
+
+/// The context an expression is evaluated in.
+pub struct ECx<'s> {
+    pub guard: Term,
+    pub env: &'s Env,
+    /// Quantifier and `\let` binders, innermost last.
+    pub binders: Vec<(Name, Term)>,
+    /// The state heap reads happen in; `None` where the heap may not be read
+    /// (pure function definitions).
+    pub state: Option<State>,
+    pub old: Option<State>,
+    pub this: Option<Term>,
+    pub result: Option<Term>,
+    /// Conditions under which the expression is evaluated (for checks).
+    pub conds: Vec<Term>,
+    pub check: bool,
+    pub class: Name,
+    /// Calls of this function use its limited twin (definitional axioms).
+    pub limited: Option<usize>,
+}
+
+impl<'s> ECx<'s> {
+    pub fn new(guard: &Term, env: &'s Env, state: Option<State>, class: &Name) -> ECx<'s> {
+        ECx {
+            guard: guard.clone(),
+            env,
+            binders: Vec::new(),
+            state,
+            old: None,
+            this: None,
+            result: None,
+            conds: Vec::new(),
+            check: true,
+            class: class.clone(),
+            limited: None,
+        }
+    }
+}
+
+/// A heap location: its family and arguments (`[obj]` or `[arr, index]`).
+pub struct Loc {
+    pub fam: Rc<str>,
+    pub args: Vec<Term>,
+}
+
+impl Encoder<'_> {
+    pub fn snippet(&self, e: &Expr) -> String {
+        let (s, t) = (e.span.start as usize, e.span.end as usize);
+        self.src.get(s..t).map(|t| t.split_whitespace().collect::<Vec<_>>().join(" ")).unwrap_or_else(|| "?".into())
+    }
+
+    fn def_check(&mut self, cx: &ECx, goal: Term, blame: Blame) {
+        if cx.check {
+            self.check(&cx.guard.clone(), Some(cx.env), &cx.conds.clone(), goal, blame);
+        }
+    }
+
+    pub fn field_family(&mut self, class: &str, field: &str) -> Option<Rc<str>> {
+        let ty = self.prog.fields.iter().find(|(c, f, _)| &**c == class && &**f == field).map(|(_, _, t)| t.clone())?;
+        let val = self.sort_of(&ty);
+        Some(self.family(&format!("f:{class}.{field}"), vec![super::ref_sort()], val))
+    }
+
+    pub fn array_family(&mut self, elem: &Ty) -> Rc<str> {
+        let val = self.sort_of(elem);
+        let tag = super::seq::sort_tag(&val);
+        self.family(&format!("a:{tag}"), vec![arr_sort(), Sort::Int], val)
+    }
+
+    /// Evaluates a location expression (`x.f`, implicit `f`, `a[i]`), checking
+    /// that the receiver is non-null and the index in bounds, but not the
+    /// permission to the location itself.
+    pub fn location(&mut self, e: &Expr, cx: &mut ECx) -> Option<Loc> {
+        match &e.kind {
+            ExprKind::Var(x) if self.lookup_local(&x.name, cx).is_none() => {
+                let this = cx.this.clone()?;
+                let fam = self.field_family(&cx.class.clone(), &x.name)?;
+                Some(Loc { fam, args: vec![this] })
+            }
+            ExprKind::Field { obj, field } => {
+                let class = match &obj.ty {
+                    Ty::Class(c) => c.clone(),
+                    _ => return None,
+                };
+                let o = self.expr(obj, cx);
+                self.def_check(cx, o.ne(&null_of(&o.sort())), Blame::new(codes::NULL, format!("`{}` may be null", self.snippet(obj)), obj.span));
+                let fam = self.field_family(&class, &field.name)?;
+                Some(Loc { fam, args: vec![o] })
+            }
+            ExprKind::Index { base, index } if matches!(base.ty, Ty::Array(_)) => {
+                let Ty::Array(elem) = &base.ty else { unreachable!() };
+                let a = self.expr(base, cx);
+                let i = self.expr(index, cx);
+                self.def_check(cx, a.ne(&null_of(&arr_sort())), Blame::new(codes::NULL, format!("array `{}` may be null", self.snippet(base)), base.span));
+                let len = Term::app("alen", vec![a.clone()], Sort::Int);
+                let inb = Term::int(0).le(&i).and2(&i.lt(&len));
+                self.def_check(cx, inb, Blame::new(codes::ARRAY_BOUNDS, format!("array index `{}` may be out of bounds", self.snippet(index)), e.span));
+                let fam = self.array_family(elem);
+                Some(Loc { fam, args: vec![a, i] })
+            }
+            _ => None,
+        }
+    }
+
+    fn lookup_local(&self, n: &str, cx: &ECx) -> Option<Term> {
+        if let Some((_, t)) = cx.binders.iter().rev().find(|(b, _)| &**b == n) {
+            return Some(t.clone());
+        }
+        cx.env.get(n).cloned()
+    }
+
+    /// A heap read with its permission check.
+    fn heap_read(&mut self, e: &Expr, cx: &mut ECx) -> Term {
+        let Some(loc) = self.location(e, cx) else {
+            self.unsupported(format!("reading `{}`", self.snippet(e)), e.span);
+            return self.fresh_const("unsupported", Sort::Int);
+        };
+        let Some(st) = cx.state.clone() else {
+            self.unsupported(format!("a heap read (`{}`) in a pure function", self.snippet(e)), e.span);
+            let s = self.families[&loc.fam].val.clone();
+            return self.fresh_const("unsupported", s);
+        };
+        let m = self.read_mask(&st, &loc.fam, loc.args.clone());
+        let msg = format!("insufficient permission to read `{}`", self.snippet(e));
+        self.def_check(cx, m.gt(&Term::real(0, 1)), Blame::new(codes::PERMISSION, msg, e.span));
+        self.read_heap(&st, &loc.fam, loc.args)
+    }
+
+    pub fn expr(&mut self, e: &Expr, cx: &mut ECx) -> Term {
+        match &e.kind {
+            ExprKind::IntLit(v) => Term::int(i64::try_from(*v).unwrap_or(i64::MAX)),
+            ExprKind::BoolLit(b) => Term::bool(*b),
+            ExprKind::Null => null_of(&super::ref_sort()),
+            ExprKind::This => cx.this.clone().unwrap_or_else(|| {
+                self.unsupported("`this` in a static context", e.span);
+                null_of(&super::ref_sort())
+            }),
+            ExprKind::Result => cx.result.clone().unwrap_or_else(|| {
+                self.unsupported("`\\result` here", e.span);
+                Term::int(0)
+            }),
+            ExprKind::Write => Term::real(1, 1),
+            ExprKind::NoPerm => Term::real(0, 1),
+            ExprKind::Read => {
+                self.unsupported("`read` outside a permission", e.span);
+                Term::real(0, 1)
+            }
+            ExprKind::Var(x) => match self.lookup_local(&x.name, cx) {
+                Some(t) => t,
+                None => self.heap_read(e, cx),
+            },
+            ExprKind::Field { obj, field } if &*field.name == "length" && matches!(obj.ty, Ty::Array(_)) => {
+                let a = self.expr(obj, cx);
+                self.def_check(cx, a.ne(&null_of(&arr_sort())), Blame::new(codes::NULL, format!("array `{}` may be null", self.snippet(obj)), obj.span));
+                Term::app("alen", vec![a], Sort::Int)
+            }
+            ExprKind::Field { .. } => self.heap_read(e, cx),
+            ExprKind::Index { base, index } => match &base.ty {
+                Ty::Array(_) => self.heap_read(e, cx),
+                Ty::Seq(elem) => {
+                    let f = self.seq_fns_of(elem);
+                    let s = self.expr(base, cx);
+                    let i = self.expr(index, cx);
+                    let inb = Term::int(0).le(&i).and2(&i.lt(&f.len(&s)));
+                    self.def_check(cx, inb, Blame::new(codes::SEQ_BOUNDS, format!("sequence index `{}` may be out of bounds", self.snippet(index)), e.span));
+                    f.index(&s, &i)
+                }
+                _ => self.unsupported_term(e, "indexing this type"),
+            },
+            ExprKind::Slice { base, lo, hi } => {
+                let Ty::Seq(elem) = &base.ty else { return self.unsupported_term(e, "slicing this type") };
+                let f = self.seq_fns_of(elem);
+                let s = self.expr(base, cx);
+                let len = f.len(&s);
+                let l = lo.as_ref().map(|x| self.expr(x, cx));
+                let h = hi.as_ref().map(|x| self.expr(x, cx));
+                let lt = l.clone().unwrap_or(Term::int(0));
+                let ht = h.clone().unwrap_or(len.clone());
+                let ok = Term::and(vec![Term::int(0).le(&lt), lt.le(&ht), ht.le(&len)]);
+                self.def_check(cx, ok, Blame::new(codes::SEQ_BOUNDS, "slice bounds may be out of range", e.span));
+                let dropped = if l.is_some() { f.drop(&s, &lt) } else { s };
+                if h.is_some() { f.take(&dropped, &ht.sub(&lt)) } else { dropped }
+            }
+            ExprKind::SeqUpdate { base, index, value } => {
+                let Ty::Seq(elem) = &base.ty else { return self.unsupported_term(e, "updating this type") };
+                let f = self.seq_fns_of(elem);
+                let s = self.expr(base, cx);
+                let i = self.expr(index, cx);
+                let v = self.expr(value, cx);
+                let inb = Term::int(0).le(&i).and2(&i.lt(&f.len(&s)));
+                self.def_check(cx, inb, Blame::new(codes::SEQ_BOUNDS, format!("sequence index `{}` may be out of bounds", self.snippet(index)), index.span));
+                f.update(&s, &i, &v)
+            }
+            ExprKind::Size(inner) => match &inner.ty {
+                Ty::Seq(elem) => {
+                    let f = self.seq_fns_of(elem);
+                    let s = self.expr(inner, cx);
+                    f.len(&s)
+                }
+                _ => self.unsupported_term(e, "`|…|` of this type"),
+            },
+            ExprKind::Collection { kind: CollectionKind::Seq, elems, .. } => {
+                let Ty::Seq(elem) = &e.ty else { return self.unsupported_term(e, "this sequence literal") };
+                let f = self.seq_fns_of(elem);
+                let mut acc: Option<Term> = None;
+                for x in elems {
+                    let u = f.unit(&self.expr(x, cx));
+                    acc = Some(match acc {
+                        None => u,
+                        Some(a) => f.concat(&a, &u),
+                    });
+                }
+                acc.unwrap_or_else(|| f.empty())
+            }
+            ExprKind::Builtin { func, args } => self.builtin(e, *func, args, cx),
+            ExprKind::Unary { op: UnOp::Not, operand } => self.expr(operand, cx).not(),
+            ExprKind::Unary { op: UnOp::Neg, operand } => self.expr(operand, cx).neg(),
+            ExprKind::Binary { op, lhs, rhs } => self.binary(e, *op, lhs, rhs, cx),
+            ExprKind::Cond { cond, then_expr, else_expr } => {
+                let c = self.expr(cond, cx);
+                cx.conds.push(c.clone());
+                let t = self.expr(then_expr, cx);
+                cx.conds.pop();
+                cx.conds.push(c.not());
+                let f = self.expr(else_expr, cx);
+                cx.conds.pop();
+                c.ite(&t, &f)
+            }
+            ExprKind::Quant { kind, binder, guard, body } if *kind != QuantKind::Sum && *kind != QuantKind::ForallStar => {
+                let sort = self.sort_of(&binder.ty.to_ty());
+                let name: Rc<str> = Rc::from(self.fresh_name(&binder.name.name));
+                let v = Term::konst(&name, sort.clone());
+                cx.binders.push((binder.name.name.clone(), v));
+                let g = self.expr(guard, cx);
+                cx.conds.push(g.clone());
+                let b = self.expr(body, cx);
+                cx.conds.pop();
+                cx.binders.pop();
+                let forall = *kind == QuantKind::Forall;
+                let matrix = if forall { g.implies(&b) } else { g.and2(&b) };
+                let pats = triggers::choose(std::slice::from_ref(&name), &matrix);
+                let qid = format!("{}@{}", kind.keyword(), e.span.start);
+                if forall {
+                    Term::forall(vec![(name, sort)], pats, matrix, &qid)
+                } else {
+                    Term::exists(vec![(name, sort)], pats, matrix, &qid)
+                }
+            }
+            ExprKind::Let { binder, value, body } => {
+                let v = self.expr(value, cx);
+                cx.binders.push((binder.name.name.clone(), v));
+                let b = self.expr(body, cx);
+                cx.binders.pop();
+                b
+            }
+            ExprKind::Old(inner) => {
+                let Some(old) = cx.old.clone() else { return self.unsupported_term(e, "`\\old` here") };
+                let saved = cx.state.replace(old);
+                let t = self.expr(inner, cx);
+                cx.state = saved;
+                t
+            }
+            ExprKind::Trigger(inner) => self.expr(inner, cx),
+            ExprKind::Call { receiver, method, args } => self.function_call(e, receiver.as_deref(), &method.name, args, cx),
+            _ => self.unsupported_term(e, "this expression in a verified program"),
+        }
+    }
+
+    pub fn unsupported_term(&mut self, e: &Expr, what: &str) -> Term {
+        self.unsupported(format!("{what} (`{}`)", self.snippet(e)), e.span);
+        let s = self.sort_of(&e.ty);
+        self.fresh_const("unsupported", s)
+    }
+
+    pub fn seq_fns_of(&mut self, elem: &Ty) -> super::seq::SeqFns {
+        let s = self.sort_of(elem);
+        self.seq_fns(s)
+    }
+
+    fn builtin(&mut self, e: &Expr, func: Builtin, args: &[Expr], cx: &mut ECx) -> Term {
+        let Some(Ty::Seq(elem)) = args.first().map(|a| a.ty.clone()) else {
+            return self.unsupported_term(e, "this built-in");
+        };
+        let f = self.seq_fns_of(&elem);
+        let s = self.expr(&args[0], cx);
+        match func {
+            Builtin::Head => {
+                let ok = f.len(&s).gt(&Term::int(0));
+                self.def_check(cx, ok, Blame::new(codes::SEQ_BOUNDS, format!("`head` of a possibly empty sequence `{}`", self.snippet(&args[0])), e.span));
+                f.index(&s, &Term::int(0))
+            }
+            Builtin::Tail => f.drop(&s, &Term::int(1)),
+            Builtin::IsEmpty => f.len(&s).eq(&Term::int(0)),
+            _ => self.unsupported_term(e, "this built-in"),
+        }
+    }
+
+    fn binary(&mut self, e: &Expr, op: BinOp, lhs: &Expr, rhs: &Expr, cx: &mut ECx) -> Term {
+        match op {
+            BinOp::And | BinOp::Star | BinOp::Implies | BinOp::Or => {
+                let l = self.expr(lhs, cx);
+                let c = if op == BinOp::Or { l.not() } else { l.clone() };
+                cx.conds.push(c);
+                let r = self.expr(rhs, cx);
+                cx.conds.pop();
+                match op {
+                    BinOp::Implies => l.implies(&r),
+                    BinOp::Or => l.or2(&r),
+                    _ => l.and2(&r),
+                }
+            }
+            _ => {
+                let mut l = self.expr(lhs, cx);
+                let mut r = self.expr(rhs, cx);
+                if matches!(lhs.kind, ExprKind::Null) {
+                    l = null_of(&r.sort());
+                }
+                if matches!(rhs.kind, ExprKind::Null) {
+                    r = null_of(&l.sort());
+                }
+                let seq = |me: &mut Self, t: &Ty| match t {
+                    Ty::Seq(el) => Some(me.seq_fns_of(el)),
+                    _ => None,
+                };
+                match op {
+                    BinOp::Eq | BinOp::Ne => {
+                        let eq = match seq(self, &lhs.ty).or_else(|| seq(self, &rhs.ty)) {
+                            Some(f) => f.equal(&l, &r),
+                            None => l.eq(&r),
+                        };
+                        if op == BinOp::Eq { eq } else { eq.not() }
+                    }
+                    BinOp::Lt => l.lt(&r),
+                    BinOp::Le => l.le(&r),
+                    BinOp::Gt => l.gt(&r),
+                    BinOp::Ge => l.ge(&r),
+                    BinOp::Add => match seq(self, &lhs.ty) {
+                        Some(f) => f.concat(&l, &r),
+                        None => l.add(&r),
+                    },
+                    BinOp::Sub => l.sub(&r),
+                    BinOp::Mul => l.mul(&r),
+                    BinOp::Div | BinOp::Mod | BinOp::Frac => {
+                        let msg = format!("possible division by zero (`{}`)", self.snippet(rhs));
+                        self.def_check(cx, r.ne(&Term::int(0)), Blame::new(codes::DIV_BY_ZERO, msg, rhs.span));
+                        match op {
+                            BinOp::Div => trunc_div(&l, &r),
+                            BinOp::Mod => trunc_mod(&l, &r),
+                            _ => l.real_div(&r),
+                        }
+                    }
+                    BinOp::Cons => match seq(self, &rhs.ty) {
+                        Some(f) => f.concat(&f.unit(&l), &r),
+                        None => self.unsupported_term(e, "`::` here"),
+                    },
+                    BinOp::Append => match (seq(self, &lhs.ty), matches!(rhs.ty, Ty::Seq(_))) {
+                        (Some(f), true) => f.concat(&l, &r),
+                        (Some(f), false) => f.concat(&l, &f.unit(&r)),
+                        _ => self.unsupported_term(e, "`++` here"),
+                    },
+                    BinOp::In => match seq(self, &rhs.ty) {
+                        Some(f) => f.contains(&r, &l),
+                        None => self.unsupported_term(e, "`in` on this type"),
+                    },
+                    _ => self.unsupported_term(e, "this operator"),
+                }
+            }
+        }
+    }
+}
+
+/// PVL `/`: truncating division, from SMT's Euclidean `div`.
+pub fn trunc_div(a: &Term, b: &Term) -> Term {
+    let t = |a: &Term, b: &Term| a.ge(&Term::int(0)).ite(&a.ediv(b), &a.neg().ediv(b).neg());
+    match b.as_int_lit() {
+        Some(k) if k > 0 => t(a, b),
+        _ => b.gt(&Term::int(0)).ite(&t(a, b), &t(a, &b.neg()).neg()),
+    }
+}
+
+/// PVL `%`: the remainder of truncating division (sign of the dividend).
+pub fn trunc_mod(a: &Term, b: &Term) -> Term {
+    a.sub(&b.mul(&trunc_div(a, b)))
+}

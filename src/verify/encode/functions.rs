@@ -1,0 +1,273 @@
+//! Pure functions: `static pure int f(int x) = e;`.
+//!
+//! A function is an uninterpreted symbol `f` with a *limited* twin `f'`
+//! (Carbon/Silicon's fuel scheme, one unfolding):
+//! * `∀x {f(x)}. f(x) = f'(x)`;
+//! * `∀x {f(x)}. pre(x) ⇒ f(x) = body(x)` where recursive calls in the body use
+//!   `f'`, so an unfolding never triggers another one;
+//! * `∀x {f'(x)}. pre(x) ⇒ post(x, f'(x))`.
+//!
+//! Call sites check the precondition. Each function is also a proof unit: its
+//! body must be well-defined under the precondition (including the callees'
+//! preconditions) and must establish the postcondition.
+//!
+//! The definitional axiom is only consistent if the recursion terminates
+//! (`f(x) = f(x) + 1` would prove `false`), so a recursive function must come
+//! with a measure that decreases at every recursive call: alpine tries the int
+//! parameters, the lengths of the sequence parameters and `|s| - k` for a
+//! sequence `s` and an int `k`, and reports `termination` when none works.
+//! Mutual recursion is rejected.
+
+use super::assertion::Frame;
+use super::expr::ECx;
+use super::{Blame, Encoder, Env, Term};
+use crate::ast::{Expr, ExprKind, Ty};
+use crate::diagnostics::codes;
+use crate::verify::ir;
+use crate::verify::smt::Sort;
+use std::collections::HashMap;
+use std::rc::Rc;
+
+/// A recursive call found while checking a function body.
+pub struct RecSite {
+    pub conds: Vec<Term>,
+    pub args: Vec<Term>,
+    pub span: crate::ast::Span,
+}
+
+fn fname(f: &ir::Function, limited: bool) -> String {
+    format!("fn.{}.{}{}", f.class, f.name, if limited { "'" } else { "" })
+}
+
+impl Encoder<'_> {
+    pub fn find_function(&self, class: &str, name: &str) -> Option<usize> {
+        self.prog.functions.iter().position(|f| &*f.class == class && &*f.name == name)
+    }
+
+    pub fn function_call(&mut self, e: &Expr, receiver: Option<&Expr>, name: &str, args: &[Expr], cx: &mut ECx) -> Term {
+        let class = match receiver {
+            Some(Expr { kind: ExprKind::Var(c), .. }) if self.prog.functions.iter().any(|f| f.class == c.name) => c.name.clone(),
+            Some(r) => match &r.ty {
+                Ty::Class(c) => c.clone(),
+                _ => cx.class.clone(),
+            },
+            None => cx.class.clone(),
+        };
+        let Some(idx) = self.find_function(&class, name) else {
+            return self.unsupported_term(e, "a call of a method inside an expression");
+        };
+        let f = &self.prog.functions[idx];
+        let vals: Vec<Term> = args.iter().map(|a| self.expr(a, cx)).collect();
+        if cx.check {
+            // The callee's precondition, with its parameters bound to the arguments.
+            let mut env = Env::default();
+            env.push();
+            for ((n, _), v) in f.params.iter().zip(&vals) {
+                env.declare(n.clone(), v.clone());
+            }
+            for s in &f.pre {
+                let mut pcx = ECx::new(&cx.guard, &env, None, &f.class);
+                pcx.check = false;
+                let t = self.expr(&s.expr, &mut pcx);
+                let b = Blame::new(codes::PRECONDITION, format!("precondition of `{}` may not hold", f.name), e.span)
+                    .with_related(s.span, "this precondition of the function");
+                self.check(&cx.guard.clone(), Some(cx.env), &cx.conds.clone(), t, b);
+            }
+            if self.current_function == Some(idx) {
+                self.recursive_sites.push(RecSite { conds: cx.conds.clone(), args: vals.clone(), span: e.span });
+            }
+        }
+        let limited = cx.limited == Some(idx);
+        let ret = self.sort_of(&f.ret);
+        Term::app(&fname(f, limited), vals, ret)
+    }
+
+    /// The axioms of every pure function of the program.
+    pub fn function_axioms(&mut self) {
+        let g = Term::tru();
+        for (idx, f) in self.prog.functions.iter().enumerate() {
+            let mut env = Env::default();
+            env.push();
+            let mut vars = Vec::new();
+            let mut params = Vec::new();
+            for (n, t) in &f.params {
+                let s = self.sort_of(t);
+                let v: Rc<str> = Rc::from(self.fresh_name(n));
+                let c = Term::konst(&v, s.clone());
+                env.declare(n.clone(), c.clone());
+                params.push(c);
+                vars.push((v, s));
+            }
+            let ret = self.sort_of(&f.ret);
+            let full = Term::app(&fname(f, false), params.clone(), ret.clone());
+            let lim = Term::app(&fname(f, true), params.clone(), ret.clone());
+            let qid = format!("fn.{}.{}", f.class, f.name);
+            let mut pre = Vec::new();
+            for s in &f.pre {
+                let mut cx = ECx::new(&g, &env, None, &f.class);
+                cx.check = false;
+                pre.push(self.expr(&s.expr, &mut cx));
+            }
+            let pre = Term::and(pre);
+            self.smt.assert(Term::forall(vars.clone(), vec![vec![full.clone()]], full.eq(&lim), &format!("{qid}:limited")));
+            if let Some(body) = &f.body {
+                let mut cx = ECx::new(&g, &env, None, &f.class);
+                cx.check = false;
+                cx.limited = Some(idx);
+                let b = self.expr(body, &mut cx);
+                self.smt.assert(Term::forall(vars.clone(), vec![vec![full.clone()]], pre.implies(&full.eq(&b)), &format!("{qid}:def")));
+            }
+            let mut posts = Vec::new();
+            for s in &f.post {
+                let mut cx = ECx::new(&g, &env, None, &f.class);
+                cx.check = false;
+                cx.result = Some(lim.clone());
+                cx.limited = Some(idx);
+                posts.push(self.expr(&s.expr, &mut cx));
+            }
+            if !posts.is_empty() {
+                self.smt.assert(Term::forall(vars, vec![vec![lim.clone()]], pre.implies(&Term::and(posts)), &format!("{qid}:post")));
+            }
+        }
+    }
+}
+
+pub fn verify_function(enc: &mut Encoder, idx: usize) {
+    let f = &enc.prog.functions[idx];
+    let g = enc.fresh_const("g", Sort::Bool);
+    let mut env = Env::default();
+    env.push();
+    let mut params = Vec::new();
+    for (n, t) in &f.params {
+        let s = enc.sort_of(t);
+        let c = enc.fresh_const(n, s);
+        env.declare(n.clone(), c.clone());
+        params.push((n.clone(), t.clone(), c));
+    }
+    // Precondition: well-defined, then assumed.
+    for s in &f.pre {
+        let mut cx = ECx::new(&g, &env, None, &f.class);
+        let t = enc.expr(&s.expr, &mut cx);
+        enc.assume(&g, t);
+    }
+    let Some(body) = &f.body else { return };
+    enc.current_function = Some(idx);
+    enc.recursive_sites.clear();
+    let mut cx = ECx::new(&g, &env, None, &f.class);
+    let value = enc.expr(body, &mut cx);
+    enc.current_function = None;
+    let result = enc.fresh_const("result", value.sort());
+    enc.smt.assert(result.eq(&value));
+    let fr = Frame { env: &env, this: None, old: None, result: Some(result.clone()), class: f.class.clone() };
+    let _ = fr;
+    for s in &f.post {
+        let mut cx = ECx::new(&g, &env, None, &f.class);
+        cx.result = Some(result.clone());
+        let t = enc.expr(&s.expr, &mut cx);
+        let b = Blame::new(codes::POSTCONDITION, "postcondition of the function may not hold", s.span);
+        enc.check(&g, Some(&env), &[], t, b);
+    }
+    let sites = std::mem::take(&mut enc.recursive_sites);
+    if !sites.is_empty() {
+        termination(enc, idx, &g, &params, &sites);
+    }
+    if calls_back(enc.prog, idx) {
+        enc.failures.push(super::super::Failure::new(
+            codes::TERMINATION,
+            "mutually recursive pure functions are not supported (their termination is not checked)",
+            f.name_span,
+        ));
+    }
+}
+
+fn termination(enc: &mut Encoder, idx: usize, g: &Term, params: &[(crate::ast::Name, Ty, Term)], sites: &[RecSite]) {
+    let f = &enc.prog.functions[idx];
+    // Candidate measures over the parameter positions.
+    let mut cands: Vec<Box<dyn Fn(&mut Encoder, &[Term]) -> Term>> = Vec::new();
+    for (i, (_, t, _)) in params.iter().enumerate() {
+        match t {
+            Ty::Int => {
+                cands.push(Box::new(move |_, a: &[Term]| a[i].clone()));
+            }
+            Ty::Seq(el) => {
+                let el1 = el.clone();
+                cands.push(Box::new(move |e: &mut Encoder, a: &[Term]| {
+                    let fns = e.seq_fns_of(&el1);
+                    fns.len(&a[i])
+                }));
+                for (k, (_, tk, _)) in params.iter().enumerate() {
+                    if *tk == Ty::Int {
+                        let el = el.clone();
+                        cands.push(Box::new(move |e: &mut Encoder, a: &[Term]| {
+                            let fns = e.seq_fns_of(&el);
+                            fns.len(&a[i]).sub(&a[k])
+                        }));
+                    }
+                }
+            }
+            _ => {}
+        }
+    }
+    let formals: Vec<Term> = params.iter().map(|p| p.2.clone()).collect();
+    for m in &cands {
+        let here = m(enc, &formals);
+        let mut all = true;
+        for s in sites {
+            let there = m(enc, &s.args);
+            let goal = Term::int(0).le(&there).and2(&there.lt(&here));
+            if !enc.prove(g, &Term::and(s.conds.clone()), &goal, None) {
+                all = false;
+                break;
+            }
+        }
+        if all {
+            return;
+        }
+    }
+    let first = &sites[0];
+    enc.failures.push(super::super::Failure {
+        code: codes::TERMINATION,
+        message: format!("the recursion of `{}` may not terminate: no parameter, sequence length or `|s| - k` decreases at this call", f.name),
+        span: first.span,
+        related: vec![(f.name_span, "the recursive function".into())],
+        values: vec![],
+    });
+}
+
+/// Whether a function is part of a call cycle through another function.
+fn calls_back(prog: &ir::Program, idx: usize) -> bool {
+    let graph: HashMap<usize, Vec<usize>> = (0..prog.functions.len()).map(|i| (i, callees(prog, i))).collect();
+    let mut stack: Vec<usize> = graph[&idx].iter().copied().filter(|&c| c != idx).collect();
+    let mut seen = vec![false; prog.functions.len()];
+    while let Some(n) = stack.pop() {
+        if n == idx {
+            return true;
+        }
+        if std::mem::replace(&mut seen[n], true) {
+            continue;
+        }
+        stack.extend(graph[&n].iter().copied());
+    }
+    false
+}
+
+fn callees(prog: &ir::Program, idx: usize) -> Vec<usize> {
+    use crate::ast::visit::Visitor;
+    struct C<'a>(&'a ir::Program, &'a str, Vec<usize>);
+    impl Visitor for C<'_> {
+        fn visit_expr(&mut self, e: &Expr) {
+            if let ExprKind::Call { method, .. } = &e.kind {
+                if let Some(i) = self.0.functions.iter().position(|f| f.name == method.name && &*f.class == self.1) {
+                    self.2.push(i);
+                }
+            }
+            crate::ast::visit::walk_expr(self, e);
+        }
+    }
+    let f = &prog.functions[idx];
+    let mut c = C(prog, &f.class, Vec::new());
+    if let Some(b) = &f.body {
+        c.visit_expr(b);
+    }
+    c.2
+}

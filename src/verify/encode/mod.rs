@@ -1,0 +1,363 @@
+//! The encoder: core IR → SMT, one proof unit at a time, checks as it goes.
+//!
+//! The encoding follows `docs/verifier.md` (Carbon's permission semantics with a
+//! versioned state, forward execution with path literals):
+//! * the heap and the permission mask are split into *families* — one per class
+//!   field, one per array element type — and every change makes a new *version*
+//!   of one family: a fresh function symbol with one definitional axiom whose only
+//!   pattern is the new version's own application ([`state`]);
+//! * a path has a Boolean *guard* constant; every assumption is asserted as
+//!   `guard ⇒ fact`, definitions of fresh symbols unguarded;
+//! * a check of `goal` asserts `chk ⇒ ¬goal` (skolemised) and asks Z3 for
+//!   satisfiability under `[guard, chk]`; `unsat` is a proof, anything else a
+//!   failure; afterwards `guard ⇒ goal` is assumed so one bug gives one error.
+//!
+//! Submodules: [`expr`] (expressions and their well-definedness), [`assertion`]
+//! (inhale/exhale, quantified permissions), [`stmt`] (statements, loops, calls,
+//! `par`), [`functions`] (pure functions), [`seq`] (sequence axioms),
+//! [`triggers`] (patterns), [`state`] (heap/mask versions).
+
+mod assertion;
+mod expr;
+mod functions;
+pub mod seq;
+mod state;
+mod stmt;
+pub mod triggers;
+
+use super::ir;
+use super::smt::{Outcome, SmtSolver, Sort, Term};
+use super::{Failure, Options};
+use crate::ast::{Name, Span, Ty};
+use crate::diagnostics::codes;
+use state::State;
+use std::collections::{HashMap, HashSet};
+use std::rc::Rc;
+
+/// What a failed check reports.
+#[derive(Clone, Debug)]
+pub struct Blame {
+    pub code: &'static str,
+    pub message: String,
+    pub span: Span,
+    pub related: Vec<(Span, String)>,
+}
+
+impl Blame {
+    pub fn new(code: &'static str, message: impl Into<String>, span: Span) -> Blame {
+        Blame { code, message: message.into(), span, related: Vec::new() }
+    }
+    pub fn with_related(mut self, span: Span, msg: impl Into<String>) -> Blame {
+        self.related.push((span, msg.into()));
+        self
+    }
+}
+
+/// Local variables: scoped names → their current value (a constant).
+#[derive(Clone, Debug, Default)]
+pub struct Env {
+    scopes: Vec<HashMap<Name, Term>>,
+}
+
+impl Env {
+    pub fn get(&self, n: &str) -> Option<&Term> {
+        self.scopes.iter().rev().find_map(|s| s.get(n))
+    }
+    pub fn declare(&mut self, n: Name, t: Term) {
+        if self.scopes.is_empty() {
+            self.scopes.push(HashMap::new());
+        }
+        self.scopes.last_mut().expect("scope").insert(n, t);
+    }
+    /// Updates the innermost binding of `n`; false if there is none.
+    pub fn set(&mut self, n: &str, t: Term) -> bool {
+        for s in self.scopes.iter_mut().rev() {
+            if let Some(v) = s.get_mut(n) {
+                *v = t;
+                return true;
+            }
+        }
+        false
+    }
+    pub fn push(&mut self) {
+        self.scopes.push(HashMap::new());
+    }
+    pub fn pop(&mut self) {
+        self.scopes.pop();
+    }
+    pub fn depth(&self) -> usize {
+        self.scopes.len()
+    }
+    /// The scope depth at which `n` is bound.
+    pub fn depth_of(&self, n: &str) -> Option<usize> {
+        self.scopes.iter().rposition(|s| s.contains_key(n))
+    }
+    fn visible(&self) -> Vec<(Name, Term)> {
+        let mut seen = HashSet::new();
+        let mut out = Vec::new();
+        for s in self.scopes.iter().rev() {
+            for (n, t) in s {
+                if !n.starts_with('$') && seen.insert(n.clone()) {
+                    out.push((n.clone(), t.clone()));
+                }
+            }
+        }
+        out.sort_by(|a, b| a.0.cmp(&b.0));
+        out
+    }
+}
+
+/// One path through a unit: its guard, heap/mask state and locals.
+#[derive(Clone, Debug)]
+pub struct Path {
+    pub guard: Term,
+    pub state: State,
+    pub env: Env,
+    /// False after `return` (and on both-branches-return joins).
+    pub alive: bool,
+    /// Inside a `par` thread body: env scopes below this depth belong to the
+    /// host and may not be assigned.
+    pub host_depth: Option<usize>,
+}
+
+/// What a unit needs to know while encoding statements.
+pub struct UnitCx<'a> {
+    pub method: Option<&'a ir::Method>,
+    pub old: State,
+    pub this: Option<Term>,
+    pub result: Option<Term>,
+}
+
+pub struct Encoder<'a> {
+    pub prog: &'a ir::Program,
+    /// The source text, for quoting expressions in messages.
+    pub src: &'a str,
+    pub smt: SmtSolver,
+    pub opts: &'a Options,
+    fresh: u32,
+    pub failures: Vec<Failure>,
+    seq_done: HashSet<Sort>,
+    pub families: HashMap<Rc<str>, state::FamilyInfo>,
+    epoch_zero_done: HashSet<Rc<str>>,
+    /// The pure function whose own unit is being verified (recursive calls are
+    /// collected for the termination check).
+    pub current_function: Option<usize>,
+    pub recursive_sites: Vec<functions::RecSite>,
+    pub checks: u32,
+}
+
+impl<'a> Encoder<'a> {
+    pub fn new(prog: &'a ir::Program, opts: &'a Options, src: &'a str) -> Encoder<'a> {
+        let smt = SmtSolver::new(opts.timeout_ms(), opts.rlimit, opts.dump_smt);
+        let mut e = Encoder {
+            prog,
+            src,
+            smt,
+            opts,
+            fresh: 0,
+            failures: Vec::new(),
+            seq_done: HashSet::new(),
+            families: HashMap::new(),
+            epoch_zero_done: HashSet::new(),
+            current_function: None,
+            recursive_sites: Vec::new(),
+            checks: 0,
+        };
+        e.background();
+        e
+    }
+
+    fn background(&mut self) {
+        let a = Term::konst("a@alen", arr_sort());
+        let alen = Term::app("alen", vec![a.clone()], Sort::Int);
+        self.smt.assert(Term::forall(
+            vec![(Rc::from("a@alen"), arr_sort())],
+            vec![vec![alen.clone()]],
+            alen.ge(&Term::int(0)),
+            "alen_nonneg",
+        ));
+    }
+
+    pub fn fresh_name(&mut self, base: &str) -> String {
+        self.fresh += 1;
+        format!("{base}@{}", self.fresh)
+    }
+
+    pub fn fresh_const(&mut self, base: &str, sort: Sort) -> Term {
+        let n = self.fresh_name(base);
+        Term::konst(&n, sort)
+    }
+
+    /// A new guard literal implied by `parent ∧ cond`.
+    pub fn sub_guard(&mut self, parent: &Term, cond: &Term) -> Term {
+        let g = self.fresh_const("g", Sort::Bool);
+        self.smt.assert(g.eq(&parent.and2(cond)));
+        g
+    }
+
+    pub fn assume(&mut self, guard: &Term, fact: Term) {
+        if fact.is_true() {
+            return;
+        }
+        self.smt.assert(guard.implies(&fact));
+    }
+
+    /// Checks `conds ⇒ goal` on the path with guard `guard`; reports `blame` when
+    /// it cannot be proved; afterwards assumes it.
+    pub fn check(&mut self, guard: &Term, env: Option<&Env>, conds: &[Term], goal: Term, blame: Blame) -> bool {
+        let hyp = Term::and(conds.to_vec());
+        let ok = self.prove(guard, &hyp, &goal, Some((env, blame)));
+        self.assume(guard, hyp.implies(&goal));
+        ok
+    }
+
+    /// Asks whether `hyp ⇒ goal` holds under `guard`, reporting on failure when
+    /// `report` is given. Does not assume anything afterwards.
+    pub fn prove(&mut self, guard: &Term, hyp: &Term, goal: &Term, report: Option<(Option<&Env>, Blame)>) -> bool {
+        if goal.is_true() || hyp.is_false() || guard.is_false() {
+            return true;
+        }
+        self.checks += 1;
+        let (skolem_hyps, goal) = self.skolemise(goal);
+        let chk = self.fresh_const("chk", Sort::Bool);
+        let mut parts = vec![hyp.clone()];
+        parts.extend(skolem_hyps);
+        parts.push(goal.not());
+        self.smt.assert(chk.implies(&Term::and(parts)));
+        let names: Vec<String> = [guard, &chk].iter().map(|t| t.to_string().trim_matches('|').to_string()).collect();
+        let refs: Vec<&str> = names.iter().map(|s| s.as_str()).collect();
+        let outcome = match self.smt.check(&refs) {
+            Ok(o) => o,
+            Err(msg) => {
+                if let Some((_, b)) = report {
+                    self.failures.push(Failure {
+                        code: codes::INTERNAL,
+                        message: format!("internal error in the SMT backend: {msg}"),
+                        span: b.span,
+                        related: vec![],
+                        values: vec![],
+                    });
+                }
+                return false;
+            }
+        };
+        match outcome {
+            Outcome::Proved => true,
+            Outcome::NotProved { unknown } => {
+                if let Some((env, b)) = report {
+                    let values = env.map(|e| self.model_values(e)).unwrap_or_default();
+                    let (code, message) = match &unknown {
+                        Some(r) if r.contains("timeout") || r.contains("canceled") || r.contains("resource") => (
+                            codes::UNKNOWN,
+                            format!("{}: could not prove (timeout after {} s)", b.message, self.opts.timeout_secs),
+                        ),
+                        _ => (b.code, b.message),
+                    };
+                    self.failures.push(Failure { code, message, span: b.span, related: b.related, values });
+                }
+                false
+            }
+        }
+    }
+
+    fn model_values(&self, env: &Env) -> Vec<(String, String)> {
+        let mut out = Vec::new();
+        for (n, t) in env.visible() {
+            if let crate::verify::smt::term::Node::Const(c, s) = t.node() {
+                if let Some(v) = self.smt.model_value(c, s) {
+                    out.push((n.to_string(), super::smt::solver::tidy_value(&v)));
+                }
+            }
+        }
+        out
+    }
+
+    /// Positive universal quantifiers in a goal become fresh constants (the goal
+    /// is negated, so they are existentials): `∀x. A(x) ⇒ B(x)` is proved by
+    /// refuting `A(x0) ∧ ¬B(x0)`. Returns extra hypotheses (none for now) and the
+    /// quantifier-free goal.
+    fn skolemise(&mut self, goal: &Term) -> (Vec<Term>, Term) {
+        use crate::verify::smt::term::{Node, Op};
+        match goal.node() {
+            Node::Quant(q) if q.forall => {
+                let mut map = HashMap::new();
+                for (v, s) in &q.vars {
+                    let c = self.fresh_const(v, s.clone());
+                    map.insert(v.clone(), c);
+                }
+                let body = q.body.subst(&map);
+                self.skolemise(&body)
+            }
+            Node::Op(Op::And, parts, _) => {
+                let mut hyps = Vec::new();
+                let mut gs = Vec::new();
+                for p in parts {
+                    let (h, g) = self.skolemise(p);
+                    hyps.extend(h);
+                    gs.push(g);
+                }
+                (hyps, Term::and(gs))
+            }
+            Node::Op(Op::Implies, parts, _) => {
+                let (h, g) = self.skolemise(&parts[1]);
+                (h, parts[0].implies(&g))
+            }
+            _ => (Vec::new(), goal.clone()),
+        }
+    }
+
+    pub fn unsupported(&mut self, what: impl Into<String>, span: Span) {
+        self.failures.push(Failure {
+            code: codes::UNSUPPORTED,
+            message: format!("not supported by the verifier yet: {}", what.into()),
+            span,
+            related: vec![],
+            values: vec![],
+        });
+    }
+
+    /// The SMT sort of a PVL type.
+    pub fn sort_of(&mut self, ty: &Ty) -> Sort {
+        match ty {
+            Ty::Int => Sort::Int,
+            Ty::Bool => Sort::Bool,
+            Ty::Frac | Ty::ZFrac => Sort::Real,
+            Ty::Class(_) | Ty::Null => ref_sort(),
+            Ty::Array(_) => arr_sort(),
+            Ty::Seq(e) => {
+                let es = self.sort_of(e);
+                self.seq_fns(es).sort
+            }
+            _ => Sort::named(&format!("{ty}")),
+        }
+    }
+
+    /// The sequence functions for an element sort, declaring their axioms on
+    /// first use.
+    pub fn seq_fns(&mut self, elem: Sort) -> seq::SeqFns {
+        let f = seq::SeqFns::new(elem.clone());
+        if self.seq_done.insert(elem) {
+            for a in f.axioms() {
+                self.smt.assert(a);
+            }
+        }
+        f
+    }
+}
+
+pub fn ref_sort() -> Sort {
+    Sort::named("Ref")
+}
+pub fn arr_sort() -> Sort {
+    Sort::named("Arr")
+}
+pub fn null_of(sort: &Sort) -> Term {
+    if *sort == arr_sort() {
+        Term::konst("null@Arr", arr_sort())
+    } else {
+        Term::konst("null@Ref", ref_sort())
+    }
+}
+
+pub use functions::verify_function;
+pub use stmt::verify_method;

@@ -1,0 +1,172 @@
+//! Heap and permission-mask versions.
+//!
+//! A *family* is one class field (`f:C.f`, domain `Ref`) or the cells of all
+//! arrays of one element type (`a:Int`, domain `Arr × Int`). A [`State`] names
+//! the current heap and mask version of every family it has touched; families
+//! it has not touched are at the state's *base* version (`epoch`), whose mask is
+//! zero everywhere (a fresh state holds no permission) and whose heap is
+//! arbitrary.
+//!
+//! Every new version is a fresh function symbol defined by one axiom
+//! `∀x {V'(x)}. V'(x) = … V(x) …`: instantiating it only produces terms of older
+//! versions, so there are no matching loops, and since the symbol is fresh the
+//! axiom is a definition — it is asserted unguarded.
+
+use super::{Encoder, Term};
+use crate::verify::smt::Sort;
+use std::collections::BTreeMap;
+use std::rc::Rc;
+
+#[derive(Clone, Debug)]
+pub struct FamilyInfo {
+    pub dom: Vec<Sort>,
+    pub val: Sort,
+}
+
+#[derive(Clone, Debug, PartialEq)]
+pub struct State {
+    epoch: u32,
+    heap: BTreeMap<Rc<str>, Rc<str>>,
+    mask: BTreeMap<Rc<str>, Rc<str>>,
+}
+
+impl State {
+    /// The families whose heap or mask differ between two states.
+    fn differing(&self, other: &State) -> Vec<Rc<str>> {
+        let mut keys: Vec<Rc<str>> = self.heap.keys().chain(self.mask.keys()).chain(other.heap.keys()).chain(other.mask.keys()).cloned().collect();
+        keys.sort();
+        keys.dedup();
+        keys.retain(|k| self.heap.get(k) != other.heap.get(k) || self.mask.get(k) != other.mask.get(k));
+        keys
+    }
+}
+
+impl Encoder<'_> {
+    pub fn fresh_state(&mut self) -> State {
+        self.fresh += 1;
+        State { epoch: self.fresh, heap: BTreeMap::new(), mask: BTreeMap::new() }
+    }
+
+    pub fn family(&mut self, key: &str, dom: Vec<Sort>, val: Sort) -> Rc<str> {
+        let k: Rc<str> = Rc::from(key);
+        self.families.entry(k.clone()).or_insert(FamilyInfo { dom, val });
+        k
+    }
+
+    fn info(&self, fam: &str) -> FamilyInfo {
+        self.families.get(fam).cloned().expect("family registered before use")
+    }
+
+    fn heap_name(&self, st: &State, fam: &Rc<str>) -> Rc<str> {
+        st.heap.get(fam).cloned().unwrap_or_else(|| Rc::from(format!("H[{fam}]~{}", st.epoch)))
+    }
+
+    fn mask_name(&mut self, st: &State, fam: &Rc<str>) -> Rc<str> {
+        if let Some(n) = st.mask.get(fam) {
+            return n.clone();
+        }
+        let n: Rc<str> = Rc::from(format!("M[{fam}]~{}", st.epoch));
+        if self.epoch_zero_done.insert(n.clone()) {
+            // The base mask of a state is empty.
+            let (vars, args) = self.bound_vars(fam);
+            let app = Term::app(&n, args, Sort::Real);
+            self.smt.assert(Term::forall(vars, vec![vec![app.clone()]], app.eq(&Term::real(0, 1)), &format!("{n}=0")));
+        }
+        n
+    }
+
+    fn bound_vars(&mut self, fam: &Rc<str>) -> (Vec<(Rc<str>, Sort)>, Vec<Term>) {
+        let info = self.info(fam);
+        let mut vars = Vec::new();
+        let mut args = Vec::new();
+        for s in info.dom {
+            let n: Rc<str> = Rc::from(self.fresh_name("x"));
+            args.push(Term::konst(&n, s.clone()));
+            vars.push((n, s));
+        }
+        (vars, args)
+    }
+
+    pub fn read_heap(&mut self, st: &State, fam: &Rc<str>, args: Vec<Term>) -> Term {
+        let n = self.heap_name(st, fam);
+        let val = self.info(fam).val;
+        Term::app(&n, args, val)
+    }
+
+    pub fn read_mask(&mut self, st: &State, fam: &Rc<str>, args: Vec<Term>) -> Term {
+        let n = self.mask_name(st, fam);
+        Term::app(&n, args, Sort::Real)
+    }
+
+    /// New mask version: `M'(x) = M(x) + delta(x)` (`delta` may be negative).
+    pub fn update_mask(&mut self, st: &mut State, fam: &Rc<str>, delta: impl FnOnce(&[Term]) -> Term) {
+        let (vars, args) = self.bound_vars(fam);
+        let d = delta(&args);
+        if d.as_bool_lit().is_some() || d == Term::real(0, 1) {
+            return;
+        }
+        let old = self.read_mask(st, fam, args.clone());
+        let name: Rc<str> = Rc::from(self.fresh_name(&format!("M[{fam}]")));
+        let new = Term::app(&name, args, Sort::Real);
+        self.smt.assert(Term::forall(vars, vec![vec![new.clone()]], new.eq(&old.add(&d)), &name));
+        st.mask.insert(fam.clone(), name);
+    }
+
+    /// New heap version: `H'(x) = f(x, H(x))`.
+    pub fn update_heap(&mut self, st: &mut State, fam: &Rc<str>, f: impl FnOnce(&[Term], Term) -> Term) {
+        let (vars, args) = self.bound_vars(fam);
+        let old = self.read_heap(st, fam, args.clone());
+        let v = f(&args, old.clone());
+        let val = self.info(fam).val;
+        let name: Rc<str> = Rc::from(self.fresh_name(&format!("H[{fam}]")));
+        let new = Term::app(&name, args, val);
+        self.smt.assert(Term::forall(vars, vec![vec![new.clone()]], new.eq(&v), &name));
+        st.heap.insert(fam.clone(), name);
+    }
+
+    /// After permission was given away: locations still held keep their
+    /// values, all others get arbitrary new ones (Carbon's
+    /// `IdenticalOnKnownLocations`).
+    pub fn havoc_heap(&mut self, st: &mut State, fam: &Rc<str>) {
+        let val = self.info(fam).val;
+        let fresh = self.fresh_name(&format!("F[{fam}]"));
+        let mname = self.mask_name(st, fam);
+        self.update_heap(st, fam, |args, old| {
+            let m = Term::app(&mname, args.to_vec(), Sort::Real);
+            m.gt(&Term::real(0, 1)).ite(&old, &Term::app(&fresh, args.to_vec(), val))
+        });
+    }
+
+    /// Good mask: no location holds more than full permission.
+    pub fn good_mask(&mut self, guard: &Term, st: &State, fam: &Rc<str>) {
+        let (vars, args) = self.bound_vars(fam);
+        let m = self.read_mask(st, fam, args);
+        let q = Term::forall(vars, vec![vec![m.clone()]], m.le(&Term::real(1, 1)), &format!("good[{fam}]"));
+        self.assume(guard, q);
+    }
+
+    /// The state after `if c then A else B`.
+    pub fn join_states(&mut self, c: &Term, a: &State, b: &State) -> State {
+        let mut out = a.clone();
+        for fam in a.differing(b) {
+            if a.heap.get(&fam) != b.heap.get(&fam) || a.epoch != b.epoch {
+                let (vars, args) = self.bound_vars(&fam);
+                let (ha, hb) = (self.read_heap(a, &fam, args.clone()), self.read_heap(b, &fam, args.clone()));
+                let val = self.info(&fam).val;
+                let name: Rc<str> = Rc::from(self.fresh_name(&format!("H[{fam}]")));
+                let new = Term::app(&name, args, val);
+                self.smt.assert(Term::forall(vars, vec![vec![new.clone()]], new.eq(&c.ite(&ha, &hb)), &name));
+                out.heap.insert(fam.clone(), name);
+            }
+            let (vars, args) = self.bound_vars(&fam);
+            let (ma, mb) = (self.read_mask(a, &fam, args.clone()), self.read_mask(b, &fam, args.clone()));
+            if ma != mb {
+                let name: Rc<str> = Rc::from(self.fresh_name(&format!("M[{fam}]")));
+                let new = Term::app(&name, args, Sort::Real);
+                self.smt.assert(Term::forall(vars, vec![vec![new.clone()]], new.eq(&c.ite(&ma, &mb)), &name));
+                out.mask.insert(fam, name);
+            }
+        }
+        out
+    }
+}

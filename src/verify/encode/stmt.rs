@@ -1,0 +1,647 @@
+//! Statements and method units.
+//!
+//! * A method is verified in a fresh state: inhale the precondition (checking it
+//!   is well-defined, hence self-framing), remember the state as `\old`, run the
+//!   body, exhale the postcondition at every `return` and at the end. The
+//!   postcondition's well-definedness is checked on a separate path (inhale pre,
+//!   then post).
+//! * `if` forks the path with two guards and joins locals and heap/mask versions
+//!   with `ite`.
+//! * A loop (Carbon): exhale the invariant (entry check); havoc the locals the
+//!   body assigns; on a separate path, from an empty state, inhale the invariant
+//!   and the condition, run the body and exhale the invariant (preservation);
+//!   then continue from the entry state with the invariant inhaled and the
+//!   condition false. Only the invariant's permissions are available in the body.
+//! * A call: exhale the callee's precondition, havoc the result, inhale its
+//!   postcondition with `\old` meaning the state before the call.
+//! * `par`: the host exhales the block's precondition quantified over the
+//!   iteration range (resources that do not mention the iteration variables are
+//!   scaled by the number of threads) and inhales the quantified postcondition;
+//!   every block's body is verified once for an arbitrary thread in a fresh
+//!   state. `\old` in a thread means the method's pre-state, as in VerCors.
+
+use super::assertion::{ExCx, Frame};
+use super::expr::ECx;
+use super::state::State;
+use super::{null_of, Blame, Encoder, Env, Path, UnitCx};
+use crate::ast::{BinOp, Expr, ExprKind, Ident, Param, QuantKind, Span, Ty, Type, TypeKind};
+use crate::diagnostics::codes;
+use crate::verify::ir::{self, Spec, Stmt};
+use crate::verify::smt::{Sort, Term};
+
+pub fn verify_method(enc: &mut Encoder, m: &ir::Method) {
+    let Some(body) = &m.body else { return };
+    let g0 = enc.fresh_const("g", Sort::Bool);
+    let mut env = Env::default();
+    env.push();
+    for (n, t) in m.params.iter().chain(&m.given) {
+        let s = enc.sort_of(t);
+        let c = enc.fresh_const(n, s);
+        env.declare(n.clone(), c);
+    }
+    for (n, t) in &m.yields {
+        let s = enc.sort_of(t);
+        let c = enc.fresh_const(n, s);
+        env.declare(n.clone(), c);
+    }
+    let this = if m.is_static {
+        None
+    } else {
+        let t = enc.fresh_const("this", super::ref_sort());
+        enc.assume(&g0, t.ne(&null_of(&super::ref_sort())));
+        Some(t)
+    };
+    // Well-definedness of the postcondition, on its own path.
+    {
+        let g = enc.sub_guard(&g0, &Term::tru());
+        let mut st = enc.fresh_state();
+        let fr = Frame { env: &env, this: this.clone(), old: None, result: None, class: m.class.clone() };
+        for s in &m.pre {
+            enc.inhale(&g, &mut st, &fr, &s.expr, &Term::tru(), None, false);
+        }
+        let result = (m.ret != Ty::Void).then(|| {
+            let s = enc.sort_of(&m.ret);
+            enc.fresh_const("result", s)
+        });
+        let fr = Frame { old: Some(st.clone()), result, ..fr };
+        for s in &m.post {
+            enc.inhale(&g, &mut st, &fr, &s.expr, &Term::tru(), None, true);
+        }
+    }
+    let mut st = enc.fresh_state();
+    {
+        let fr = Frame { env: &env, this: this.clone(), old: None, result: None, class: m.class.clone() };
+        for s in &m.pre {
+            enc.inhale(&g0, &mut st, &fr, &s.expr, &Term::tru(), None, true);
+        }
+    }
+    let ucx = UnitCx { method: Some(m), old: st.clone(), this, result: None };
+    let mut path = Path { guard: g0, state: st, env, alive: true, host_depth: None };
+    enc.smoke(&path, m.name_span, "the precondition");
+    enc.block(body, &mut path, &ucx);
+    if path.alive {
+        enc.smoke(&path, m.span_end(), "the end of the method body");
+        enc.exhale_post(&mut path, &ucx, None, m.name_span);
+    }
+}
+
+impl ir::Method {
+    fn span_end(&self) -> Span {
+        Span::new(self.span.end.saturating_sub(1) as usize, self.span.end as usize)
+    }
+}
+
+impl Encoder<'_> {
+    fn frame<'e>(&self, path: &'e Path, ucx: &UnitCx) -> Frame<'e> {
+        Frame { env: &path.env, this: ucx.this.clone(), old: Some(ucx.old.clone()), result: ucx.result.clone(), class: self.class_of(ucx) }
+    }
+
+    fn class_of(&self, ucx: &UnitCx) -> crate::ast::Name {
+        ucx.method.map(|m| m.class.clone()).unwrap_or_else(|| "".into())
+    }
+
+    fn ecx<'e>(&self, path: &'e Path, ucx: &UnitCx) -> ECx<'e> {
+        let mut cx = ECx::new(&path.guard, &path.env, Some(path.state.clone()), &self.class_of(ucx));
+        cx.this = ucx.this.clone();
+        cx.old = Some(ucx.old.clone());
+        cx
+    }
+
+    fn eval(&mut self, e: &Expr, path: &Path, ucx: &UnitCx) -> Term {
+        let mut cx = self.ecx(path, ucx);
+        self.expr(e, &mut cx)
+    }
+
+    /// `--smoke`: warn when this point is unreachable (vacuous contract or dead code).
+    pub fn smoke(&mut self, path: &Path, span: Span, what: &str) {
+        if !self.opts.smoke || !path.alive {
+            return;
+        }
+        if self.prove(&path.guard, &Term::tru(), &Term::fls(), None) {
+            self.failures.push(super::super::Failure {
+                code: codes::VACUOUS,
+                message: format!("{what} is unreachable: the assumptions before it are contradictory"),
+                span,
+                related: vec![],
+                values: vec![],
+            });
+        }
+    }
+
+    fn exhale_post(&mut self, path: &mut Path, ucx: &UnitCx, result: Option<Term>, at: Span) {
+        let m = ucx.method.expect("method unit");
+        let fr = Frame { env: &path.env, this: ucx.this.clone(), old: Some(ucx.old.clone()), result, class: m.class.clone() };
+        let mut st = path.state.clone();
+        for s in &m.post {
+            let ex = ExCx {
+                code: codes::POSTCONDITION,
+                what: "postcondition may not hold".into(),
+                span: Some(s.span),
+                perm_code: codes::PERMISSION,
+                perm_span: None,
+                related: vec![(at, "at this return".into())],
+                check_only: false,
+            };
+            let ex = if at == m.name_span { ExCx { related: vec![], ..ex } } else { ex };
+            self.exhale(&path.guard, &mut st, &fr, &s.expr, &Term::tru(), None, &ex);
+        }
+        path.state = st;
+    }
+
+    pub fn block(&mut self, stmts: &[Stmt], path: &mut Path, ucx: &UnitCx) {
+        path.env.push();
+        for s in stmts {
+            if !path.alive {
+                break;
+            }
+            self.stmt(s, path, ucx);
+        }
+        path.env.pop();
+    }
+
+    fn assign_local(&mut self, path: &mut Path, name: &str, value: Term, span: Span) {
+        if let (Some(h), Some(d)) = (path.host_depth, path.env.depth_of(name)) {
+            if d < h {
+                self.unsupported(format!("assigning the host variable `{name}` inside a `par` block"), span);
+                return;
+            }
+        }
+        let c = self.fresh_const(name, value.sort());
+        self.smt.assert(c.eq(&value));
+        if !path.env.set(name, c.clone()) {
+            path.env.declare(name.into(), c);
+        }
+    }
+
+    fn stmt(&mut self, s: &Stmt, path: &mut Path, ucx: &UnitCx) {
+        match s {
+            Stmt::Local { name, ty, .. } => {
+                let sort = self.sort_of(ty);
+                let c = self.fresh_const(name, sort);
+                path.env.declare(name.clone(), c);
+            }
+            Stmt::Assign { name, value, span } => {
+                let v = self.eval(value, path, ucx);
+                self.assign_local(path, name, v, *span);
+            }
+            Stmt::FieldWrite { obj, class, field, value, span } => {
+                let o = self.eval(obj, path, ucx);
+                let v = self.eval(value, path, ucx);
+                let Some(fam) = self.field_family(class, field) else {
+                    return self.unsupported(format!("the field `{field}`"), *span);
+                };
+                let b = Blame::new(codes::NULL, format!("`{}` may be null", self.snippet(obj)), obj.span);
+                self.check(&path.guard, Some(&path.env), &[], o.ne(&null_of(&o.sort())), b);
+                self.write(path, &fam, vec![o], v, *span, &format!("{}.{field}", self.snippet(obj)));
+            }
+            Stmt::ArrayWrite { arr, index, value, span } => {
+                let target = Expr {
+                    kind: ExprKind::Index { base: Box::new(arr.clone()), index: Box::new(index.clone()) },
+                    span: Span::new(arr.span.start as usize, index.span.end as usize + 1),
+                    ty: Ty::Unknown,
+                };
+                let mut cx = self.ecx(path, ucx);
+                let Some(loc) = self.location(&target, &mut cx) else {
+                    return self.unsupported("this array write", *span);
+                };
+                let v = self.eval(value, path, ucx);
+                let what = format!("{}[{}]", self.snippet(arr), self.snippet(index));
+                self.write(path, &loc.fam, loc.args, v, *span, &what);
+            }
+            Stmt::NewArray { target, elem, len, span } => {
+                let n = self.eval(len, path, ucx);
+                let b = Blame::new(codes::ARRAY_BOUNDS, "array size may be negative", len.span);
+                self.check(&path.guard, Some(&path.env), &[], n.ge(&Term::int(0)), b);
+                let a = self.fresh_const("new_array", super::arr_sort());
+                let fam = self.array_family(elem);
+                let g = path.guard.clone();
+                self.assume(&g, a.ne(&null_of(&super::arr_sort())));
+                self.assume(&g, Term::app("alen", vec![a.clone()], Sort::Int).eq(&n));
+                // A new array is distinct from every array we hold permission to.
+                let (jn, j) = { let n = self.fresh_name("j"); (n.clone(), Term::konst(&n, Sort::Int)) };
+                let held = self.read_mask(&path.state, &fam, vec![a.clone(), j.clone()]);
+                self.assume(&g, Term::forall(vec![(jn.as_str().into(), Sort::Int)], vec![vec![held.clone()]], held.eq(&Term::real(0, 1)), "fresh_array"));
+                let default = match self.families[&fam].val {
+                    Sort::Int => Some(Term::int(0)),
+                    Sort::Bool => Some(Term::fls()),
+                    _ => None,
+                };
+                let a2 = a.clone();
+                let n2 = n.clone();
+                self.update_mask(&mut path.state, &fam, |xs| {
+                    Term::and(vec![xs[0].eq(&a2), Term::int(0).le(&xs[1]), xs[1].lt(&n2)]).ite(&Term::real(1, 1), &Term::real(0, 1))
+                });
+                if let Some(d) = default {
+                    let a3 = a.clone();
+                    self.update_heap(&mut path.state, &fam, |xs, old| xs[0].eq(&a3).ite(&d, &old));
+                }
+                self.good_mask(&g, &path.state.clone(), &fam);
+                let _ = span;
+                self.assign_local(path, target, a, *span);
+            }
+            Stmt::Call(c) => self.call(c, path, ucx),
+            Stmt::Inhale { expr, .. } => {
+                let fr = self.frame(path, ucx);
+                let mut st = path.state.clone();
+                self.inhale(&path.guard.clone(), &mut st, &fr, expr, &Term::tru(), None, true);
+                path.state = st;
+            }
+            Stmt::Exhale { expr, span } | Stmt::Assert { expr, span } => {
+                let assert = matches!(s, Stmt::Assert { .. });
+                let ex = ExCx {
+                    code: if assert { codes::ASSERT_FAILED } else { codes::EXHALE_FAILED },
+                    what: if assert { "assertion may not hold".into() } else { "exhale may fail".into() },
+                    span: Some(*span),
+                    perm_code: codes::PERMISSION,
+                    perm_span: None,
+                    related: vec![],
+                    check_only: assert,
+                };
+                let fr = self.frame(path, ucx);
+                let mut st = path.state.clone();
+                self.exhale(&path.guard.clone(), &mut st, &fr, expr, &Term::tru(), None, &ex);
+                path.state = st;
+            }
+            Stmt::Assume { expr, .. } => {
+                let t = self.eval(expr, path, ucx);
+                self.assume(&path.guard.clone(), t);
+            }
+            Stmt::If { cond, then_branch, else_branch, .. } => {
+                let c = self.eval(cond, path, ucx);
+                let gt = self.sub_guard(&path.guard, &c);
+                let ge = self.sub_guard(&path.guard, &c.not());
+                let mut pt = Path { guard: gt, ..path.clone() };
+                let mut pe = Path { guard: ge, ..path.clone() };
+                self.block(then_branch, &mut pt, ucx);
+                self.block(else_branch, &mut pe, ucx);
+                self.join(path, &c, pt, pe);
+            }
+            Stmt::While { invariants, cond, body, modified, span } => self.while_loop(invariants, cond, body, modified, *span, path, ucx),
+            Stmt::Par { blocks, span } => self.par(blocks, *span, path, ucx),
+            Stmt::Return { value, span } => {
+                if path.host_depth.is_some() {
+                    return self.unsupported("`return` inside a `par` block", *span);
+                }
+                let result = value.as_ref().map(|v| self.eval(v, path, ucx));
+                self.exhale_post(path, ucx, result, *span);
+                path.alive = false;
+            }
+        }
+    }
+
+    fn write(&mut self, path: &mut Path, fam: &std::rc::Rc<str>, args: Vec<Term>, v: Term, span: Span, what: &str) {
+        let held = self.read_mask(&path.state, fam, args.clone());
+        let b = Blame::new(codes::PERMISSION, format!("insufficient permission to write `{what}`"), span);
+        self.check(&path.guard, Some(&path.env), &[], held.ge(&Term::real(1, 1)), b);
+        self.update_heap(&mut path.state, fam, |xs, old| {
+            Term::and(xs.iter().zip(&args).map(|(x, a)| x.eq(a)).collect()).ite(&v, &old)
+        });
+    }
+
+    fn join(&mut self, path: &mut Path, c: &Term, pt: Path, pe: Path) {
+        match (pt.alive, pe.alive) {
+            (false, false) => {
+                path.alive = false;
+            }
+            (true, false) => {
+                let env = restrict(&pt.env, path.env.depth());
+                *path = Path { env, ..pt };
+            }
+            (false, true) => {
+                let env = restrict(&pe.env, path.env.depth());
+                *path = Path { env, ..pe };
+            }
+            (true, true) => {
+                let mut env = path.env.clone();
+                let names: Vec<(crate::ast::Name, Term)> = env.visible_all();
+                for (n, _) in names {
+                    let (a, b) = (pt.env.get(&n).cloned(), pe.env.get(&n).cloned());
+                    if let (Some(a), Some(b)) = (a, b) {
+                        if a != b {
+                            let j = self.fresh_const(&n, a.sort());
+                            self.smt.assert(j.eq(&c.ite(&a, &b)));
+                            env.set(&n, j);
+                        }
+                    }
+                }
+                path.state = self.join_states(c, &pt.state, &pe.state);
+                path.env = env;
+            }
+        }
+    }
+
+    #[allow(clippy::too_many_arguments)]
+    fn while_loop(&mut self, invariants: &[Spec], cond: &Expr, body: &[Stmt], modified: &[crate::ast::Name], span: Span, path: &mut Path, ucx: &UnitCx) {
+        // 1. The invariant holds on entry.
+        {
+            let fr = self.frame(path, ucx);
+            let mut st = path.state.clone();
+            for s in invariants {
+                let ex = ExCx {
+                    code: codes::INVARIANT_ENTRY,
+                    what: "loop invariant may not hold on entry".into(),
+                    span: Some(s.span),
+                    perm_code: codes::PERMISSION,
+                    perm_span: None,
+                    related: vec![(span, "the loop".into())],
+                    check_only: false,
+                };
+                self.exhale(&path.guard.clone(), &mut st, &fr, &s.expr, &Term::tru(), None, &ex);
+            }
+            path.state = st;
+        }
+        // 2. Havoc what the body assigns.
+        for n in modified {
+            if let Some(old) = path.env.get(n).cloned() {
+                let c = self.fresh_const(n, old.sort());
+                path.env.set(n, c);
+            }
+        }
+        // 3. An arbitrary iteration, from a state holding only the invariant.
+        {
+            let g = self.sub_guard(&path.guard, &Term::tru());
+            let st = self.fresh_state();
+            let mut p = Path { guard: g.clone(), state: st, env: path.env.clone(), alive: true, host_depth: path.host_depth };
+            {
+                let fr = self.frame(&p, ucx);
+                let mut st = p.state.clone();
+                for s in invariants {
+                    self.inhale(&g, &mut st, &fr, &s.expr, &Term::tru(), None, true);
+                }
+                p.state = st;
+            }
+            let c = self.eval(cond, &p, ucx);
+            let gb = self.sub_guard(&g, &c);
+            p.guard = gb;
+            self.smoke(&p, span, "the loop body");
+            self.block(body, &mut p, ucx);
+            if p.alive {
+                let fr = self.frame(&p, ucx);
+                let mut st = p.state.clone();
+                for s in invariants {
+                    let ex = ExCx {
+                        code: codes::INVARIANT_PRESERVED,
+                        what: "loop invariant may not be preserved".into(),
+                        span: Some(s.span),
+                        perm_code: codes::PERMISSION,
+                        perm_span: None,
+                        related: vec![(span, "by this loop".into())],
+                        check_only: false,
+                    };
+                    self.exhale(&p.guard.clone(), &mut st, &fr, &s.expr, &Term::tru(), None, &ex);
+                }
+            }
+        }
+        // 4. After the loop: the invariant and the negated condition.
+        let fr = self.frame(path, ucx);
+        let mut st = path.state.clone();
+        for s in invariants {
+            self.inhale(&path.guard.clone(), &mut st, &fr, &s.expr, &Term::tru(), None, false);
+        }
+        path.state = st;
+        let mut cx = self.ecx(path, ucx);
+        cx.check = false;
+        let c = self.expr(cond, &mut cx);
+        let g = self.sub_guard(&path.guard, &c.not());
+        path.guard = g;
+    }
+
+    fn call(&mut self, c: &ir::Call, path: &mut Path, ucx: &UnitCx) {
+        let callee = &self.prog.methods[c.callee];
+        let args: Vec<Term> = c.args.iter().map(|a| self.eval(a, path, ucx)).collect();
+        let recv = match &c.receiver {
+            Some(r) if !callee.is_static => {
+                let t = self.eval(r, path, ucx);
+                let b = Blame::new(codes::NULL, format!("receiver `{}` may be null", self.snippet(r)), r.span);
+                self.check(&path.guard, Some(&path.env), &[], t.ne(&null_of(&t.sort())), b);
+                Some(t)
+            }
+            _ if !callee.is_static => ucx.this.clone(),
+            _ => None,
+        };
+        let mut cenv = Env::default();
+        cenv.push();
+        for ((n, _), a) in callee.params.iter().zip(&args) {
+            cenv.declare(n.clone(), a.clone());
+        }
+        for (n, t) in &callee.given {
+            let v = match c.given.iter().find(|(g, _)| g == n) {
+                Some((_, e)) => self.eval(e, path, ucx),
+                None => {
+                    let s = self.sort_of(t);
+                    self.fresh_const(n, s)
+                }
+            };
+            cenv.declare(n.clone(), v);
+        }
+        let pre_state = path.state.clone();
+        {
+            let fr = Frame { env: &cenv, this: recv.clone(), old: Some(pre_state.clone()), result: None, class: callee.class.clone() };
+            let mut st = path.state.clone();
+            for s in &callee.pre {
+                let ex = ExCx {
+                    code: codes::PRECONDITION,
+                    what: format!("precondition of `{}` may not hold", callee.name),
+                    span: Some(c.span),
+                    perm_code: codes::PRECONDITION,
+                    perm_span: Some(c.span),
+                    related: vec![(s.span, "this precondition of the callee".into())],
+                    check_only: false,
+                };
+                self.exhale(&path.guard.clone(), &mut st, &fr, &s.expr, &Term::tru(), None, &ex);
+            }
+            path.state = st;
+        }
+        for (n, t) in &callee.yields {
+            let s = self.sort_of(t);
+            let v = self.fresh_const(n, s);
+            cenv.declare(n.clone(), v);
+        }
+        let result = (callee.ret != Ty::Void).then(|| {
+            let s = self.sort_of(&callee.ret);
+            self.fresh_const("result", s)
+        });
+        {
+            let fr = Frame { env: &cenv, this: recv, old: Some(pre_state), result: result.clone(), class: callee.class.clone() };
+            let mut st = path.state.clone();
+            for s in &callee.post {
+                self.inhale(&path.guard.clone(), &mut st, &fr, &s.expr, &Term::tru(), None, false);
+            }
+            path.state = st;
+        }
+        if let (Some(t), Some(r)) = (&c.target, result) {
+            self.assign_local(path, t, r, c.span);
+        }
+        for (local, y) in &c.yields {
+            if let Some(v) = cenv.get(y).cloned() {
+                self.assign_local(path, local, v, c.span);
+            }
+        }
+    }
+
+    fn par(&mut self, blocks: &[ir::ParBlock], span: Span, path: &mut Path, ucx: &UnitCx) {
+        let mut ranges = Vec::new();
+        for b in blocks {
+            let mut conds = Vec::new();
+            let mut count = Term::int(1);
+            for (_, lo, hi) in &b.iters {
+                let (l, h) = (self.eval(lo, path, ucx), self.eval(hi, path, ucx));
+                conds.push(l.lt(&h));
+                count = count.mul(&h.sub(&l));
+            }
+            ranges.push((Term::and(conds), count));
+        }
+        // Host: give up the preconditions, get the postconditions.
+        let fr = self.frame(path, ucx);
+        let mut st = path.state.clone();
+        for (b, (non_empty, count)) in blocks.iter().zip(&ranges) {
+            for s in &b.pre {
+                for conj in conjuncts(&s.expr) {
+                    let (q, scaled) = quantify(conj, &b.iters);
+                    let ex = ExCx {
+                        code: codes::PRECONDITION,
+                        what: "precondition of the par block may not hold".into(),
+                        span: Some(s.span),
+                        perm_code: codes::PERMISSION,
+                        perm_span: Some(s.span),
+                        related: vec![(span, "the par block".into())],
+                        check_only: false,
+                    };
+                    self.exhale(&path.guard.clone(), &mut st, &fr, &q, non_empty, scaled.then_some(count), &ex);
+                }
+            }
+        }
+        for (b, (non_empty, count)) in blocks.iter().zip(&ranges) {
+            for s in &b.post {
+                for conj in conjuncts(&s.expr) {
+                    let (q, scaled) = quantify(conj, &b.iters);
+                    self.inhale(&path.guard.clone(), &mut st, &fr, &q, non_empty, scaled.then_some(count), false);
+                }
+            }
+        }
+        path.state = st;
+        // Each block: one arbitrary thread.
+        for b in blocks {
+            let g = self.sub_guard(&path.guard, &Term::tru());
+            let mut p = Path { guard: g.clone(), state: self.fresh_state(), env: path.env.clone(), alive: true, host_depth: None };
+            p.env.push();
+            let mut in_range = Vec::new();
+            for (n, lo, hi) in &b.iters {
+                let (l, h) = (self.eval(lo, path, ucx), self.eval(hi, path, ucx));
+                let t = self.fresh_const(n, Sort::Int);
+                in_range.push(l.le(&t).and2(&t.lt(&h)));
+                p.env.declare(n.clone(), t);
+            }
+            self.assume(&g, Term::and(in_range));
+            p.host_depth = Some(p.env.depth());
+            p.env.push();
+            {
+                let fr = self.frame(&p, ucx);
+                let mut st = p.state.clone();
+                for s in &b.pre {
+                    self.inhale(&g, &mut st, &fr, &s.expr, &Term::tru(), None, true);
+                }
+                p.state = st;
+            }
+            self.smoke(&p, b.span, "the par block body");
+            self.block(&b.body, &mut p, ucx);
+            if p.alive {
+                let fr = self.frame(&p, ucx);
+                let mut st = p.state.clone();
+                for s in &b.post {
+                    let ex = ExCx {
+                        code: codes::POSTCONDITION,
+                        what: "postcondition of the par block may not hold".into(),
+                        span: Some(s.span),
+                        perm_code: codes::PERMISSION,
+                        perm_span: None,
+                        related: vec![],
+                        check_only: false,
+                    };
+                    self.exhale(&p.guard.clone(), &mut st, &fr, &s.expr, &Term::tru(), None, &ex);
+                }
+            }
+        }
+    }
+}
+
+impl Env {
+    fn visible_all(&self) -> Vec<(crate::ast::Name, Term)> {
+        let mut out: Vec<(crate::ast::Name, Term)> = Vec::new();
+        for s in &self.scopes {
+            for (n, t) in s {
+                out.push((n.clone(), t.clone()));
+            }
+        }
+        out
+    }
+}
+
+/// The env of a branch cut back to the scopes that exist after the `if`.
+fn restrict(env: &Env, depth: usize) -> Env {
+    let mut e = env.clone();
+    e.scopes.truncate(depth);
+    e
+}
+
+fn conjuncts(e: &Expr) -> Vec<&Expr> {
+    match &e.kind {
+        ExprKind::Binary { op: BinOp::Star | BinOp::And, lhs, rhs } => {
+            let mut v = conjuncts(lhs);
+            v.extend(conjuncts(rhs));
+            v
+        }
+        _ => vec![e],
+    }
+}
+
+/// A par contract conjunct as the host sees it: quantified over the iteration
+/// variables it mentions (a `\forall*` if it holds permissions); `true` in the
+/// second component when it mentions none and its permissions must be scaled by
+/// the number of threads.
+fn quantify(conj: &Expr, iters: &[(crate::ast::Name, Expr, Expr)]) -> (Expr, bool) {
+    let used: Vec<&(crate::ast::Name, Expr, Expr)> = iters.iter().filter(|(n, _, _)| mentions_var(conj, n)).collect();
+    if used.is_empty() {
+        return (conj.clone(), true);
+    }
+    let pure = super::super::lower::is_pure(conj);
+    let mut e = conj.clone();
+    for (n, lo, hi) in used.into_iter().rev() {
+        let sp = conj.span;
+        let var = Expr { kind: ExprKind::Var(Ident::new(&**n, sp)), span: sp, ty: Ty::Int };
+        let b = |op, l: Expr, r: Expr| Expr { kind: ExprKind::Binary { op, lhs: Box::new(l), rhs: Box::new(r) }, span: sp, ty: Ty::Bool };
+        let guard = b(BinOp::And, b(BinOp::Le, lo.clone(), var.clone()), b(BinOp::Lt, var, hi.clone()));
+        e = Expr {
+            kind: ExprKind::Quant {
+                kind: if pure { QuantKind::Forall } else { QuantKind::ForallStar },
+                binder: Param { ty: Type::new(TypeKind::Int, sp), name: Ident::new(&**n, sp), span: sp },
+                guard: Box::new(guard),
+                body: Box::new(e),
+            },
+            span: sp,
+            ty: Ty::Bool,
+        };
+    }
+    (e, false)
+}
+
+fn mentions_var(e: &Expr, n: &str) -> bool {
+    use crate::ast::visit::Visitor;
+    struct M<'a>(&'a str, bool);
+    impl Visitor for M<'_> {
+        fn visit_expr(&mut self, e: &Expr) {
+            if let ExprKind::Var(x) = &e.kind {
+                if &*x.name == self.0 {
+                    self.1 = true;
+                }
+            }
+            crate::ast::visit::walk_expr(self, e);
+        }
+    }
+    let mut m = M(n, false);
+    m.visit_expr(e);
+    m.1
+}
+
+#[allow(dead_code)]
+fn unused(_: State) {}

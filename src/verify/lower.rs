@@ -1,0 +1,448 @@
+//! Lowering: type-checked PVL (`crate::ast`) → the core IR (`super::ir`).
+//!
+//! What happens here:
+//! * contracts are split into pre- and postconditions (`context` gives both);
+//!   `context_everywhere` clauses are added to the pre, the post and every loop
+//!   invariant of the method;
+//! * `for` becomes `while`; `x++` an assignment; declarations with a value an
+//!   assignment;
+//! * assignments are classified: to a local, to a field (also the implicit
+//!   `this.f`), to an array cell, from `new T[n]`, from a method call (with its
+//!   `with`/`then` ghost blocks);
+//! * pure functions (`pure`, or `= e;` bodies) are separated from methods.
+//!
+//! Anything the verifier does not support is recorded in
+//! [`ir::Program::unsupported`] with its span; the driver reports it as an error,
+//! so nothing unsupported is ever silently "verified".
+
+use super::ir::{self, Spec, Stmt};
+use crate::ast::{self, ClauseKind, Expr, ExprKind, LoopKind, MethodBody, Name, Span, StmtKind, Ty};
+use std::collections::HashSet;
+
+pub fn lower(program: &ast::Program) -> ir::Program {
+    let mut out = ir::Program { methods: Vec::new(), functions: Vec::new(), fields: Vec::new(), unsupported: Vec::new() };
+    for class in &program.classes {
+        for m in &class.members {
+            if let ast::Member::Field(f) = m {
+                out.fields.push((class.name.name.clone(), f.name.name.clone(), f.ty.to_ty()));
+            }
+        }
+    }
+    // Methods first without bodies, so that calls can refer to callees by index.
+    let mut sigs = Vec::new();
+    for class in &program.classes {
+        for m in &class.members {
+            let ast::Member::Method(m) = m else { continue };
+            if m.is_predicate() {
+                out.unsupported.push((format!("predicate `{}`", m.name), m.name.span));
+                continue;
+            }
+            let (pre, post, everywhere, given, yields) = split_contract(&m.contract);
+            let params: Vec<(Name, Ty)> = m.params.iter().map(|p| (p.name.name.clone(), p.ty.to_ty())).collect();
+            let ret = m.ret.as_ref().map(|t| t.to_ty()).unwrap_or(Ty::Void);
+            if m.is_pure_function() {
+                let body = match &m.body {
+                    MethodBody::Expr(e) => Some(e.clone()),
+                    MethodBody::Abstract => None,
+                    MethodBody::Block(b) => {
+                        out.unsupported.push(("a pure method with a statement body".into(), b.span));
+                        None
+                    }
+                };
+                out.functions.push(ir::Function {
+                    class: class.name.name.clone(),
+                    name: m.name.name.clone(),
+                    is_static: m.modifiers.is_static,
+                    params,
+                    ret,
+                    pre,
+                    post,
+                    body,
+                    span: m.span,
+                    name_span: m.name.span,
+                });
+            } else {
+                out.methods.push(ir::Method {
+                    class: class.name.name.clone(),
+                    name: m.name.name.clone(),
+                    is_static: m.modifiers.is_static,
+                    params,
+                    ret,
+                    given,
+                    yields,
+                    pre,
+                    post,
+                    body: None,
+                    span: m.span,
+                    name_span: m.name.span,
+                });
+                sigs.push((m, everywhere));
+            }
+        }
+    }
+    let classes: HashSet<Name> = program.classes.iter().map(|c| c.name.name.clone()).collect();
+    for (i, (m, everywhere)) in sigs.into_iter().enumerate() {
+        let MethodBody::Block(block) = &m.body else { continue };
+        let method = &out.methods[i];
+        let mut cx = Lower {
+            class: method.class.clone(),
+            methods: &out.methods,
+            functions: &out.functions,
+            fields: &out.fields,
+            classes: &classes,
+            scopes: vec![method
+                .params
+                .iter()
+                .chain(&method.given)
+                .chain(&method.yields)
+                .map(|(n, _)| n.clone())
+                .collect()],
+            everywhere,
+            unsupported: Vec::new(),
+        };
+        let body = cx.block(&block.stmts);
+        let unsupported = std::mem::take(&mut cx.unsupported);
+        out.unsupported.extend(unsupported);
+        out.methods[i].body = Some(body);
+    }
+    out
+}
+
+type Split = (Vec<Spec>, Vec<Spec>, Vec<Spec>, Vec<(Name, Ty)>, Vec<(Name, Ty)>);
+
+fn split_contract(c: &ast::Contract) -> Split {
+    let (mut pre, mut post, mut everywhere, mut given, mut yields) = (vec![], vec![], vec![], vec![], vec![]);
+    // context_everywhere clauses come first in pre and post: VerCors adds them
+    // in front, and later clauses may rely on them for self-framing.
+    for cl in &c.clauses {
+        if let ClauseKind::ContextEverywhere(e) = &cl.kind {
+            let s = Spec { expr: e.clone(), span: cl.span };
+            pre.push(s.clone());
+            post.push(s.clone());
+            everywhere.push(s);
+        }
+    }
+    for cl in &c.clauses {
+        let s = |e: &Expr| Spec { expr: e.clone(), span: cl.span };
+        match &cl.kind {
+            ClauseKind::Requires(e) => pre.push(s(e)),
+            ClauseKind::Ensures(e) => post.push(s(e)),
+            ClauseKind::Context(e) => {
+                pre.push(s(e));
+                post.push(s(e));
+            }
+            ClauseKind::Given(p) => given.push((p.name.name.clone(), p.ty.to_ty())),
+            ClauseKind::Yields(p) => yields.push((p.name.name.clone(), p.ty.to_ty())),
+            _ => {}
+        }
+    }
+    (pre, post, everywhere, given, yields)
+}
+
+struct Lower<'a> {
+    class: Name,
+    methods: &'a [ir::Method],
+    functions: &'a [ir::Function],
+    fields: &'a [(Name, Name, Ty)],
+    classes: &'a HashSet<Name>,
+    scopes: Vec<HashSet<Name>>,
+    everywhere: Vec<Spec>,
+    unsupported: Vec<(String, Span)>,
+}
+
+impl Lower<'_> {
+    fn is_local(&self, n: &str) -> bool {
+        self.scopes.iter().rev().any(|s| s.contains(n))
+    }
+
+    fn declare(&mut self, n: &Name) {
+        self.scopes.last_mut().expect("scope").insert(n.clone());
+    }
+
+    fn block(&mut self, stmts: &[ast::Stmt]) -> Vec<Stmt> {
+        self.scopes.push(HashSet::new());
+        let mut out = Vec::new();
+        for s in stmts {
+            self.stmt(s, &mut out);
+        }
+        self.scopes.pop();
+        out
+    }
+
+    fn sub(&mut self, s: &ast::Stmt) -> Vec<Stmt> {
+        match &s.kind {
+            StmtKind::Block(b) => self.block(&b.stmts),
+            _ => self.block(std::slice::from_ref(s)),
+        }
+    }
+
+    fn unsupported(&mut self, what: impl Into<String>, span: Span) {
+        self.unsupported.push((what.into(), span));
+    }
+
+    fn stmt(&mut self, s: &ast::Stmt, out: &mut Vec<Stmt>) {
+        let span = s.span;
+        match &s.kind {
+            StmtKind::LocalDecl { ty, name, init } => {
+                out.push(Stmt::Local { name: name.name.clone(), ty: ty.to_ty(), span });
+                self.declare(&name.name);
+                if let Some(v) = init {
+                    self.assign_local(name.name.clone(), v, span, out);
+                }
+            }
+            StmtKind::Assign { target, value } => self.assign(target, value, span, out),
+            StmtKind::IncDec { target, op } => {
+                let var = Expr { kind: ExprKind::Var(target.clone()), span: target.span, ty: Ty::Int };
+                let one = Expr { kind: ExprKind::IntLit(1), span, ty: Ty::Int };
+                let bop = if *op == ast::IncDec::Inc { ast::BinOp::Add } else { ast::BinOp::Sub };
+                let value = Expr {
+                    kind: ExprKind::Binary { op: bop, lhs: Box::new(var.clone()), rhs: Box::new(one) },
+                    span,
+                    ty: Ty::Int,
+                };
+                self.assign(&var, &value, span, out);
+            }
+            StmtKind::Expr(e) => match self.call(e, None, span) {
+                Some(c) => out.push(Stmt::Call(c)),
+                None => {
+                    // A bare variable (e.g. the `k` in `for (k; ...)`) does nothing.
+                    if !matches!(e.kind, ExprKind::Var(_)) {
+                        self.unsupported("an expression statement that is not a method call", span)
+                    }
+                }
+            },
+            StmtKind::If { cond, then_branch, else_branch } => {
+                let then_branch = self.sub(then_branch);
+                let else_branch = else_branch.as_ref().map(|e| self.sub(e)).unwrap_or_default();
+                out.push(Stmt::If { cond: cond.clone(), then_branch, else_branch, span });
+            }
+            StmtKind::Loop(l) => self.lower_loop(l, span, out),
+            StmtKind::Return(v) => match v {
+                Some(e) if self.call(e, None, span).is_some() => {
+                    let tmp: Name = Name::from("$return");
+                    let c = self.call(e, Some(tmp.clone()), span).expect("checked");
+                    out.push(Stmt::Call(c));
+                    let var = Expr { kind: ExprKind::Var(ast::Ident::new(&*tmp, e.span)), span: e.span, ty: e.ty.clone() };
+                    out.push(Stmt::Return { value: Some(var), span });
+                }
+                _ => out.push(Stmt::Return { value: v.clone(), span }),
+            },
+            StmtKind::Spec { kind, expr } => {
+                let expr = expr.clone();
+                out.push(match kind {
+                    ast::SpecStmtKind::Assert => Stmt::Assert { expr, span },
+                    ast::SpecStmtKind::Assume => Stmt::Assume { expr, span },
+                    ast::SpecStmtKind::Inhale => Stmt::Inhale { expr, span },
+                    ast::SpecStmtKind::Exhale => Stmt::Exhale { expr, span },
+                    other => {
+                        self.unsupported(format!("`{}`", other.keyword()), span);
+                        return;
+                    }
+                });
+            }
+            StmtKind::Block(b) => out.extend(self.block(&b.stmts)),
+            StmtKind::Par(p) => self.lower_par(p, span, out),
+            StmtKind::Sync { kind, .. } => self.unsupported(format!("`{}`", kind.keyword()), span),
+            StmtKind::Atomic { .. } => self.unsupported("`atomic` blocks", span),
+            StmtKind::InvariantBlock { .. } => self.unsupported("`invariant` blocks", span),
+            StmtKind::Barrier(_) => self.unsupported("barriers", span),
+        }
+    }
+
+    fn lower_loop(&mut self, l: &ast::Loop, span: Span, out: &mut Vec<Stmt>) {
+        let mut invariants = self.everywhere.clone();
+        for cl in &l.contract.clauses {
+            match &cl.kind {
+                ClauseKind::LoopInvariant(e) | ClauseKind::Context(e) => {
+                    invariants.push(Spec { expr: e.clone(), span: cl.span })
+                }
+                _ => self.unsupported(format!("`{}` on a loop", cl.kind.keyword()), cl.span),
+            }
+        }
+        match &l.kind {
+            LoopKind::While { cond } => {
+                let body = self.sub(&l.body);
+                out.push(while_stmt(invariants, cond.clone(), body, span));
+            }
+            LoopKind::For { init, cond, update } => {
+                // The init's declarations are visible in the loop, not after it.
+                self.scopes.push(HashSet::new());
+                for s in init {
+                    self.stmt(s, out);
+                }
+                let mut body = self.sub(&l.body);
+                for s in update {
+                    self.stmt(s, &mut body);
+                }
+                let cond = cond.clone().unwrap_or(Expr { kind: ExprKind::BoolLit(true), span, ty: Ty::Bool });
+                self.scopes.pop();
+                out.push(while_stmt(invariants, cond, body, span));
+            }
+        }
+    }
+
+    fn lower_par(&mut self, p: &ast::Par, span: Span, out: &mut Vec<Stmt>) {
+        let mut blocks = Vec::new();
+        for u in &p.units {
+            let (mut pre, mut post, _, _, _) = split_contract(&p.contract);
+            let (upre, upost, ue, _, _) = split_contract(&u.contract);
+            // Pure `context_everywhere` facts of the method hold in every thread.
+            for s in &self.everywhere {
+                if is_pure(&s.expr) {
+                    pre.push(s.clone());
+                    post.push(s.clone());
+                }
+            }
+            pre.extend(upre);
+            post.extend(upost);
+            let _ = ue;
+            self.scopes.push(u.iters.iter().map(|it| it.var.name.name.clone()).collect());
+            let saved = std::mem::take(&mut self.everywhere);
+            let body = self.block(&u.body.stmts);
+            self.everywhere = saved;
+            self.scopes.pop();
+            let iters = u.iters.iter().map(|it| (it.var.name.name.clone(), it.lo.clone(), it.hi.clone())).collect();
+            blocks.push(ir::ParBlock { iters, pre, post, body, span: u.span });
+        }
+        out.push(Stmt::Par { blocks, span });
+    }
+
+    fn assign(&mut self, target: &Expr, value: &Expr, span: Span, out: &mut Vec<Stmt>) {
+        match &target.kind {
+            ExprKind::Var(x) if self.is_local(&x.name) => self.assign_local(x.name.clone(), value, span, out),
+            ExprKind::Var(x) => {
+                let this = Expr { kind: ExprKind::This, span: x.span, ty: Ty::Class(self.class.clone()) };
+                self.field_write(this, x.name.clone(), value, span, out)
+            }
+            ExprKind::Field { obj, field } => self.field_write((**obj).clone(), field.name.clone(), value, span, out),
+            ExprKind::Index { base, index } => out.push(Stmt::ArrayWrite {
+                arr: (**base).clone(),
+                index: (**index).clone(),
+                value: value.clone(),
+                span,
+            }),
+            _ => self.unsupported("this assignment target", target.span),
+        }
+    }
+
+    fn field_write(&mut self, obj: Expr, field: Name, value: &Expr, span: Span, out: &mut Vec<Stmt>) {
+        if self.call(value, None, span).is_some() || matches!(value.kind, ExprKind::NewArray { .. } | ExprKind::New { .. }) {
+            // `this.f = m();`: through a temporary.
+            let tmp: Name = Name::from(format!("$tmp{}", span.start));
+            out.push(Stmt::Local { name: tmp.clone(), ty: value.ty.clone(), span });
+            self.assign_local(tmp.clone(), value, span, out);
+            let value = Expr { kind: ExprKind::Var(ast::Ident::new(&*tmp, span)), span: value.span, ty: value.ty.clone() };
+            return self.field_write(obj, field, &value, span, out);
+        }
+        let class = match &obj.ty {
+            Ty::Class(c) => c.clone(),
+            _ => self.class.clone(),
+        };
+        out.push(Stmt::FieldWrite { obj, class, field, value: value.clone(), span });
+    }
+
+    fn assign_local(&mut self, name: Name, value: &Expr, span: Span, out: &mut Vec<Stmt>) {
+        if let Some(c) = self.call(value, Some(name.clone()), span) {
+            out.push(Stmt::Call(c));
+            return;
+        }
+        match &value.kind {
+            ExprKind::NewArray { elem, dims } if dims.len() == 1 => out.push(Stmt::NewArray {
+                target: name,
+                elem: elem.to_ty(),
+                len: dims[0].clone(),
+                span,
+            }),
+            ExprKind::NewArray { .. } => self.unsupported("multi-dimensional `new`", value.span),
+            ExprKind::New { .. } => self.unsupported("object creation (`new C()`)", value.span),
+            _ => out.push(Stmt::Assign { name, value: value.clone(), span }),
+        }
+    }
+
+    /// A call of a (non-pure) method, possibly with `with`/`then` ghost blocks.
+    fn call(&mut self, e: &Expr, target: Option<Name>, span: Span) -> Option<ir::Call> {
+        let (call, with, then) = match &e.kind {
+            ExprKind::WithThen { expr, with, then } => (&**expr, with.as_ref(), then.as_ref()),
+            _ => (e, None, None),
+        };
+        let ExprKind::Call { receiver, method, args } = &call.kind else { return None };
+        let class = match receiver.as_deref() {
+            None => self.class.clone(),
+            Some(Expr { kind: ExprKind::Var(c), .. }) if !self.is_local(&c.name) && self.classes.contains(&c.name) => {
+                c.name.clone()
+            }
+            Some(r) => match &r.ty {
+                Ty::Class(c) => c.clone(),
+                _ => self.class.clone(),
+            },
+        };
+        if self.functions.iter().any(|f| f.class == class && f.name == method.name) {
+            return None;
+        }
+        let callee = self
+            .methods
+            .iter()
+            .position(|m| m.class == class && m.name == method.name && m.params.len() == args.len())?;
+        let receiver = match receiver.as_deref() {
+            Some(Expr { kind: ExprKind::Var(c), .. }) if !self.is_local(&c.name) && self.classes.contains(&c.name) => None,
+            r => r.cloned(),
+        };
+        let m = &self.methods[callee];
+        let mut given = Vec::new();
+        let mut yields = Vec::new();
+        for s in with.iter().flat_map(|b| &b.stmts) {
+            match &s.kind {
+                StmtKind::Assign { target: Expr { kind: ExprKind::Var(x), .. }, value } => {
+                    if m.given.iter().any(|(g, _)| *g == x.name) {
+                        given.push((x.name.clone(), value.clone()));
+                    } else if let (true, ExprKind::Var(local)) =
+                        (m.yields.iter().any(|(y, _)| *y == x.name), &value.kind)
+                    {
+                        // `with { y = x; }` naming a yields parameter: VerCors 1
+                        // programs use it to receive `y` into `x`.
+                        yields.push((local.name.clone(), x.name.clone()));
+                    } else {
+                        self.unsupported("this `with` statement", s.span);
+                    }
+                }
+                _ => self.unsupported("this `with` statement", s.span),
+            }
+        }
+        for s in then.iter().flat_map(|b| &b.stmts) {
+            match &s.kind {
+                StmtKind::Assign {
+                    target: Expr { kind: ExprKind::Var(local), .. },
+                    value: Expr { kind: ExprKind::Var(y), .. },
+                } if m.yields.iter().any(|(n, _)| *n == y.name) => yields.push((local.name.clone(), y.name.clone())),
+                _ => self.unsupported("this `then` statement", s.span),
+            }
+        }
+        Some(ir::Call { target, receiver, callee, args: args.clone(), given, yields, span })
+    }
+}
+
+fn while_stmt(invariants: Vec<Spec>, cond: Expr, body: Vec<Stmt>, span: Span) -> Stmt {
+    let mut modified = Vec::new();
+    for s in &body {
+        s.assigned_locals(&mut modified);
+    }
+    Stmt::While { invariants, cond, body, modified, span }
+}
+
+/// Whether an assertion mentions no permissions.
+pub fn is_pure(e: &Expr) -> bool {
+    use crate::ast::visit::Visitor;
+    struct P(bool);
+    impl Visitor for P {
+        fn visit_expr(&mut self, e: &Expr) {
+            match &e.kind {
+                ExprKind::Perm { .. } | ExprKind::PointsTo { .. } | ExprKind::Value(_) => self.0 = false,
+                ExprKind::Quant { kind: ast::QuantKind::ForallStar, .. } => self.0 = false,
+                _ => crate::ast::visit::walk_expr(self, e),
+            }
+        }
+    }
+    let mut p = P(true);
+    p.visit_expr(e);
+    p.0
+}

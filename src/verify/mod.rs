@@ -1,0 +1,175 @@
+//! `alpine verify`: a permission-based verifier for PVL on Z3.
+//!
+//! Pipeline (see `docs/verifier.md`):
+//! ```text
+//! typed AST ──lower──► core IR (ir.rs) ──encode──► SMT terms ──► Z3, one solver per unit
+//! ```
+//! * [`lower`]: PVL → core IR (inhale/exhale/assert/assume, assignments, heap
+//!   writes, if, loops with invariants, calls, par);
+//! * [`encode`]: the IR → SMT, checking as it goes;
+//! * [`smt`]: terms as data and the Z3 backend.
+//!
+//! Every method with a body and every pure function with a body is a *proof
+//! unit*. Units are independent and run in parallel (rayon); each builds its Z3
+//! terms on the worker thread that owns the (thread-local) Z3 context.
+
+pub mod encode;
+pub mod ir;
+pub mod lower;
+pub mod smt;
+
+use crate::ast::{self, Span};
+use crate::diagnostics::{codes, Diagnostic, Severity};
+use rayon::prelude::*;
+use std::time::{Duration, Instant};
+
+#[derive(Clone, Debug)]
+pub struct Options {
+    /// Wall-clock limit per Z3 query, in seconds.
+    pub timeout_secs: u64,
+    /// Z3's deterministic resource limit per query (0 = none).
+    pub rlimit: u32,
+    /// Also check that method ends and loop bodies are reachable.
+    pub smoke: bool,
+    /// Keep the SMT-LIB sent to Z3 in the unit reports.
+    pub dump_smt: bool,
+}
+
+impl Default for Options {
+    fn default() -> Options {
+        Options { timeout_secs: 10, rlimit: 0, smoke: false, dump_smt: false }
+    }
+}
+
+impl Options {
+    pub fn timeout_ms(&self) -> u32 {
+        u32::try_from(self.timeout_secs.saturating_mul(1000)).unwrap_or(u32::MAX).max(1)
+    }
+}
+
+/// One failed proof obligation.
+#[derive(Clone, Debug)]
+pub struct Failure {
+    pub code: &'static str,
+    pub message: String,
+    pub span: Span,
+    pub related: Vec<(Span, String)>,
+    /// Values of locals in Z3's counterexample.
+    pub values: Vec<(String, String)>,
+}
+
+impl Failure {
+    pub fn new(code: &'static str, message: impl Into<String>, span: Span) -> Failure {
+        Failure { code, message: message.into(), span, related: vec![], values: vec![] }
+    }
+
+    pub fn to_diagnostic(&self) -> Diagnostic {
+        let mut d = if self.code == codes::VACUOUS {
+            Diagnostic::warning(self.code, &self.message, self.span)
+        } else {
+            Diagnostic::error(self.code, &self.message, self.span)
+        };
+        for (s, m) in &self.related {
+            d = d.with_related(*s, m);
+        }
+        if !self.values.is_empty() {
+            let vals: Vec<String> = self.values.iter().map(|(n, v)| format!("{n} = {v}")).collect();
+            d = d.with_help(format!("a counterexample: {}", vals.join(", ")));
+        }
+        d
+    }
+}
+
+/// The verdict on one proof unit.
+#[derive(Debug)]
+pub struct UnitReport {
+    /// `Class.method`
+    pub name: String,
+    pub span: Span,
+    pub failures: Vec<Failure>,
+    pub time: Duration,
+    pub checks: u32,
+    pub smt: Option<String>,
+}
+
+impl UnitReport {
+    pub fn proved(&self) -> bool {
+        self.failures.iter().all(|f| f.code == codes::VACUOUS)
+    }
+    pub fn diagnostics(&self) -> Vec<Diagnostic> {
+        self.failures.iter().map(Failure::to_diagnostic).collect()
+    }
+}
+
+#[derive(Clone, Copy)]
+enum UnitRef {
+    Method(usize),
+    Function(usize),
+}
+
+/// Verifies every method and pure function of a type-checked program.
+pub fn verify_program(program: &ast::Program, src: &str, opts: &Options) -> Vec<UnitReport> {
+    let ir = lower::lower(program);
+    let mut units: Vec<(UnitRef, String, Span)> = Vec::new();
+    for (i, f) in ir.functions.iter().enumerate() {
+        if f.body.is_some() {
+            units.push((UnitRef::Function(i), format!("{}.{}", f.class, f.name), f.span));
+        }
+    }
+    for (i, m) in ir.methods.iter().enumerate() {
+        if m.body.is_some() {
+            units.push((UnitRef::Method(i), format!("{}.{}", m.class, m.name), m.span));
+        }
+    }
+    units.sort_by_key(|u| u.2.start);
+    let mut reports: Vec<UnitReport> = units
+        .par_iter()
+        .map(|(u, name, span)| {
+            let start = Instant::now();
+            configure_z3();
+            let mut enc = encode::Encoder::new(&ir, opts, src);
+            enc.function_axioms();
+            match *u {
+                UnitRef::Method(i) => encode::verify_method(&mut enc, &ir.methods[i]),
+                UnitRef::Function(i) => encode::verify_function(&mut enc, i),
+            }
+            let mut failures = std::mem::take(&mut enc.failures);
+            failures.sort_by_key(|f| (f.span.start, f.code));
+            failures.dedup_by(|a, b| a.span == b.span && a.code == b.code && a.message == b.message);
+            UnitReport {
+                name: name.clone(),
+                span: *span,
+                failures,
+                time: start.elapsed(),
+                checks: enc.checks,
+                smt: enc.smt.dump.take(),
+            }
+        })
+        .collect();
+    // What lowering could not handle belongs to the unit around it.
+    for (what, span) in &ir.unsupported {
+        let f = Failure::new(codes::UNSUPPORTED, format!("not supported by the verifier yet: {what}"), *span);
+        match reports.iter_mut().find(|r| r.span.start <= span.start && span.end <= r.span.end) {
+            Some(r) => r.failures.push(f),
+            None => reports.push(UnitReport {
+                name: "(program)".into(),
+                span: *span,
+                failures: vec![f],
+                time: Duration::ZERO,
+                checks: 0,
+                smt: None,
+            }),
+        }
+    }
+    reports
+}
+
+fn configure_z3() {
+    static ONCE: std::sync::Once = std::sync::Once::new();
+    ONCE.call_once(smt::solver::configure_globals);
+}
+
+/// Severity helper for callers that print summaries.
+pub fn is_error(d: &Diagnostic) -> bool {
+    d.severity == Severity::Error
+}

@@ -1,0 +1,7 @@
+//! The SMT layer: terms as data ([`term`]) and the Z3 backend ([`solver`]).
+
+pub mod solver;
+pub mod term;
+
+pub use solver::{Outcome, SmtSolver};
+pub use term::{Sort, Term};

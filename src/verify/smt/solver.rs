@@ -1,0 +1,186 @@
+//! The Z3 backend: one incremental solver per proof unit.
+//!
+//! Terms are printed as SMT-LIB and given to Z3 in batches with
+//! `Z3_solver_from_string`. Each batch re-declares the symbols it uses (Z3 unifies
+//! declarations with the same name and signature), because every
+//! `from_string` call parses in a fresh scope. Z3 drops a batch it cannot parse
+//! *silently*, so after every batch we compare the solver's assertion count with
+//! what we sent and report an internal error on a mismatch. (Dropping assertions
+//! could only make proofs fail, never succeed, but it must not go unnoticed.)
+//!
+//! Z3 objects live in the thread-local context of the thread that created the
+//! solver; a `SmtSolver` never leaves its thread.
+
+use super::term::{Decls, Sort, Term};
+use std::fmt::Write;
+use z3::ast::Bool;
+
+/// The answer to one check.
+#[derive(Debug)]
+pub enum Outcome {
+    /// The negated goal is unsatisfiable: proved.
+    Proved,
+    /// Z3 found a model of the negated goal (`sat`) or gave up (`unknown`,
+    /// timeout, resource limit). Either way: not proved.
+    NotProved { unknown: Option<String> },
+}
+
+pub struct SmtSolver {
+    solver: z3::Solver,
+    pending: Vec<Term>,
+    asserted: usize,
+    /// Everything sent to Z3, when `--dump-smt` asked for it.
+    pub dump: Option<String>,
+    last_model: Option<z3::Model>,
+}
+
+/// Z3 settings, after Viper's `z3config.smt2`: no model-based quantifier
+/// instantiation (every quantifier gets patterns from alpine), no auto-config.
+pub fn configure_globals() {
+    z3::set_global_param("auto_config", "false");
+    z3::set_global_param("smt.mbqi", "false");
+}
+
+impl SmtSolver {
+    /// `timeout_ms` is the wall-clock limit per check; `rlimit` Z3's
+    /// deterministic resource limit per check (0 = none).
+    pub fn new(timeout_ms: u32, rlimit: u32, dump: bool) -> SmtSolver {
+        let solver = z3::Solver::new();
+        let mut p = z3::Params::new();
+        // A misspelt or wrongly typed parameter makes Z3 ignore later input
+        // silently; `params_are_accepted` below guards these names.
+        p.set_u32("timeout", timeout_ms);
+        if rlimit > 0 {
+            p.set_u32("rlimit", rlimit);
+        }
+        p.set_bool("smt.mbqi", false);
+        p.set_f64("smt.qi.eager_threshold", 100.0);
+        p.set_u32("smt.case_split", 3);
+        p.set_bool("smt.delay_units", true);
+        solver.set_params(&p);
+        SmtSolver { solver, pending: Vec::new(), asserted: 0, dump: dump.then(String::new), last_model: None }
+    }
+
+    pub fn assert(&mut self, t: Term) {
+        if !t.is_true() {
+            self.pending.push(t);
+        }
+    }
+
+    /// Sends the pending assertions to Z3.
+    fn flush(&mut self) -> Result<(), String> {
+        if self.pending.is_empty() {
+            return Ok(());
+        }
+        let mut decls = Decls::default();
+        for t in &self.pending {
+            t.collect_decls(&mut decls);
+        }
+        let mut text = String::new();
+        decls.write(&mut text);
+        for t in &self.pending {
+            let _ = writeln!(text, "(assert {t})");
+        }
+        self.solver.from_string(text.as_str());
+        self.asserted += self.pending.len();
+        self.pending.clear();
+        let now = self.solver.get_assertions().len();
+        if let Some(d) = &mut self.dump {
+            d.push_str(&text);
+        }
+        if now != self.asserted {
+            return Err(format!("Z3 rejected a batch of SMT-LIB (expected {} assertions, has {now})", self.asserted));
+        }
+        Ok(())
+    }
+
+    /// Checks satisfiability under the given Bool constants.
+    pub fn check(&mut self, assumptions: &[&str]) -> Result<Outcome, String> {
+        self.flush()?;
+        let lits: Vec<Bool> = assumptions.iter().map(|n| Bool::new_const(*n)).collect();
+        if let Some(d) = &mut self.dump {
+            let _ = writeln!(d, "(check-sat-assuming ({}))", assumptions.iter().map(|a| format!("|{a}|")).collect::<Vec<_>>().join(" "));
+        }
+        let r = self.solver.check_assumptions(&lits);
+        Ok(match r {
+            z3::SatResult::Unsat => {
+                self.last_model = None;
+                Outcome::Proved
+            }
+            z3::SatResult::Sat => {
+                self.last_model = self.solver.get_model();
+                Outcome::NotProved { unknown: None }
+            }
+            z3::SatResult::Unknown => {
+                self.last_model = self.solver.get_model();
+                let reason = self.solver.get_reason_unknown().unwrap_or_else(|| "unknown".into());
+                Outcome::NotProved { unknown: Some(reason) }
+            }
+        })
+    }
+
+    /// The value of a constant in the model of the last failed check, as text.
+    pub fn model_value(&self, name: &str, sort: &Sort) -> Option<String> {
+        let m = self.last_model.as_ref()?;
+        let v = match sort {
+            Sort::Int => m.eval(&z3::ast::Int::new_const(name), false)?.to_string(),
+            Sort::Bool => m.eval(&Bool::new_const(name), false)?.to_string(),
+            Sort::Real => m.eval(&z3::ast::Real::new_const(name), false)?.to_string(),
+            Sort::Named(_) => return None,
+        };
+        // An unconstrained constant evaluates to itself.
+        if v.contains(name) || v.starts_with('|') {
+            return None;
+        }
+        Some(v)
+    }
+
+    pub fn statistics_rlimit(&self) -> Option<u64> {
+        let s = self.solver.get_statistics();
+        let found = s.entries().find(|e| e.key == "rlimit count").map(|e| match e.value {
+            z3::StatisticsValue::UInt(v) => v as u64,
+            z3::StatisticsValue::Double(v) => v as u64,
+        });
+        found
+    }
+}
+
+/// Pretty model values: Z3 prints negative numbers as `(- 3)`.
+pub fn tidy_value(v: &str) -> String {
+    let t = v.trim();
+    if let Some(inner) = t.strip_prefix("(- ").and_then(|s| s.strip_suffix(')')) {
+        return format!("-{inner}");
+    }
+    t.to_string()
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use std::rc::Rc;
+
+    #[test]
+    fn params_are_accepted_and_batches_accumulate() {
+        configure_globals();
+        let mut s = SmtSolver::new(2000, 0, false);
+        let f = |x: Term| Term::app("f", vec![x], Sort::Int);
+        let x = Term::konst("x", Sort::Int);
+        let ax = Term::forall(vec![(Rc::from("x"), Sort::Int)], vec![vec![f(x.clone())]], f(x.clone()).gt(&x), "ax");
+        let g = Term::konst("g", Sort::Bool);
+        s.assert(g.implies(&ax));
+        assert!(matches!(s.check(&["g"]).unwrap(), Outcome::NotProved { .. }));
+        // A second batch refers to symbols declared in the first.
+        s.assert(g.implies(&f(Term::int(3)).lt(&Term::int(2))));
+        assert!(matches!(s.check(&["g"]).unwrap(), Outcome::Proved));
+    }
+
+    #[test]
+    fn model_values_are_read_back() {
+        configure_globals();
+        let mut s = SmtSolver::new(2000, 0, false);
+        let x = Term::konst("x", Sort::Int);
+        s.assert(x.eq(&Term::int(-4)));
+        assert!(matches!(s.check(&[]).unwrap(), Outcome::NotProved { unknown: None }));
+        assert_eq!(s.model_value("x", &Sort::Int).map(|v| tidy_value(&v)), Some("-4".to_string()));
+    }
+}
