@@ -56,6 +56,8 @@ pub struct ExCx {
     pub related: Vec<(Span, String)>,
     /// `assert`: check only, change nothing.
     pub check_only: bool,
+    /// Multiply permission amounts by this (par host side).
+    pub scale: Option<Term>,
 }
 
 impl ExCx {
@@ -99,17 +101,30 @@ impl Encoder<'_> {
         }
     }
 
-    /// Exhales `e` under `cond`; returns whether every check passed.
+    /// Exhales `e` under `cond` (one clause; see [`Encoder::exhale_all`]).
     #[allow(clippy::too_many_arguments)]
     pub fn exhale(&mut self, guard: &Term, st: &mut State, fr: &Frame, e: &Expr, cond: &Term, scale: Option<&Term>, ex: &ExCx) {
+        self.exhale_all(guard, st, fr, &[(e, ex.clone())], cond, scale);
+    }
+
+    /// Exhales several clauses as one assertion: pure parts of every clause are
+    /// evaluated in the state before the whole exhale, permissions are removed
+    /// left to right, and the heap is havocked once at the end.
+    pub fn exhale_all(&mut self, guard: &Term, st: &mut State, fr: &Frame, parts: &[(&Expr, ExCx)], cond: &Term, scale: Option<&Term>) {
         let pre = st.clone();
         let mut work = st.clone();
-        let mut run = Run { mode: Mode::Exhale, guard: guard.clone(), frame: fr, pre, scale: scale.cloned(), check: true, ex: Some(ex), touched: BTreeSet::new() };
-        self.assertion(&mut run, &mut work, e, cond);
-        if ex.check_only {
+        let mut touched = BTreeSet::new();
+        let mut check_only = true;
+        for (e, ex) in parts {
+            check_only &= ex.check_only;
+            let mut run = Run { mode: Mode::Exhale, guard: guard.clone(), frame: fr, pre: pre.clone(), scale: ex.scale.clone().or(scale.cloned()), check: true, ex: Some(ex), touched: BTreeSet::new() };
+            self.assertion(&mut run, &mut work, e, cond);
+            touched.extend(run.touched);
+        }
+        if check_only {
             return;
         }
-        for fam in run.touched.clone() {
+        for fam in touched {
             self.havoc_heap(&mut work, &fam);
         }
         *st = work;

@@ -132,19 +132,24 @@ impl Encoder<'_> {
         let m = ucx.method.expect("method unit");
         let fr = Frame { env: &path.env, this: ucx.this.clone(), old: Some(ucx.old.clone()), result, class: m.class.clone() };
         let mut st = path.state.clone();
-        for s in &m.post {
-            let ex = ExCx {
-                code: codes::POSTCONDITION,
-                what: "postcondition may not hold".into(),
-                span: Some(s.span),
-                perm_code: codes::PERMISSION,
-                perm_span: None,
-                related: vec![(at, "at this return".into())],
-                check_only: false,
-            };
-            let ex = if at == m.name_span { ExCx { related: vec![], ..ex } } else { ex };
-            self.exhale(&path.guard, &mut st, &fr, &s.expr, &Term::tru(), None, &ex);
-        }
+        let parts: Vec<(&Expr, ExCx)> = m
+            .post
+            .iter()
+            .map(|s| {
+                let related = if at == m.name_span { vec![] } else { vec![(at, "at this return".into())] };
+                (&s.expr, ExCx {
+                    code: codes::POSTCONDITION,
+                    what: "postcondition may not hold".into(),
+                    span: Some(s.span),
+                    perm_code: codes::PERMISSION,
+                    perm_span: None,
+                    related,
+                    check_only: false,
+                    scale: None,
+                })
+            })
+            .collect();
+        self.exhale_all(&path.guard, &mut st, &fr, &parts, &Term::tru(), None);
         path.state = st;
     }
 
@@ -256,6 +261,7 @@ impl Encoder<'_> {
                     perm_span: None,
                     related: vec![],
                     check_only: assert,
+                    scale: None,
                 };
                 let fr = self.frame(path, ucx);
                 let mut st = path.state.clone();
@@ -336,18 +342,8 @@ impl Encoder<'_> {
         {
             let fr = self.frame(path, ucx);
             let mut st = path.state.clone();
-            for s in invariants {
-                let ex = ExCx {
-                    code: codes::INVARIANT_ENTRY,
-                    what: "loop invariant may not hold on entry".into(),
-                    span: Some(s.span),
-                    perm_code: codes::PERMISSION,
-                    perm_span: None,
-                    related: vec![(span, "the loop".into())],
-                    check_only: false,
-                };
-                self.exhale(&path.guard.clone(), &mut st, &fr, &s.expr, &Term::tru(), None, &ex);
-            }
+            let parts = inv_parts(invariants, codes::INVARIANT_ENTRY, "loop invariant may not hold on entry", span);
+            self.exhale_all(&path.guard.clone(), &mut st, &fr, &parts, &Term::tru(), None);
             path.state = st;
         }
         // 2. Havoc what the body assigns.
@@ -378,18 +374,8 @@ impl Encoder<'_> {
             if p.alive {
                 let fr = self.frame(&p, ucx);
                 let mut st = p.state.clone();
-                for s in invariants {
-                    let ex = ExCx {
-                        code: codes::INVARIANT_PRESERVED,
-                        what: "loop invariant may not be preserved".into(),
-                        span: Some(s.span),
-                        perm_code: codes::PERMISSION,
-                        perm_span: None,
-                        related: vec![(span, "by this loop".into())],
-                        check_only: false,
-                    };
-                    self.exhale(&p.guard.clone(), &mut st, &fr, &s.expr, &Term::tru(), None, &ex);
-                }
+                let parts = inv_parts(invariants, codes::INVARIANT_PRESERVED, "loop invariant may not be preserved", span);
+                self.exhale_all(&p.guard.clone(), &mut st, &fr, &parts, &Term::tru(), None);
             }
         }
         // 4. After the loop: the invariant and the negated condition.
@@ -438,18 +424,23 @@ impl Encoder<'_> {
         {
             let fr = Frame { env: &cenv, this: recv.clone(), old: Some(pre_state.clone()), result: None, class: callee.class.clone() };
             let mut st = path.state.clone();
-            for s in &callee.pre {
-                let ex = ExCx {
-                    code: codes::PRECONDITION,
-                    what: format!("precondition of `{}` may not hold", callee.name),
-                    span: Some(c.span),
-                    perm_code: codes::PRECONDITION,
-                    perm_span: Some(c.span),
-                    related: vec![(s.span, "this precondition of the callee".into())],
-                    check_only: false,
-                };
-                self.exhale(&path.guard.clone(), &mut st, &fr, &s.expr, &Term::tru(), None, &ex);
-            }
+            let parts: Vec<(&Expr, ExCx)> = callee
+                .pre
+                .iter()
+                .map(|s| {
+                    (&s.expr, ExCx {
+                        code: codes::PRECONDITION,
+                        what: format!("precondition of `{}` may not hold", callee.name),
+                        span: Some(c.span),
+                        perm_code: codes::PRECONDITION,
+                        perm_span: Some(c.span),
+                        related: vec![(s.span, "this precondition of the callee".into())],
+                        check_only: false,
+                        scale: None,
+                    })
+                })
+                .collect();
+            self.exhale_all(&path.guard.clone(), &mut st, &fr, &parts, &Term::tru(), None);
             path.state = st;
         }
         for (n, t) in &callee.yields {
@@ -494,6 +485,7 @@ impl Encoder<'_> {
         // Host: give up the preconditions, get the postconditions.
         let fr = self.frame(path, ucx);
         let mut st = path.state.clone();
+        let mut parts: Vec<(Expr, ExCx, Term)> = Vec::new();
         for (b, (non_empty, count)) in blocks.iter().zip(&ranges) {
             for s in &b.pre {
                 for conj in conjuncts(&s.expr) {
@@ -506,9 +498,21 @@ impl Encoder<'_> {
                         perm_span: Some(s.span),
                         related: vec![(span, "the par block".into())],
                         check_only: false,
+                        scale: scaled.then(|| count.clone()),
                     };
-                    self.exhale(&path.guard.clone(), &mut st, &fr, &q, non_empty, scaled.then_some(count), &ex);
+                    parts.push((q, ex, non_empty.clone()));
                 }
+            }
+        }
+        // Blocks may have different ranges: the emptiness condition is folded
+        // into each part's quantifier range by exhaling under it.
+        let all_non_empty = Term::and(ranges.iter().map(|r| r.0.clone()).collect());
+        if ranges.len() == 1 {
+            let refs: Vec<(&Expr, ExCx)> = parts.iter().map(|(q, ex, _)| (q, ex.clone())).collect();
+            self.exhale_all(&path.guard.clone(), &mut st, &fr, &refs, &all_non_empty, None);
+        } else {
+            for (q, ex, ne) in &parts {
+                self.exhale_all(&path.guard.clone(), &mut st, &fr, &[(q, ex.clone())], ne, None);
             }
         }
         for (b, (non_empty, count)) in blocks.iter().zip(&ranges) {
@@ -548,21 +552,44 @@ impl Encoder<'_> {
             if p.alive {
                 let fr = self.frame(&p, ucx);
                 let mut st = p.state.clone();
-                for s in &b.post {
-                    let ex = ExCx {
-                        code: codes::POSTCONDITION,
-                        what: "postcondition of the par block may not hold".into(),
-                        span: Some(s.span),
-                        perm_code: codes::PERMISSION,
-                        perm_span: None,
-                        related: vec![],
-                        check_only: false,
-                    };
-                    self.exhale(&p.guard.clone(), &mut st, &fr, &s.expr, &Term::tru(), None, &ex);
-                }
+                let parts: Vec<(&Expr, ExCx)> = b
+                    .post
+                    .iter()
+                    .map(|s| {
+                        (&s.expr, ExCx {
+                            code: codes::POSTCONDITION,
+                            what: "postcondition of the par block may not hold".into(),
+                            span: Some(s.span),
+                            perm_code: codes::PERMISSION,
+                            perm_span: None,
+                            related: vec![],
+                            check_only: false,
+                            scale: None,
+                        })
+                    })
+                    .collect();
+                self.exhale_all(&p.guard.clone(), &mut st, &fr, &parts, &Term::tru(), None);
             }
         }
     }
+}
+
+fn inv_parts<'s>(invariants: &'s [Spec], code: &'static str, what: &str, loop_span: Span) -> Vec<(&'s Expr, ExCx)> {
+    invariants
+        .iter()
+        .map(|s| {
+            (&s.expr, ExCx {
+                code,
+                what: what.into(),
+                span: Some(s.span),
+                perm_code: codes::PERMISSION,
+                perm_span: None,
+                related: vec![(loop_span, "the loop".into())],
+                check_only: false,
+                scale: None,
+            })
+        })
+        .collect()
 }
 
 impl Env {
