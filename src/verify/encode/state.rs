@@ -137,6 +137,17 @@ impl Encoder<'_> {
         });
     }
 
+    /// Assumes that `st` agrees with `other` on every location `st` holds
+    /// permission to.
+    pub fn same_where_held(&mut self, guard: &Term, st: &State, other: &State, fam: &Rc<str>) {
+        let (vars, args) = self.bound_vars(fam);
+        let m = self.read_mask(st, fam, args.clone());
+        let h = self.read_heap(st, fam, args.clone());
+        let o = self.read_heap(other, fam, args);
+        let q = Term::forall(vars, vec![vec![h.clone()]], m.gt(&Term::real(0, 1)).implies(&h.eq(&o)), &format!("same[{fam}]"));
+        self.assume(guard, q);
+    }
+
     /// Good mask: no location holds more than full permission.
     pub fn good_mask(&mut self, guard: &Term, st: &State, fam: &Rc<str>) {
         let (vars, args) = self.bound_vars(fam);

@@ -483,6 +483,7 @@ impl Encoder<'_> {
             ranges.push((Term::and(conds), count));
         }
         // Host: give up the preconditions, get the postconditions.
+        let at_fork = path.state.clone();
         let fr = self.frame(path, ucx);
         let mut st = path.state.clone();
         let mut parts: Vec<(Expr, ExCx, Term)> = Vec::new();
@@ -546,6 +547,13 @@ impl Encoder<'_> {
                     self.inhale(&g, &mut st, &fr, &s.expr, &Term::tru(), None, true);
                 }
                 p.state = st;
+            }
+            // The locations a thread holds have the values they had when the
+            // threads were forked (VerCors' `allLocationsSame`): sound, because
+            // nobody else can have changed them.
+            let fams: Vec<std::rc::Rc<str>> = self.families.keys().cloned().collect();
+            for fam in fams {
+                self.same_where_held(&g, &p.state, &at_fork, &fam);
             }
             self.smoke(&p, b.span, "the par block body");
             self.block(&b.body, &mut p, ucx);
