@@ -14,6 +14,7 @@ pub mod printer;
 pub mod resolve;
 pub mod syntax;
 pub mod workspace;
+mod words;
 
 use ast::Program;
 use diagnostics::{Diagnostic, SourceFile};
