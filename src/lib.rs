@@ -15,6 +15,7 @@ pub mod resolve;
 pub mod syntax;
 pub mod verify;
 pub mod workspace;
+mod words;
 
 use ast::Program;
 use diagnostics::{Diagnostic, SourceFile};

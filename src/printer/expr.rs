@@ -28,6 +28,7 @@
 
 use super::Printer;
 use crate::ast::*;
+use crate::words::LazyWordSet;
 
 pub(super) const COND: u8 = 1;
 pub(super) const IMPLIES: u8 = 2;
@@ -265,17 +266,29 @@ const BACKSLASH_WORDS: &[&str] = &[
 
 /// Whether `name` is a PVL keyword (and so must be escaped to be an identifier).
 pub fn is_keyword(name: &str) -> bool {
-    KEYWORDS.contains(&name)
+    KEYWORD_SET.contains(name)
+}
+
+static KEYWORD_SET: LazyWordSet = LazyWordSet::new(KEYWORDS);
+
+/// Whether `name` can be printed as it is (a plain identifier that is no keyword).
+fn is_plain(name: &str) -> bool {
+    name.bytes().next().is_some_and(|c| c.is_ascii_alphabetic() || c == b'_')
+        && name.bytes().all(|c| c.is_ascii_alphanumeric() || c == b'_')
+        && !is_keyword(name)
 }
 
 /// `name`, or `` `name` `` when it is a keyword or not a plain identifier.
 pub fn escape_ident(name: &str) -> String {
-    let plain = name.chars().next().is_some_and(|c| c.is_ascii_alphabetic() || c == '_')
-        && name.chars().all(|c| c.is_ascii_alphanumeric() || c == '_');
-    if plain && !is_keyword(name) {
-        name.to_string()
+    escaped(name).into_owned()
+}
+
+/// [`escape_ident`] without a copy for the common plain name.
+pub(super) fn escaped(name: &str) -> std::borrow::Cow<'_, str> {
+    if is_plain(name) {
+        std::borrow::Cow::Borrowed(name)
     } else {
-        format!("`{name}`")
+        std::borrow::Cow::Owned(format!("`{name}`"))
     }
 }
 
@@ -312,10 +325,10 @@ impl Printer<'_> {
         self.expr_paren(e, paren);
     }
 
-    fn call(&mut self, name: &str, args: &[&Expr]) {
+    fn call<'e>(&mut self, name: &str, args: impl IntoIterator<Item = &'e Expr>) {
         self.w(name);
         self.w("(");
-        for (i, a) in args.iter().enumerate() {
+        for (i, a) in args.into_iter().enumerate() {
             if i > 0 {
                 self.w(", ");
             }
@@ -345,13 +358,11 @@ impl Printer<'_> {
                     self.postfix_base(r);
                     self.w(".");
                 }
-                let name = escape_ident(method.as_str());
-                let args: Vec<&Expr> = args.iter().collect();
-                self.call(&name, &args);
+                let name = escaped(method.as_str());
+                self.call(&name, args);
             }
             ExprKind::Builtin { func, args } => {
-                let args: Vec<&Expr> = args.iter().collect();
-                self.call(func.name(), &args);
+                self.call(func.name(), args);
             }
             ExprKind::Index { base, index } => {
                 self.postfix_base(base);
@@ -381,9 +392,8 @@ impl Printer<'_> {
             }
             ExprKind::New { class, args } => {
                 self.w("new ");
-                let name = escape_ident(class.as_str());
-                let args: Vec<&Expr> = args.iter().collect();
-                self.call(&name, &args);
+                let name = escaped(class.as_str());
+                self.call(&name, args);
             }
             ExprKind::NewArray { elem, dims } => {
                 self.w("new ");
@@ -433,12 +443,12 @@ impl Printer<'_> {
                 self.expr(body, COND);
                 self.w(")");
             }
-            ExprKind::Old(x) => self.call("\\old", &[x]),
-            ExprKind::Perm { loc, amount } => self.call("Perm", &[loc, amount]),
+            ExprKind::Old(x) => self.call("\\old", [&**x]),
+            ExprKind::Perm { loc, amount } => self.call("Perm", [&**loc, &**amount]),
             ExprKind::PointsTo { loc, amount, value } => {
-                self.call("PointsTo", &[loc, amount, value])
+                self.call("PointsTo", [&**loc, &**amount, &**value])
             }
-            ExprKind::Value(x) => self.call("Value", &[x]),
+            ExprKind::Value(x) => self.call("Value", [&**x]),
             ExprKind::Size(x) => {
                 // `||xs||` would lex as `||`: parenthesise an operand that starts or
                 // ends with a bar.

@@ -146,7 +146,7 @@ impl<'c> Printer<'c> {
     }
 
     fn ident(&mut self, i: &Ident) {
-        let s = escape_ident(i.as_str());
+        let s = expr::escaped(i.as_str());
         self.w(&s);
     }
 

@@ -8,7 +8,7 @@ use std::cell::{Cell, RefCell};
 use pest::iterators::Pair;
 
 use super::errors::is_reserved;
-use super::parser::Rule;
+use super::parser::fast::Rule;
 use crate::ast::*;
 use crate::diagnostics::{codes, Diagnostic};
 

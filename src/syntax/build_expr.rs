@@ -12,7 +12,7 @@ use pest::iterators::Pair;
 use pest::pratt_parser::{Assoc, Op, PrattParser};
 
 use super::build::{kids, Builder, R};
-use super::parser::Rule;
+use super::parser::fast::Rule;
 use crate::ast::*;
 use crate::diagnostics::{codes, Diagnostic};
 

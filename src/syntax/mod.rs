@@ -36,7 +36,7 @@ use crate::ast::visit::{self, Visitor};
 use crate::ast::{Expr, Program, Span, Stmt};
 use crate::diagnostics::{codes, Diagnostic};
 use build::Builder;
-use parser::{PvlParser, Rule};
+use parser::fast::{PvlParser, Rule};
 
 /// Deepest statement/expression nesting a parsed tree may have, so that recursive
 /// consumers (printer, type checker) stay far from the end of an ordinary stack.
@@ -125,8 +125,8 @@ pub fn parse_expr(text: &str) -> Result<Expr, Vec<Diagnostic>> {
 fn parse_program(text: &str) -> Result<Program, Vec<Diagnostic>> {
     let comments = comments::scan(text).map_err(|d| vec![d])?;
     let brackets = comments::brackets(text).map_err(|d| vec![d])?;
-    let mut pairs =
-        PvlParser::parse(Rule::program, text).map_err(|e| vec![errors::convert(&e, text, Some(&brackets))])?;
+    let mut pairs = PvlParser::parse(Rule::program, text)
+        .map_err(|_| vec![explain(parser::diag::Rule::program, text, &brackets)])?;
     let Some(top) = pairs.next() else {
         return Err(vec![internal("no parse tree")]);
     };
@@ -151,8 +151,8 @@ fn parse_program(text: &str) -> Result<Program, Vec<Diagnostic>> {
 fn parse_expression(text: &str) -> Result<Expr, Vec<Diagnostic>> {
     let comments = comments::scan(text).map_err(|d| vec![d])?;
     let brackets = comments::brackets(text).map_err(|d| vec![d])?;
-    let mut pairs =
-        PvlParser::parse(Rule::expr_only, text).map_err(|e| vec![errors::convert(&e, text, Some(&brackets))])?;
+    let mut pairs = PvlParser::parse(Rule::expr_only, text)
+        .map_err(|_| vec![explain(parser::diag::Rule::expr_only, text, &brackets)])?;
     let b = Builder::new(text, &comments);
     let e = pairs.next().and_then(|top| top.into_inner().next()).map(|e| b.expr(e));
     let mut diags = b.into_diagnostics();
@@ -172,6 +172,16 @@ fn parse_expression(text: &str) -> Result<Expr, Vec<Diagnostic>> {
             }
             Err(diags)
         }
+    }
+}
+
+/// The syntax error of a text the fast parser rejected: parsed again with the
+/// diagnostic parser, whose named tokens say what was expected (see [`parser`]).
+fn explain(rule: parser::diag::Rule, text: &str, brackets: &comments::BracketInfo) -> Diagnostic {
+    match parser::diag::PvlParser::parse(rule, text) {
+        Err(e) => errors::convert(&e, text, Some(brackets)),
+        // Both parsers accept the same language; this would be a grammar bug.
+        Ok(_) => internal("the two parsers disagree on this input"),
     }
 }
 
