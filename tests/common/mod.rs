@@ -48,3 +48,57 @@ pub fn show(name: &str, text: &str, diags: &[alpine::diagnostics::Diagnostic]) -
     let file = alpine::diagnostics::SourceFile::new(name, text);
     diags.iter().map(|d| alpine::diagnostics::render(d, &file, false)).collect()
 }
+
+/// The programs of the soundness suite (issue #3 point 1), relative to the corpus
+/// root: the sequential ones a first verifier can handle. A trailing `/*` stands for
+/// every subdirectory; each directory contributes its `orig_*.pvl` and `opt_*.pvl`.
+/// Kept here so that a benchmark can verify the same set.
+pub const VERIFY_CORPUS_DIRS: &[&str] = &[
+    "iteration_merging/examples/*",
+    "iteration_merging/manual/Loop",
+    "iteration_merging/sequential/NestedLoops",
+    "loop_unroll/examples/*",
+    "loop_unroll/manual/Loop",
+    "loop_unroll/sequential/NestedLoops",
+    "loop_unroll/sequences/*",
+    "loop_unroll/sortingalgorithms/*",
+    "iteration_merging/sortingalgorithms/*",
+    "loop_unroll/graphs/Reach",
+    "iteration_merging/graphs/Reach",
+];
+
+/// How many files [`VERIFY_CORPUS_DIRS`] names; a different count means the corpus
+/// changed under us.
+pub const VERIFY_CORPUS_COUNT: usize = 50;
+
+/// The files of [`VERIFY_CORPUS_DIRS`] as (path relative to the corpus, text), in the
+/// order of that list and sorted within each entry. `None` when the corpus is absent.
+pub fn verify_corpus_files() -> Option<Vec<(String, String)>> {
+    let root = corpus_dir()?;
+    let sorted_entries = |dir: &Path| -> Vec<PathBuf> {
+        let mut v: Vec<PathBuf> = std::fs::read_dir(dir)
+            .unwrap_or_else(|e| panic!("corpus directory {} is unreadable: {e}", dir.display()))
+            .map(|e| e.expect("corpus entry").path())
+            .collect();
+        v.sort();
+        v
+    };
+    let mut out = Vec::new();
+    for pattern in VERIFY_CORPUS_DIRS {
+        let dirs = match pattern.strip_suffix("/*") {
+            Some(parent) => sorted_entries(&root.join(parent)).into_iter().filter(|p| p.is_dir()).collect(),
+            None => vec![root.join(pattern)],
+        };
+        for dir in dirs {
+            for p in sorted_entries(&dir) {
+                let name = p.file_name().unwrap().to_string_lossy();
+                if name.ends_with(".pvl") && (name.starts_with("orig_") || name.starts_with("opt_")) {
+                    let rel = p.strip_prefix(&root).unwrap().to_string_lossy().into_owned();
+                    let text = std::fs::read_to_string(&p).expect("corpus file is UTF-8");
+                    out.push((rel, text));
+                }
+            }
+        }
+    }
+    Some(out)
+}

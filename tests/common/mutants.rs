@@ -1,0 +1,574 @@
+//! Soundness mutants (issue #3 point 2): small edits of a verified program that a
+//! sound verifier must reject. Each mutant applies exactly one edit to the parsed
+//! program and is printed back to PVL with `alpine::printer`:
+//!
+//! * `assert-negated` — `assert e` becomes `assert !(e)`. An assertion that holds
+//!   permissions cannot be negated (`!Perm(..)` is not an assertion), so there only
+//!   its pure top-level conjuncts are negated, one mutant each; an assertion made of
+//!   permissions alone yields none.
+//! * `ensures-negated` — the same for postconditions (pure functions' included),
+//!   and for the ensures side of `context` (split into `requires e; ensures !(e)`)
+//!   and of `context_everywhere` (kept, plus `ensures !(e)`).
+//! * `assert-false` — `assert false;` first in every method body written as a block
+//!   (empty ones too), every loop body and every par-unit body.
+//! * `requires-perm-removed` — one permission conjunct of a `requires` (or of the
+//!   requires side of a `context`, which is split into `requires` without it and
+//!   `ensures` with it) removed; a clause left empty is dropped.
+//!
+//! "Conjunct" means an operand of the top-level `**`/`&&` chain; it is a permission
+//! if it mentions `Perm`, `PointsTo`, `Value`, `\forall*`, `HPerm`/`APerm`, a magic
+//! wand or a predicate of the program anywhere inside.
+//!
+//! Every mutant must parse back to exactly the mutated tree and type-check; anything
+//! else is a bug of this generator and is reported as an error, never skipped.
+#![allow(dead_code)]
+
+use alpine::ast::visit::{walk_expr, walk_method_mut, walk_stmt_mut, VisitMut, Visitor};
+use alpine::ast::*;
+use std::collections::{HashMap, HashSet};
+
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash, PartialOrd, Ord)]
+pub enum Kind {
+    AssertNegated,
+    EnsuresNegated,
+    AssertFalse,
+    RequiresPermRemoved,
+}
+
+impl Kind {
+    pub const ALL: [Kind; 4] =
+        [Kind::AssertNegated, Kind::EnsuresNegated, Kind::AssertFalse, Kind::RequiresPermRemoved];
+
+    pub fn name(self) -> &'static str {
+        match self {
+            Kind::AssertNegated => "assert-negated",
+            Kind::EnsuresNegated => "ensures-negated",
+            Kind::AssertFalse => "assert-false",
+            Kind::RequiresPermRemoved => "requires-perm-removed",
+        }
+    }
+}
+
+#[derive(Clone, Debug)]
+pub struct Mutant {
+    /// `<file>::<Class>.<method>::<kind>#<n> (line L)`: `n` counts the mutants of
+    /// one kind in one method from 1 in source order, `L` is the line of the mutated
+    /// clause or statement (of the body's `{` for `assert-false`) in the original.
+    pub id: String,
+    pub kind: Kind,
+    pub line: usize,
+    /// The whole mutated program as PVL text.
+    pub text: String,
+}
+
+/// All mutants of one program, in source order per method. `rel` names the file in
+/// the ids. Fails when the program does not parse or a mutant is malformed.
+pub fn mutants(rel: &str, source: &str) -> Result<Vec<Mutant>, String> {
+    let program = alpine::syntax::parse(source).map_err(|d| format!("{rel} does not parse: {d:?}"))?;
+    let predicates = program
+        .classes
+        .iter()
+        .flat_map(|c| &c.members)
+        .filter_map(|m| match m {
+            Member::Method(m) if m.is_predicate() => Some(m.name.name.clone()),
+            _ => None,
+        })
+        .collect();
+
+    // First pass: find the sites without changing anything.
+    let mut finder = Mutator::new(None, &predicates);
+    finder.visit_program_mut(&mut program.clone());
+    let sites = finder.sites;
+
+    let mut per_owner_kind: HashMap<(String, Kind), usize> = HashMap::new();
+    let mut out = Vec::with_capacity(sites.len());
+    for (i, site) in sites.iter().enumerate() {
+        // Replaying the same traversal reaches the same sites in the same order up
+        // to and including the target, because nothing changes before it.
+        let mut tree = program.clone();
+        let mut m = Mutator::new(Some(i), &predicates);
+        m.visit_program_mut(&mut tree);
+        let n = per_owner_kind.entry((site.owner.clone(), site.kind)).or_insert(0);
+        *n += 1;
+        let line = line_of(source, site.span);
+        let id = format!("{rel}::{}::{}#{n} (line {line})", site.owner, site.kind.name());
+        if !m.applied || m.sites.get(i) != Some(site) {
+            return Err(format!("{id}: replaying the traversal did not reach the same site"));
+        }
+        let text = alpine::printer::print_program(&tree);
+        check_mutant(&id, &tree, &text)?;
+        out.push(Mutant { id, kind: site.kind, line, text });
+    }
+    // Traversal order puts a method's `assert false` before its contract; list
+    // in source order instead (stable, so the numbering order is kept per line).
+    out.sort_by_key(|m| m.line);
+    Ok(out)
+}
+
+/// A mutant must read back as exactly the mutated tree (so the printed text is the
+/// mutant we meant) and pass the front end (so the verifier judges it, not the
+/// type checker).
+fn check_mutant(id: &str, tree: &Program, text: &str) -> Result<(), String> {
+    let mut again =
+        alpine::syntax::parse(text).map_err(|d| format!("{id}: the printed mutant does not parse: {d:?}\n{text}"))?;
+    let mut expected = tree.clone();
+    alpine::ast::visit::strip_spans(&mut expected);
+    let mut reparsed = again.clone();
+    alpine::ast::visit::strip_spans(&mut reparsed);
+    if expected != reparsed {
+        return Err(format!("{id}: the printed mutant parses to a different tree:\n{text}"));
+    }
+    let diags = alpine::resolve::check_program(&mut again);
+    if diags.iter().any(|d| d.is_error()) {
+        let file = alpine::diagnostics::SourceFile::new(id, text);
+        let shown: String = diags.iter().map(|d| alpine::diagnostics::render(d, &file, false)).collect();
+        return Err(format!("{id}: the mutant does not type-check:\n{shown}"));
+    }
+    Ok(())
+}
+
+fn line_of(source: &str, span: Span) -> usize {
+    1 + source.as_bytes()[..span.start().min(source.len())].iter().filter(|&&b| b == b'\n').count()
+}
+
+#[derive(Clone, Debug, PartialEq)]
+struct Site {
+    kind: Kind,
+    /// `Class.method` of the enclosing method.
+    owner: String,
+    span: Span,
+}
+
+/// Walks the program, numbering every mutation site; with a target it applies the
+/// edit of that one site.
+struct Mutator<'a> {
+    target: Option<usize>,
+    applied: bool,
+    sites: Vec<Site>,
+    class: String,
+    method: String,
+    predicates: &'a HashSet<Name>,
+}
+
+impl<'a> Mutator<'a> {
+    fn new(target: Option<usize>, predicates: &'a HashSet<Name>) -> Mutator<'a> {
+        Mutator { target, applied: false, sites: Vec::new(), class: String::new(), method: String::new(), predicates }
+    }
+
+    /// Records a site; true when it is the one to mutate.
+    fn site(&mut self, kind: Kind, span: Span) -> bool {
+        let owner = format!("{}.{}", self.class, self.method);
+        self.sites.push(Site { kind, owner, span });
+        let hit = self.target == Some(self.sites.len() - 1);
+        self.applied |= hit;
+        hit
+    }
+
+    fn has_perm(&self, e: &Expr) -> bool {
+        let mut f = PermFinder { predicates: self.predicates, found: false };
+        f.visit_expr(e);
+        f.found
+    }
+
+    /// The indices of the pure conjuncts of `e`, or `None` when `e` is pure as a
+    /// whole (then the whole is negated rather than each conjunct).
+    fn pure_conjuncts(&self, e: &Expr) -> Option<Vec<usize>> {
+        if !self.has_perm(e) {
+            return None;
+        }
+        Some(conjuncts(e).iter().enumerate().filter(|(_, c)| !self.has_perm(c)).map(|(i, _)| i).collect())
+    }
+
+    /// The negation mutants of an asserted expression: calls `site` per candidate
+    /// and returns the mutated expression for the target.
+    fn negations(&mut self, kind: Kind, span: Span, e: &Expr) -> Option<Expr> {
+        match self.pure_conjuncts(e) {
+            None => self.site(kind, span).then(|| not(e.clone())),
+            Some(pure) => {
+                let mut result = None;
+                for i in pure {
+                    if self.site(kind, span) {
+                        result = Some(map_conjunct(e.clone(), i, &mut 0, &mut |c| Some(not(c))).unwrap());
+                    }
+                }
+                result
+            }
+        }
+    }
+
+    /// The removal mutants of a precondition: `Some(rest)` for the target, where
+    /// `rest` is `None` when nothing of the clause is left.
+    fn removals(&mut self, span: Span, e: &Expr) -> Option<Option<Expr>> {
+        let mut result = None;
+        for (i, c) in conjuncts(e).iter().enumerate() {
+            if self.has_perm(c) && self.site(Kind::RequiresPermRemoved, span) {
+                result = Some(map_conjunct(e.clone(), i, &mut 0, &mut |_| None));
+            }
+        }
+        result
+    }
+
+    fn mutate_contract(&mut self, contract: &mut Contract) {
+        let mut out = Vec::with_capacity(contract.clauses.len() + 1);
+        for clause in std::mem::take(&mut contract.clauses) {
+            let span = clause.span;
+            let make = |kind| Clause { kind, span };
+            match &clause.kind {
+                ClauseKind::Ensures(e) => {
+                    if let Some(neg) = self.negations(Kind::EnsuresNegated, span, e) {
+                        out.push(make(ClauseKind::Ensures(neg)));
+                        continue;
+                    }
+                }
+                ClauseKind::Requires(e) => {
+                    if let Some(rest) = self.removals(span, e) {
+                        out.extend(rest.map(|r| make(ClauseKind::Requires(r))));
+                        continue;
+                    }
+                }
+                // `context e` = `requires e; ensures e`: each side is mutated alone.
+                ClauseKind::Context(e) => {
+                    if let Some(neg) = self.negations(Kind::EnsuresNegated, span, e) {
+                        out.push(make(ClauseKind::Requires(e.clone())));
+                        out.push(make(ClauseKind::Ensures(neg)));
+                        continue;
+                    }
+                    if let Some(rest) = self.removals(span, e) {
+                        out.extend(rest.map(|r| make(ClauseKind::Requires(r))));
+                        out.push(make(ClauseKind::Ensures(e.clone())));
+                        continue;
+                    }
+                }
+                // The precondition and loop-invariant sides stay: the body is
+                // proved as before, and the added postcondition contradicts one it
+                // already establishes.
+                ClauseKind::ContextEverywhere(e) => {
+                    if let Some(neg) = self.negations(Kind::EnsuresNegated, span, e) {
+                        out.push(clause.clone());
+                        out.push(make(ClauseKind::Ensures(neg)));
+                        continue;
+                    }
+                }
+                _ => {}
+            }
+            out.push(clause);
+        }
+        contract.clauses = out;
+    }
+
+    /// `assert false;` first in `body`.
+    fn assert_false_first(&mut self, body: &mut Block) {
+        if self.site(Kind::AssertFalse, body.span) {
+            body.stmts.insert(0, assert_false());
+        }
+    }
+}
+
+impl VisitMut for Mutator<'_> {
+    fn visit_class_mut(&mut self, c: &mut Class) {
+        self.class = c.name.name.to_string();
+        alpine::ast::visit::walk_class_mut(self, c);
+    }
+
+    fn visit_method_mut(&mut self, m: &mut Method) {
+        self.method = m.name.name.to_string();
+        // `= expr;` and abstract bodies have no statements to put an assert in.
+        if let MethodBody::Block(b) = &mut m.body {
+            self.assert_false_first(b);
+        }
+        walk_method_mut(self, m);
+    }
+
+    // Method and par-unit contracts carry requires/ensures (loops only invariants).
+    fn visit_contract_mut(&mut self, c: &mut Contract) {
+        self.mutate_contract(c);
+        alpine::ast::visit::walk_contract_mut(self, c);
+    }
+
+    fn visit_stmt_mut(&mut self, s: &mut Stmt) {
+        match &mut s.kind {
+            StmtKind::Spec { kind: SpecStmtKind::Assert, expr } => {
+                if let Some(neg) = self.negations(Kind::AssertNegated, s.span, expr) {
+                    *expr = neg;
+                }
+            }
+            StmtKind::Loop(l) => {
+                let body_span = l.body.span;
+                if self.site(Kind::AssertFalse, body_span) {
+                    match &mut l.body.kind {
+                        StmtKind::Block(b) => b.stmts.insert(0, assert_false()),
+                        _ => {
+                            let old =
+                                std::mem::replace(&mut *l.body, Stmt::new(StmtKind::Block(empty_block()), body_span));
+                            l.body.kind = StmtKind::Block(Block { stmts: vec![assert_false(), old], span: body_span });
+                        }
+                    }
+                }
+            }
+            StmtKind::Par(p) => {
+                for u in &mut p.units {
+                    self.assert_false_first(&mut u.body);
+                }
+            }
+            _ => {}
+        }
+        walk_stmt_mut(self, s);
+    }
+}
+
+/// Does an expression hold permissions (is it a resource rather than a boolean)?
+struct PermFinder<'a> {
+    predicates: &'a HashSet<Name>,
+    found: bool,
+}
+
+impl Visitor for PermFinder<'_> {
+    fn visit_expr(&mut self, e: &Expr) {
+        self.found |= match &e.kind {
+            ExprKind::Perm { .. } | ExprKind::PointsTo { .. } | ExprKind::Value(_) => true,
+            ExprKind::Quant { kind: QuantKind::ForallStar, .. } => true,
+            ExprKind::Builtin { func: Builtin::HPerm | Builtin::APerm, .. } => true,
+            ExprKind::Binary { op: BinOp::Wand, .. } => true,
+            ExprKind::Call { method, .. } => self.predicates.contains(&method.name),
+            _ => false,
+        };
+        if !self.found {
+            walk_expr(self, e);
+        }
+    }
+}
+
+/// The operands of the top-level `**`/`&&` chain of `e`, left to right.
+pub fn conjuncts(e: &Expr) -> Vec<&Expr> {
+    match &e.kind {
+        ExprKind::Binary { op: BinOp::Star | BinOp::And, lhs, rhs } => {
+            let mut v = conjuncts(lhs);
+            v.extend(conjuncts(rhs));
+            v
+        }
+        _ => vec![e],
+    }
+}
+
+/// Replaces conjunct number `target` of `e` (counting from `*seen`) by `f` of it,
+/// keeping the shape of the chain; `f` returning `None` removes the conjunct, and
+/// the result is `None` when nothing is left.
+fn map_conjunct(e: Expr, target: usize, seen: &mut usize, f: &mut dyn FnMut(Expr) -> Option<Expr>) -> Option<Expr> {
+    match e.kind {
+        ExprKind::Binary { op: op @ (BinOp::Star | BinOp::And), lhs, rhs } => {
+            let l = map_conjunct(*lhs, target, seen, f);
+            let r = map_conjunct(*rhs, target, seen, f);
+            match (l, r) {
+                (Some(l), Some(r)) => {
+                    Some(Expr { kind: ExprKind::Binary { op, lhs: l.boxed(), rhs: r.boxed() }, span: e.span, ty: e.ty })
+                }
+                (one, other) => one.or(other),
+            }
+        }
+        _ => {
+            let i = *seen;
+            *seen += 1;
+            if i == target {
+                f(e)
+            } else {
+                Some(e)
+            }
+        }
+    }
+}
+
+fn not(e: Expr) -> Expr {
+    let span = e.span;
+    Expr::new(ExprKind::Unary { op: UnOp::Not, operand: e.boxed() }, span)
+}
+
+/// A made-up statement: no span, so that the printer attaches no comment to it.
+fn assert_false() -> Stmt {
+    Stmt::new(
+        StmtKind::Spec { kind: SpecStmtKind::Assert, expr: Expr::new(ExprKind::BoolLit(false), Span::DUMMY) },
+        Span::DUMMY,
+    )
+}
+
+fn empty_block() -> Block {
+    Block { stmts: Vec::new(), span: Span::DUMMY }
+}
+
+/// Mutant counts per kind, every kind present (zeros included), in [`Kind::ALL`] order.
+pub fn count_by_kind<'a>(ms: impl IntoIterator<Item = &'a Mutant>) -> Vec<(Kind, usize)> {
+    let mut counts: Vec<(Kind, usize)> = Kind::ALL.iter().map(|&k| (k, 0)).collect();
+    for m in ms {
+        counts.iter_mut().find(|(k, _)| *k == m.kind).unwrap().1 += 1;
+    }
+    counts
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn gen(src: &str) -> Vec<Mutant> {
+        mutants("t.pvl", src).unwrap_or_else(|e| panic!("{e}"))
+    }
+
+    fn of_kind(ms: &[Mutant], k: Kind) -> Vec<&Mutant> {
+        ms.iter().filter(|m| m.kind == k).collect()
+    }
+
+    /// The non-empty lines of a mutant, trimmed.
+    fn lines(m: &Mutant) -> Vec<String> {
+        m.text.lines().map(|l| l.trim().to_string()).filter(|l| !l.is_empty()).collect()
+    }
+
+    #[test]
+    fn mixed_ensures_negates_only_the_pure_conjunct() {
+        let src = "class A {\n  ensures x > 0 ** Perm(a[0], 1);\n  void f(int[] a, int x) { }\n}\n";
+        let ms = gen(src);
+        let neg = of_kind(&ms, Kind::EnsuresNegated);
+        assert_eq!(neg.len(), 1);
+        assert!(lines(neg[0]).contains(&"ensures !(x > 0) ** Perm(a[0], 1);".to_string()), "{}", neg[0].text);
+        assert_eq!(neg[0].id, "t.pvl::A.f::ensures-negated#1 (line 2)");
+        // The permission is in an ensures, not a requires: nothing to remove.
+        assert!(of_kind(&ms, Kind::RequiresPermRemoved).is_empty());
+        // The empty body gets its `assert false`.
+        let af = of_kind(&ms, Kind::AssertFalse);
+        assert_eq!(af.len(), 1);
+        assert!(af[0].text.contains("assert false;"), "{}", af[0].text);
+        assert_eq!(ms.len(), 2);
+    }
+
+    #[test]
+    fn mixed_requires_loses_its_permission_conjunct_only() {
+        let src = "class A {\n  requires x > 0 ** Perm(a[0], 1);\n  void f(int[] a, int x) { }\n}\n";
+        let ms = gen(src);
+        let rm = of_kind(&ms, Kind::RequiresPermRemoved);
+        assert_eq!(rm.len(), 1);
+        let l = lines(rm[0]);
+        assert!(l.contains(&"requires x > 0;".to_string()), "{}", rm[0].text);
+        assert!(!rm[0].text.contains("Perm"), "{}", rm[0].text);
+        assert!(of_kind(&ms, Kind::EnsuresNegated).is_empty());
+    }
+
+    #[test]
+    fn a_clause_of_one_permission_is_dropped_and_forall_star_counts() {
+        let src = "class A {\n  requires n > 0;\n  requires (\\forall* int i; 0 <= i && i < n; Perm(a[i], write));\n  \
+                   ensures (\\forall* int i; 0 <= i && i < n; Perm(a[i], write));\n  ensures n > 0;\n  \
+                   void f(int[] a, int n) { }\n}\n";
+        let ms = gen(src);
+        let rm = of_kind(&ms, Kind::RequiresPermRemoved);
+        assert_eq!(rm.len(), 1);
+        assert_eq!(rm[0].line, 3);
+        assert_eq!(lines(rm[0]).iter().filter(|l| l.starts_with("requires")).count(), 1, "{}", rm[0].text);
+        // Only the pure postcondition is negated; the permission one is left alone.
+        let neg = of_kind(&ms, Kind::EnsuresNegated);
+        assert_eq!(neg.len(), 1);
+        assert!(neg[0].text.contains("ensures !(n > 0);"), "{}", neg[0].text);
+        assert_eq!(neg[0].line, 5);
+    }
+
+    #[test]
+    fn asserts_and_loops_are_mutated_and_numbered_per_method() {
+        let src = "class A {\n  void f(int n) {\n    int i = 0;\n    assert i == 0;\n    loop_invariant 0 <= i;\n    \
+                   while (i < n) i = i + 1;\n    assert i >= 0 && i >= n;\n  }\n  int g() = 1;\n  void h();\n}\n";
+        let ms = gen(src);
+        let ids: Vec<&str> = ms.iter().map(|m| m.id.as_str()).collect();
+        assert_eq!(
+            ids,
+            [
+                "t.pvl::A.f::assert-false#1 (line 2)",
+                "t.pvl::A.f::assert-negated#1 (line 4)",
+                "t.pvl::A.f::assert-false#2 (line 6)",
+                "t.pvl::A.f::assert-negated#2 (line 7)",
+            ],
+            "pure functions and abstract methods have no body to assert in"
+        );
+        assert!(ms[1].text.contains("assert !(i == 0);"), "{}", ms[1].text);
+        // A pure assertion is negated as a whole, not per conjunct.
+        assert!(ms[3].text.contains("assert !(i >= 0 && i >= n);"), "{}", ms[3].text);
+        // The loop body was a single statement: it becomes a block.
+        assert!(ms[2].text.contains("assert false;\n"), "{}", ms[2].text);
+        assert_eq!(ms[2].text.matches("assert false;").count(), 1);
+    }
+
+    #[test]
+    fn permission_asserts_negate_pure_conjuncts_only() {
+        let src = "class A {\n  requires Perm(a[0], 1);\n  void f(int[] a) {\n    assert Perm(a[0], 1);\n    \
+                   assert a[0] == a[0] ** Perm(a[0], 1) ** a != null;\n  }\n}\n";
+        let ms = gen(src);
+        let neg = of_kind(&ms, Kind::AssertNegated);
+        assert_eq!(neg.len(), 2, "{:?}", neg.iter().map(|m| &m.id).collect::<Vec<_>>());
+        assert!(neg[0].text.contains("assert !(a[0] == a[0]) ** Perm(a[0], 1) ** a != null;"), "{}", neg[0].text);
+        assert!(neg[1].text.contains("assert a[0] == a[0] ** Perm(a[0], 1) ** !(a != null);"), "{}", neg[1].text);
+        assert_eq!(of_kind(&ms, Kind::RequiresPermRemoved).len(), 1);
+    }
+
+    #[test]
+    fn pure_function_postconditions_count() {
+        let src = "class A {\n  ensures \\result >= 0;\n  static pure int sq(int x) = x * x;\n}\n";
+        let ms = gen(src);
+        assert_eq!(ms.len(), 1);
+        assert_eq!(ms[0].id, "t.pvl::A.sq::ensures-negated#1 (line 2)");
+        assert!(ms[0].text.contains("ensures !(\\result >= 0);"), "{}", ms[0].text);
+    }
+
+    #[test]
+    fn context_is_split_into_its_two_sides() {
+        let src = "class A {\n  context x > 0 ** Perm(c.v, 1);\n  void f(C c, int x) { }\n}\nclass C { int v; }\n";
+        let ms = gen(src);
+        let neg = of_kind(&ms, Kind::EnsuresNegated);
+        assert_eq!(neg.len(), 1);
+        let l = lines(neg[0]);
+        assert!(l.contains(&"requires x > 0 ** Perm(c.v, 1);".to_string()), "{}", neg[0].text);
+        assert!(l.contains(&"ensures !(x > 0) ** Perm(c.v, 1);".to_string()), "{}", neg[0].text);
+        let rm = of_kind(&ms, Kind::RequiresPermRemoved);
+        assert_eq!(rm.len(), 1);
+        let l = lines(rm[0]);
+        assert!(l.contains(&"requires x > 0;".to_string()), "{}", rm[0].text);
+        assert!(l.contains(&"ensures x > 0 ** Perm(c.v, 1);".to_string()), "{}", rm[0].text);
+    }
+
+    #[test]
+    fn context_everywhere_gains_a_negated_postcondition() {
+        let src = "class A {\n  context_everywhere a != null;\n  void f(int[] a) { }\n}\n";
+        let ms = gen(src);
+        let neg = of_kind(&ms, Kind::EnsuresNegated);
+        assert_eq!(neg.len(), 1);
+        let l = lines(neg[0]);
+        assert!(l.contains(&"context_everywhere a != null;".to_string()), "{}", neg[0].text);
+        assert!(l.contains(&"ensures !(a != null);".to_string()), "{}", neg[0].text);
+    }
+
+    #[test]
+    fn predicates_are_permissions() {
+        let src = "class A {\n  int v;\n  resource P() = Perm(v, 1);\n  requires P() ** v > 0;\n  void f() { }\n}\n";
+        let ms = gen(src);
+        // Only `P()` is a permission; `v > 0` stays (it is malformed without `P`,
+        // but that is the verifier's business: the mutant still type-checks).
+        let rm = of_kind(&ms, Kind::RequiresPermRemoved);
+        assert_eq!(rm.len(), 1);
+        assert!(lines(rm[0]).contains(&"requires v > 0;".to_string()), "{}", rm[0].text);
+    }
+
+    #[test]
+    fn comments_survive_and_par_units_get_assert_false() {
+        let src = "// header\nclass A {\n  // about f\n  requires Perm(a[0], 1);\n  void f(int[] a) {\n    \
+                   par (int t = 0 .. 1)\n      requires t == 0;\n      ensures t == 0;\n    {\n      // first\n      \
+                   int z = 0;\n    }\n  }\n}\n";
+        let ms = gen(src);
+        let kinds: Vec<&str> = ms.iter().map(|m| m.kind.name()).collect();
+        // Listed in source order: the method body's `{` follows its contract.
+        assert_eq!(kinds, ["requires-perm-removed", "assert-false", "ensures-negated", "assert-false"]);
+        for m in &ms {
+            assert!(m.text.contains("// header") && m.text.contains("// about f") && m.text.contains("// first"));
+        }
+        assert!(ms[2].text.contains("ensures !(t == 0);"), "{}", ms[2].text);
+    }
+
+    #[test]
+    fn counts_cover_every_kind() {
+        let ms = gen("class A {\n  void f() { }\n}\n");
+        let counts = count_by_kind(&ms);
+        assert_eq!(counts.len(), 4);
+        assert_eq!(counts.iter().map(|c| c.1).sum::<usize>(), 1);
+    }
+}

@@ -1,0 +1,432 @@
+//! Soundness mutants (issue #3): every corpus program of the suite must verify, and
+//! every mutant of it (tests/common/mutants.rs: a negated assertion or
+//! postcondition, an `assert false`, a removed permission precondition) must be
+//! rejected by `alpine verify`.
+//!
+//! * `tests/expected-verdicts.md` lists programs whose sound verdict is a failure:
+//!   they must be rejected themselves, and their mutants are not run.
+//! * `tests/soundness-exclusions.md` lists mutants that are provably equivalent to
+//!   their program (each with the argument why); such a mutant may survive.
+//!
+//! Knobs: `ALPINE_MUTANTS_FILTER=substring` runs only the mutants whose id contains
+//! it (and only their programs); `ALPINE_MUTANTS_LIST=1` lists the ids and the
+//! counts per kind without running anything (`=diff` also shows each edit); `ALPINE_MUTANTS_JOBS=n` sets the
+//! number of verifier processes run at once; `ALPINE_BIN=path` runs another
+//! `alpine` binary (a release build, say) instead of this crate's debug one. The
+//! report also goes to
+//! `target/soundness-report.md`.
+
+mod common;
+#[path = "common/mutants.rs"]
+mod mutants;
+
+use mutants::{Kind, Mutant};
+use std::collections::{BTreeMap, HashSet};
+use std::path::{Path, PathBuf};
+use std::process::{Command, Stdio};
+use std::sync::atomic::{AtomicUsize, Ordering};
+use std::sync::Mutex;
+use std::time::{Duration, Instant};
+
+/// Passed to `alpine verify --timeout`: per proof obligation, so a timeout is a
+/// verdict (exit 1) decided by the verifier.
+const VERIFY_TIMEOUT_S: u64 = 10;
+/// Our own limit on one `alpine verify` process; past it the run counts as hung.
+const GUARD: Duration = Duration::from_secs(60);
+
+#[derive(Clone, Debug, PartialEq)]
+enum Outcome {
+    Exit(i32, String),
+    /// Killed by a signal, or not started at all.
+    Crashed(String),
+    Hung,
+}
+
+impl Outcome {
+    fn describe(&self) -> String {
+        match self {
+            Outcome::Exit(code, out) => format!("exit {code}{}", excerpt(out)),
+            Outcome::Crashed(why) => format!("crashed: {why}"),
+            Outcome::Hung => format!("still running after {}s (killed)", GUARD.as_secs()),
+        }
+    }
+}
+
+fn excerpt(out: &str) -> String {
+    let tail: Vec<&str> = out.lines().filter(|l| !l.trim().is_empty()).take(12).collect();
+    if tail.is_empty() {
+        String::new()
+    } else {
+        format!("\n      | {}", tail.join("\n      | "))
+    }
+}
+
+fn alpine_bin() -> PathBuf {
+    std::env::var_os("ALPINE_BIN").map_or_else(|| PathBuf::from(env!("CARGO_BIN_EXE_alpine")), PathBuf::from)
+}
+
+/// Runs `alpine verify --timeout 10 FILE` under the guard; stdout and stderr go to
+/// files in `scratch` (pipes could fill up and block the child while we poll).
+fn verify(file: &Path, scratch: &Path) -> Outcome {
+    let (out_path, err_path) = (scratch.join("verify.stdout"), scratch.join("verify.stderr"));
+    let spawned = Command::new(alpine_bin())
+        .args(["verify", "--timeout", &VERIFY_TIMEOUT_S.to_string()])
+        .arg(file)
+        .stdin(Stdio::null())
+        .stdout(std::fs::File::create(&out_path).expect("temp file"))
+        .stderr(std::fs::File::create(&err_path).expect("temp file"))
+        .spawn();
+    let mut child = match spawned {
+        Ok(c) => c,
+        Err(e) => return Outcome::Crashed(format!("could not start alpine: {e}")),
+    };
+    let start = Instant::now();
+    // Poll with a growing pause: fast verdicts are seen within a millisecond or
+    // two, slow ones cost few wake-ups.
+    let mut pause = Duration::from_millis(1);
+    let status = loop {
+        match child.try_wait() {
+            Ok(Some(status)) => break status,
+            Ok(None) if start.elapsed() > GUARD => {
+                let _ = child.kill();
+                let _ = child.wait();
+                return Outcome::Hung;
+            }
+            Ok(None) => {
+                std::thread::sleep(pause);
+                pause = (pause * 2).min(Duration::from_millis(50));
+            }
+            Err(e) => return Outcome::Crashed(format!("waiting for alpine: {e}")),
+        }
+    };
+    let output = std::fs::read_to_string(&err_path).unwrap_or_default()
+        + &std::fs::read_to_string(&out_path).unwrap_or_default();
+    match status.code() {
+        Some(code) => Outcome::Exit(code, output),
+        None => Outcome::Crashed(format!("{status}{}", excerpt(&output))),
+    }
+}
+
+/// Threads (and so verifier processes) at once: `ALPINE_MUTANTS_JOBS`, else the
+/// number of cores up to 8.
+fn workers() -> usize {
+    std::env::var("ALPINE_MUTANTS_JOBS")
+        .ok()
+        .and_then(|v| v.parse().ok())
+        .unwrap_or_else(|| std::thread::available_parallelism().map_or(2, |n| n.get()).min(8))
+        .max(1)
+}
+
+/// `f` of every item on a small pool of threads, results in the order of `items`.
+fn par_map<T: Sync, R: Send>(items: &[T], f: impl Fn(&T) -> R + Sync) -> Vec<R> {
+    let next = AtomicUsize::new(0);
+    let results: Vec<Mutex<Option<R>>> = items.iter().map(|_| Mutex::new(None)).collect();
+    std::thread::scope(|s| {
+        for _ in 0..workers().min(items.len()) {
+            s.spawn(|| loop {
+                let i = next.fetch_add(1, Ordering::Relaxed);
+                let Some(item) = items.get(i) else { break };
+                *results[i].lock().unwrap() = Some(f(item));
+            });
+        }
+    });
+    results.into_iter().map(|r| r.into_inner().unwrap().expect("every item was processed")).collect()
+}
+
+/// One verifier run: a corpus file as it is, or a mutant's text written to a
+/// scratch directory under the original file name (the programs of the suite have
+/// no companion files, so nothing else has to be beside it).
+enum Job<'a> {
+    File(PathBuf),
+    Text { name: String, text: &'a str },
+}
+
+/// Runs the jobs in parallel, each in a scratch directory of its own (for the
+/// mutant file and the captured output).
+fn run_all(jobs: &[Job]) -> Vec<Outcome> {
+    par_map(jobs, |job| {
+        let scratch = tempfile::tempdir().expect("scratch directory");
+        match job {
+            Job::File(path) => verify(path, scratch.path()),
+            Job::Text { name, text } => {
+                let dir = scratch.path().join("mutant");
+                std::fs::create_dir(&dir).expect("scratch directory");
+                let file = dir.join(name);
+                std::fs::write(&file, text).expect("mutant written");
+                verify(&file, scratch.path())
+            }
+        }
+    })
+}
+
+/// The lines of `after` that differ from `before` (`-`/`+`), between the longest
+/// common prefix and suffix: enough to review one mutant.
+fn changed_lines(before: &str, after: &str) -> String {
+    let (b, a): (Vec<&str>, Vec<&str>) = (before.lines().collect(), after.lines().collect());
+    let prefix = b.iter().zip(&a).take_while(|(x, y)| x == y).count();
+    let suffix = b[prefix..].iter().rev().zip(a[prefix..].iter().rev()).take_while(|(x, y)| x == y).count();
+    let removed = b[prefix..b.len() - suffix].iter().map(|l| format!("    - {l}"));
+    let added = a[prefix..a.len() - suffix].iter().map(|l| format!("    + {l}"));
+    removed.chain(added).collect::<Vec<_>>().join("\n")
+}
+
+/// The cells of the body rows of the markdown tables in `text` (header and
+/// separator rows skipped), backticks and surrounding spaces removed.
+fn table_rows(text: &str) -> Vec<Vec<String>> {
+    let mut rows = Vec::new();
+    let mut in_table = false;
+    for line in text.lines() {
+        let line = line.trim();
+        if !line.starts_with('|') {
+            in_table = false;
+            continue;
+        }
+        let cells: Vec<String> =
+            line.trim_matches('|').split('|').map(|c| c.trim().trim_matches('`').trim().to_string()).collect();
+        let separator = cells.iter().all(|c| !c.is_empty() && c.chars().all(|ch| matches!(ch, '-' | ':' | ' ')));
+        if !in_table {
+            in_table = true; // the header row
+        } else if !separator {
+            rows.push(cells);
+        }
+    }
+    rows
+}
+
+fn read_table_file(name: &str) -> (PathBuf, Vec<Vec<String>>) {
+    let path = Path::new(env!("CARGO_MANIFEST_DIR")).join("tests").join(name);
+    let text = std::fs::read_to_string(&path).unwrap_or_else(|e| panic!("{} is unreadable: {e}", path.display()));
+    (path.clone(), table_rows(&text))
+}
+
+/// Programs of `tests/expected-verdicts.md`: the cell of a row that names a `.pvl`
+/// file, relative to the corpus root (an `alpinist/` prefix is accepted).
+fn expected_failures() -> HashSet<String> {
+    let (_, rows) = read_table_file("expected-verdicts.md");
+    rows.iter()
+        .filter_map(|r| r.iter().find(|c| c.ends_with(".pvl")))
+        .map(|c| c.strip_prefix("alpinist/").unwrap_or(c).to_string())
+        .collect()
+}
+
+/// Mutant ids of `tests/soundness-exclusions.md` with their reasons; a row without
+/// a reason is an error (the reason is the whole point of the row).
+fn exclusions() -> BTreeMap<String, String> {
+    let (path, rows) = read_table_file("soundness-exclusions.md");
+    let mut out = BTreeMap::new();
+    for r in rows {
+        let (id, reason) = (r.first().cloned().unwrap_or_default(), r.get(1).cloned().unwrap_or_default());
+        assert!(!id.is_empty() && !reason.is_empty(), "{}: every row needs an id and a reason: {r:?}", path.display());
+        out.insert(id, reason);
+    }
+    out
+}
+
+#[derive(Default)]
+struct Tally {
+    mutants: usize,
+    rejected: usize,
+    excluded: usize,
+    survived: usize,
+    errors: usize,
+}
+
+fn report(per_kind: &BTreeMap<Kind, Tally>, header: &str, problems: &[String]) -> String {
+    let mut s = format!("# Soundness mutants\n\n{header}\n\n");
+    s += "| kind | mutants | rejected | excluded | survived | errors |\n|---|---:|---:|---:|---:|---:|\n";
+    let mut total = Tally::default();
+    for kind in Kind::ALL {
+        let t = per_kind.get(&kind).unwrap_or(&Tally { mutants: 0, rejected: 0, excluded: 0, survived: 0, errors: 0 });
+        s += &format!(
+            "| {} | {} | {} | {} | {} | {} |\n",
+            kind.name(),
+            t.mutants,
+            t.rejected,
+            t.excluded,
+            t.survived,
+            t.errors
+        );
+        total.mutants += t.mutants;
+        total.rejected += t.rejected;
+        total.excluded += t.excluded;
+        total.survived += t.survived;
+        total.errors += t.errors;
+    }
+    s += &format!(
+        "| **total** | {} | {} | {} | {} | {} |\n\n",
+        total.mutants, total.rejected, total.excluded, total.survived, total.errors
+    );
+    let judged = total.mutants - total.excluded;
+    if judged > 0 {
+        s += &format!(
+            "Rejection rate (of non-excluded mutants): {}/{} = {:.1}%\n",
+            total.rejected,
+            judged,
+            100.0 * total.rejected as f64 / judged as f64
+        );
+    }
+    if !problems.is_empty() {
+        s += &format!("\n## Problems ({})\n\n", problems.len());
+        for p in problems {
+            s += &format!("- {p}\n");
+        }
+    }
+    s
+}
+
+fn write_report(text: &str) {
+    let target = std::env::var_os("CARGO_TARGET_DIR")
+        .map(PathBuf::from)
+        .unwrap_or_else(|| Path::new(env!("CARGO_MANIFEST_DIR")).join("target"));
+    let path = target.join("soundness-report.md");
+    if std::fs::create_dir_all(&target).and_then(|_| std::fs::write(&path, text)).is_ok() {
+        println!("(report written to {})", path.display());
+    }
+}
+
+/// List mode: every id, and with `ALPINE_MUTANTS_LIST=diff` the edit under it.
+fn list(files: &[(String, String)], programs: &[(String, Vec<Mutant>)]) {
+    let diffs = std::env::var("ALPINE_MUTANTS_LIST").is_ok_and(|v| v == "diff");
+    for (rel, ms) in programs {
+        let original = &files.iter().find(|(r, _)| r == rel).unwrap().1;
+        let printed = alpine::printer::print_program(&alpine::syntax::parse(original).unwrap());
+        for m in ms {
+            println!("{}", m.id);
+            if diffs {
+                println!("{}", changed_lines(&printed, &m.text));
+            }
+        }
+    }
+}
+
+#[test]
+fn verifier_rejects_every_mutant_of_verified_programs() {
+    let Some(files) = common::verify_corpus_files() else { return };
+    assert_eq!(
+        files.len(),
+        common::VERIFY_CORPUS_COUNT,
+        "the suite should hold {} programs",
+        common::VERIFY_CORPUS_COUNT
+    );
+    let filter = std::env::var("ALPINE_MUTANTS_FILTER").ok().filter(|f| !f.is_empty());
+    let list_only = std::env::var("ALPINE_MUTANTS_LIST").is_ok_and(|v| !v.is_empty() && v != "0");
+
+    // Generate everything first: a generator bug fails the test before any run.
+    let mut programs: Vec<(String, Vec<Mutant>)> = Vec::new();
+    // (Each mutant is printed, re-parsed and type-checked: worth the threads.)
+    for ((rel, _), ms) in files.iter().zip(par_map(&files, |(rel, text)| mutants::mutants(rel, text))) {
+        let ms = ms.unwrap_or_else(|e| panic!("mutant generator bug: {e}"));
+        let ms: Vec<Mutant> =
+            ms.into_iter().filter(|m| filter.as_ref().is_none_or(|f| m.id.contains(f.as_str()))).collect();
+        if filter.is_none() || !ms.is_empty() {
+            programs.push((rel.clone(), ms));
+        }
+    }
+    let all: Vec<&Mutant> = programs.iter().flat_map(|(_, ms)| ms).collect();
+    let counts = mutants::count_by_kind(all.iter().copied());
+    let count_line = counts.iter().map(|(k, n)| format!("{} {n}", k.name())).collect::<Vec<_>>().join(", ")
+        + &format!("; total {}", all.len());
+
+    if list_only {
+        list(&files, &programs);
+        println!("{} programs; mutants per kind: {count_line}", programs.len());
+        return;
+    }
+
+    // The verifier must exist before its verdicts mean anything.
+    let probe = Command::new(alpine_bin()).args(["verify", "--help"]).output().expect("alpine runs");
+    assert!(
+        probe.status.success(),
+        "`alpine verify` is not available yet (`alpine verify --help` exited {:?}: {}); \
+         the soundness suite ({} mutants: {count_line}) needs it",
+        probe.status.code(),
+        String::from_utf8_lossy(&probe.stderr).lines().next().unwrap_or(""),
+        all.len(),
+    );
+
+    let expected_fail = expected_failures();
+    let excluded = exclusions();
+    let corpus = common::corpus_dir().unwrap();
+    let mut problems = Vec::new();
+
+    // 1. The programs themselves.
+    let jobs: Vec<Job> = programs.iter().map(|(rel, _)| Job::File(corpus.join(rel))).collect();
+    let outcomes = run_all(&jobs);
+    let mut verified = Vec::new();
+    for ((rel, ms), outcome) in programs.iter().zip(&outcomes) {
+        let fails = expected_fail.contains(rel);
+        match (outcome, fails) {
+            (Outcome::Exit(0, _), false) => verified.push((rel, ms)),
+            (Outcome::Exit(1, _), true) => {}
+            (Outcome::Exit(0, _), true) => problems.push(format!(
+                "{rel}: listed in tests/expected-verdicts.md as failing, but it verified (stale row, or an unsound verifier)"
+            )),
+            (o, false) => problems.push(format!("{rel}: the unmutated program does not verify: {}", o.describe())),
+            (o, true) => problems.push(format!("{rel}: expected a rejection (exit 1), got {}", o.describe())),
+        }
+    }
+
+    // 2. Their mutants.
+    let mutants: Vec<(&String, &Mutant)> =
+        verified.iter().flat_map(|(rel, ms)| ms.iter().map(move |m| (*rel, m))).collect();
+    let jobs: Vec<Job> = mutants
+        .iter()
+        .map(|(rel, m)| Job::Text {
+            name: Path::new(rel).file_name().unwrap().to_string_lossy().into_owned(),
+            text: &m.text,
+        })
+        .collect();
+    let started = Instant::now();
+    let outcomes = run_all(&jobs);
+    let elapsed = started.elapsed();
+    let mut per_kind: BTreeMap<Kind, Tally> = BTreeMap::new();
+    let mut seen = HashSet::new();
+    for ((_, m), outcome) in mutants.iter().zip(&outcomes) {
+        let t = per_kind.entry(m.kind).or_default();
+        t.mutants += 1;
+        seen.insert(m.id.as_str());
+        match outcome {
+            Outcome::Exit(1, _) => t.rejected += 1,
+            Outcome::Exit(0, _) if excluded.contains_key(&m.id) => t.excluded += 1,
+            Outcome::Exit(0, _) => {
+                t.survived += 1;
+                problems.push(format!(
+                    "SURVIVED {} (verified; unsound, or add a proven row to tests/soundness-exclusions.md)",
+                    m.id
+                ));
+            }
+            Outcome::Exit(2, out) => {
+                t.errors += 1;
+                problems.push(format!(
+                    "{}: exit 2, the mutant was refused as bad input (generator bug?){}",
+                    m.id,
+                    excerpt(out)
+                ));
+            }
+            o => {
+                t.errors += 1;
+                problems.push(format!("{}: {}", m.id, o.describe()));
+            }
+        }
+    }
+    // An exclusion that no longer names a mutant is a row nobody re-checked.
+    if filter.is_none() {
+        for id in excluded.keys().filter(|id| !seen.contains(id.as_str())) {
+            println!("warning: tests/soundness-exclusions.md names no current mutant: {id}");
+        }
+    }
+
+    let skipped = programs.len() - verified.len();
+    let header = format!(
+        "{} programs, {} verified ({skipped} not: expected failures or problems); {} mutants of the verified ones run in {:.1}s{}.",
+        programs.len(),
+        verified.len(),
+        mutants.len(),
+        elapsed.as_secs_f64(),
+        filter.as_ref().map(|f| format!(" (filter `{f}`)")).unwrap_or_default()
+    );
+    let text = report(&per_kind, &header, &problems);
+    println!("{text}");
+    write_report(&text);
+    assert!(problems.is_empty(), "{} soundness problems (see the report above)", problems.len());
+}
