@@ -88,7 +88,6 @@ pub fn lower(program: &ast::Program) -> ir::Program {
             class: method.class.clone(),
             methods: &out.methods,
             functions: &out.functions,
-            fields: &out.fields,
             classes: &classes,
             scopes: vec![method
                 .params
@@ -143,7 +142,6 @@ struct Lower<'a> {
     class: Name,
     methods: &'a [ir::Method],
     functions: &'a [ir::Function],
-    fields: &'a [(Name, Name, Ty)],
     classes: &'a HashSet<Name>,
     scopes: Vec<HashSet<Name>>,
     everywhere: Vec<Spec>,

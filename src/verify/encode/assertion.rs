@@ -85,6 +85,10 @@ struct Run<'a, 'e> {
     check: bool,
     ex: Option<&'a ExCx>,
     touched: BTreeSet<Rc<str>>,
+    /// Single locations inhaled: the good-mask bound is also assumed for these
+    /// ground terms, so that e.g. `Perm(a[0],1) ** Perm(b[0],1)` gives `a != b`
+    /// without a term to trigger the quantified bound.
+    inhaled: Vec<(Rc<str>, Vec<Term>)>,
 }
 
 impl Encoder<'_> {
@@ -94,10 +98,14 @@ impl Encoder<'_> {
     #[allow(clippy::too_many_arguments)]
     pub fn inhale(&mut self, guard: &Term, st: &mut State, fr: &Frame, e: &Expr, cond: &Term, scale: Option<&Term>, check: bool) {
         let mut run =
-            Run { mode: Mode::Inhale, guard: guard.clone(), frame: fr, pre: st.clone(), scale: scale.cloned(), check, ex: None, touched: BTreeSet::new() };
+            Run { mode: Mode::Inhale, guard: guard.clone(), frame: fr, pre: st.clone(), scale: scale.cloned(), check, ex: None, touched: BTreeSet::new(), inhaled: Vec::new() };
         self.assertion(&mut run, st, e, cond);
         for fam in run.touched.clone() {
             self.good_mask(guard, st, &fam);
+        }
+        for (fam, args) in run.inhaled {
+            let m = self.read_mask(st, &fam, args);
+            self.assume(guard, m.le(&Term::real(1, 1)));
         }
     }
 
@@ -117,7 +125,7 @@ impl Encoder<'_> {
         let mut check_only = true;
         for (e, ex) in parts {
             check_only &= ex.check_only;
-            let mut run = Run { mode: Mode::Exhale, guard: guard.clone(), frame: fr, pre: pre.clone(), scale: ex.scale.clone().or(scale.cloned()), check: true, ex: Some(ex), touched: BTreeSet::new() };
+            let mut run = Run { mode: Mode::Exhale, guard: guard.clone(), frame: fr, pre: pre.clone(), scale: ex.scale.clone().or(scale.cloned()), check: true, ex: Some(ex), touched: BTreeSet::new(), inhaled: Vec::new() };
             self.assertion(&mut run, &mut work, e, cond);
             touched.extend(run.touched);
         }
@@ -252,6 +260,7 @@ impl Encoder<'_> {
                     }
                 };
                 self.update_mask(st, &fam, |xs| cond.and2(&at(xs)).ite(&p, &Term::real(0, 1)));
+                run.inhaled.push((fam.clone(), args.clone()));
                 if args.len() == 1 {
                     let nn = args[0].ne(&super::null_of(&args[0].sort()));
                     self.assume(&guard, cond.and2(&p.gt(&Term::real(0, 1))).implies(&nn));

@@ -195,6 +195,16 @@ impl<'a> Encoder<'a> {
         g
     }
 
+    /// A guard for a side obligation (the postcondition's well-definedness, a
+    /// loop body, a par thread): it implies the parent but is not implied by it,
+    /// so contradictory assumptions on the side path cannot make the parent
+    /// path vacuous.
+    pub fn side_guard(&mut self, parent: &Term) -> Term {
+        let g = self.fresh_const("g", Sort::Bool);
+        self.smt.assert(g.implies(parent));
+        g
+    }
+
     pub fn assume(&mut self, guard: &Term, fact: Term) {
         if fact.is_true() {
             return;

@@ -53,7 +53,7 @@ pub fn verify_method(enc: &mut Encoder, m: &ir::Method) {
     };
     // Well-definedness of the postcondition, on its own path.
     {
-        let g = enc.sub_guard(&g0, &Term::tru());
+        let g = enc.side_guard(&g0);
         let mut st = enc.fresh_state();
         let fr = Frame { env: &env, this: this.clone(), old: None, result: None, class: m.class.clone() };
         for s in &m.pre {
@@ -77,10 +77,11 @@ pub fn verify_method(enc: &mut Encoder, m: &ir::Method) {
     }
     let ucx = UnitCx { method: Some(m), old: st.clone(), this, result: None };
     let mut path = Path { guard: g0, state: st, env, alive: true, host_depth: None };
-    enc.smoke(&path, m.name_span, "the precondition");
+    let pre_span = m.pre.first().map(|s| s.span).unwrap_or(m.name_span);
+    let vacuous_pre = enc.smoke(&path, pre_span, "the code after this precondition");
     enc.block(body, &mut path, &ucx);
-    if path.alive {
-        enc.smoke(&path, m.span_end(), "the end of the method body");
+    if path.alive && !vacuous_pre {
+        let _ = enc.smoke(&path, m.span_end(), "the end of the method body");
         enc.exhale_post(&mut path, &ucx, None, m.name_span);
     }
 }
@@ -113,11 +114,12 @@ impl Encoder<'_> {
     }
 
     /// `--smoke`: warn when this point is unreachable (vacuous contract or dead code).
-    pub fn smoke(&mut self, path: &Path, span: Span, what: &str) {
+    pub fn smoke(&mut self, path: &Path, span: Span, what: &str) -> bool {
         if !self.opts.smoke || !path.alive {
-            return;
+            return false;
         }
-        if self.prove(&path.guard, &Term::tru(), &Term::fls(), None) {
+        let vacuous = self.prove(&path.guard, &Term::tru(), &Term::fls(), None);
+        if vacuous {
             self.failures.push(super::super::Failure {
                 code: codes::VACUOUS,
                 message: format!("{what} is unreachable: the assumptions before it are contradictory"),
@@ -126,6 +128,7 @@ impl Encoder<'_> {
                 values: vec![],
             });
         }
+        vacuous
     }
 
     fn exhale_post(&mut self, path: &mut Path, ucx: &UnitCx, result: Option<Term>, at: Span) {
@@ -355,7 +358,7 @@ impl Encoder<'_> {
         }
         // 3. An arbitrary iteration, from a state holding only the invariant.
         {
-            let g = self.sub_guard(&path.guard, &Term::tru());
+            let g = self.side_guard(&path.guard);
             let st = self.fresh_state();
             let mut p = Path { guard: g.clone(), state: st, env: path.env.clone(), alive: true, host_depth: path.host_depth };
             {
@@ -369,7 +372,7 @@ impl Encoder<'_> {
             let c = self.eval(cond, &p, ucx);
             let gb = self.sub_guard(&g, &c);
             p.guard = gb;
-            self.smoke(&p, span, "the loop body");
+            let _ = self.smoke(&p, span, "the loop body");
             self.block(body, &mut p, ucx);
             if p.alive {
                 let fr = self.frame(&p, ucx);
@@ -527,7 +530,7 @@ impl Encoder<'_> {
         path.state = st;
         // Each block: one arbitrary thread.
         for b in blocks {
-            let g = self.sub_guard(&path.guard, &Term::tru());
+            let g = self.side_guard(&path.guard);
             let mut p = Path { guard: g.clone(), state: self.fresh_state(), env: path.env.clone(), alive: true, host_depth: None };
             p.env.push();
             let mut in_range = Vec::new();
@@ -555,7 +558,7 @@ impl Encoder<'_> {
             for fam in fams {
                 self.same_where_held(&g, &p.state, &at_fork, &fam);
             }
-            self.smoke(&p, b.span, "the par block body");
+            let _ = self.smoke(&p, b.span, "the par block body");
             self.block(&b.body, &mut p, ucx);
             if p.alive {
                 let fr = self.frame(&p, ucx);
