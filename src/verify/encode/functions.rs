@@ -18,7 +18,6 @@
 //! sequence `s` and an int `k`, and reports `termination` when none works.
 //! Mutual recursion is rejected.
 
-use super::assertion::Frame;
 use super::expr::ECx;
 use super::{Blame, Encoder, Env, Term};
 use crate::ast::{Expr, ExprKind, Ty};
@@ -158,8 +157,6 @@ pub fn verify_function(enc: &mut Encoder, idx: usize) {
     enc.current_function = None;
     let result = enc.fresh_const("result", value.sort());
     enc.smt.assert(result.eq(&value));
-    let fr = Frame { env: &env, this: None, old: None, result: Some(result.clone()), class: f.class.clone() };
-    let _ = fr;
     for s in &f.post {
         let mut cx = ECx::new(&g, &env, None, &f.class);
         cx.result = Some(result.clone());

@@ -22,7 +22,6 @@
 
 use super::assertion::{ExCx, Frame};
 use super::expr::ECx;
-use super::state::State;
 use super::{null_of, Blame, Encoder, Env, Path, UnitCx};
 use crate::ast::{BinOp, Expr, ExprKind, Ident, Param, QuantKind, Span, Ty, Type, TypeKind};
 use crate::diagnostics::codes;
@@ -244,7 +243,6 @@ impl Encoder<'_> {
                     self.update_heap(&mut path.state, &fam, |xs, old| xs[0].eq(&a3).ite(&d, &old));
                 }
                 self.good_mask(&g, &path.state.clone(), &fam);
-                let _ = span;
                 self.assign_local(path, target, a, *span);
             }
             Stmt::Call(c) => self.call(c, path, ucx),
@@ -680,6 +678,3 @@ fn mentions_var(e: &Expr, n: &str) -> bool {
     m.visit_expr(e);
     m.1
 }
-
-#[allow(dead_code)]
-fn unused(_: State) {}
