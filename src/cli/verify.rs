@@ -22,10 +22,14 @@ pub struct VerifyArgs {
     /// Write the SMT-LIB sent to Z3 for each unit into this directory.
     #[arg(long, value_name = "DIR")]
     dump_smt: Option<std::path::PathBuf>,
+    /// Verify only this unit (`Class.method`, or `method` in any class);
+    /// repeatable. Naming no unit of a file is a usage error.
+    #[arg(long, value_name = "UNIT")]
+    only: Vec<String>,
 }
 
 pub fn run(args: VerifyArgs, reporter: &Reporter) -> i32 {
-    let opts = Options { timeout_secs: args.timeout.max(1), rlimit: args.rlimit, smoke: args.smoke, dump_smt: args.dump_smt.is_some() };
+    let opts = Options { timeout_secs: args.timeout.max(1), rlimit: args.rlimit, smoke: args.smoke, dump_smt: args.dump_smt.is_some(), only: args.only.clone() };
     let mut status = EXIT_OK;
     for path in &args.files {
         let file = match io::read_source(path) {
@@ -49,6 +53,11 @@ pub fn run(args: VerifyArgs, reporter: &Reporter) -> i32 {
             }
         };
         let reports = verify::verify_program(&program, &file.text, &opts);
+        if reports.is_empty() && !opts.only.is_empty() {
+            eprintln!("error: {}: no method or function named {}", file.name, opts.only.join(", "));
+            status = EXIT_BAD_INPUT;
+            continue;
+        }
         for r in &reports {
             if !reporter.json() {
                 let mark = if r.proved() { "✓" } else { "✗" };

@@ -33,15 +33,22 @@ pub struct Options {
     pub smoke: bool,
     /// Keep the SMT-LIB sent to Z3 in the unit reports.
     pub dump_smt: bool,
+    /// Verify only these units (`Class.method` or `method`); empty = all.
+    pub only: Vec<String>,
 }
 
 impl Default for Options {
     fn default() -> Options {
-        Options { timeout_secs: 10, rlimit: 0, smoke: false, dump_smt: false }
+        Options { timeout_secs: 10, rlimit: 0, smoke: false, dump_smt: false, only: Vec::new() }
     }
 }
 
 impl Options {
+    /// Whether the unit called `name` (`Class.method`) is to be verified.
+    pub fn selects(&self, name: &str) -> bool {
+        self.only.is_empty() || self.only.iter().any(|o| o == name || name.rsplit('.').next() == Some(o.as_str()))
+    }
+
     pub fn timeout_ms(&self) -> u32 {
         u32::try_from(self.timeout_secs.saturating_mul(1000)).unwrap_or(u32::MAX).max(1)
     }
@@ -123,6 +130,7 @@ pub fn verify_program(program: &ast::Program, src: &str, opts: &Options) -> Vec<
             units.push((UnitRef::Method(i), format!("{}.{}", m.class, m.name), m.span));
         }
     }
+    units.retain(|u| opts.selects(&u.1));
     units.sort_by_key(|u| u.2.start);
     let mut reports: Vec<UnitReport> = units
         .par_iter()
@@ -153,6 +161,7 @@ pub fn verify_program(program: &ast::Program, src: &str, opts: &Options) -> Vec<
         let f = Failure::new(codes::UNSUPPORTED, format!("not supported by the verifier yet: {what}"), *span);
         match reports.iter_mut().find(|r| r.span.start <= span.start && span.end <= r.span.end) {
             Some(r) => r.failures.push(f),
+            None if !opts.only.is_empty() => {}
             None => reports.push(UnitReport {
                 name: "(program)".into(),
                 span: *span,

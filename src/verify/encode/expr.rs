@@ -309,6 +309,14 @@ impl Encoder<'_> {
             }
             Builtin::Tail => f.drop(&s, &Term::int(1)),
             Builtin::IsEmpty => f.len(&s).eq(&Term::int(0)),
+            // VerCors: `removeAt(xs, i)` is `xs[..i] + xs[i+1..]`, defined for an index in range.
+            Builtin::RemoveAt if args.len() == 2 => {
+                let i = self.expr(&args[1], cx);
+                let ok = Term::int(0).le(&i).and2(&i.lt(&f.len(&s)));
+                let b = Blame::new(codes::SEQ_BOUNDS, format!("`removeAt` index `{}` may be out of bounds", self.snippet(&args[1])), args[1].span);
+                self.def_check(cx, ok, b);
+                f.concat(&f.take(&s, &i), &f.drop(&s, &i.add(&Term::int(1))))
+            }
             _ => self.unsupported_term(e, "this built-in"),
         }
     }

@@ -26,7 +26,7 @@ mod stmt;
 pub mod triggers;
 
 use super::ir;
-use super::smt::{Outcome, SmtSolver, Sort, Term};
+use super::smt::{Outcome, SmtSolver, Sort, Term, Unknown};
 use super::{Failure, Options};
 use crate::ast::{Name, Span, Ty};
 use crate::diagnostics::codes;
@@ -257,11 +257,13 @@ impl<'a> Encoder<'a> {
                 if let Some((env, b)) = report {
                     let values = env.map(|e| self.model_values(e)).unwrap_or_default();
                     let (code, message) = match &unknown {
-                        Some(r) if r.contains("timeout") || r.contains("canceled") || r.contains("resource") => (
-                            codes::UNKNOWN,
-                            format!("{}: could not prove (timeout after {} s)", b.message, self.opts.timeout_secs),
-                        ),
-                        _ => (b.code, b.message),
+                        Some(Unknown::Timeout) => {
+                            (codes::UNKNOWN, format!("{}: could not prove (timeout after {} s)", b.message, self.opts.timeout_secs))
+                        }
+                        Some(Unknown::ResourceLimit(n)) => {
+                            (codes::UNKNOWN, format!("{}: could not prove (resource limit {n} reached)", b.message))
+                        }
+                        Some(Unknown::Incomplete(_)) | None => (b.code, b.message),
                     };
                     self.failures.push(Failure { code, message, span: b.span, related: b.related, values });
                 }

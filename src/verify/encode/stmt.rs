@@ -277,11 +277,24 @@ impl Encoder<'_> {
                 let c = self.eval(cond, path, ucx);
                 let gt = self.sub_guard(&path.guard, &c);
                 let ge = self.sub_guard(&path.guard, &c.not());
-                let mut pt = Path { guard: gt, ..path.clone() };
-                let mut pe = Path { guard: ge, ..path.clone() };
+                let mut pt = Path { guard: gt.clone(), ..path.clone() };
+                let mut pe = Path { guard: ge.clone(), ..path.clone() };
                 self.block(then_branch, &mut pt, ucx);
                 self.block(else_branch, &mut pe, ucx);
+                // A branch whose guard narrowed (a `return` in one arm of an
+                // inner `if`, a loop exit) reaches the join only under its
+                // narrowed guard; the joined path is their disjunction, else
+                // later goals would have to hold on paths that returned.
+                let narrowed = pt.alive && pe.alive && (pt.guard != gt || pe.guard != ge);
+                let joined = narrowed.then(|| {
+                    let g = self.fresh_const("g", Sort::Bool);
+                    self.smt.assert(g.eq(&pt.guard.or2(&pe.guard)));
+                    g
+                });
                 self.join(path, &c, pt, pe);
+                if let Some(g) = joined {
+                    path.guard = g;
+                }
             }
             Stmt::While { invariants, cond, body, modified, span } => self.while_loop(invariants, cond, body, modified, *span, path, ucx),
             Stmt::Par { blocks, span } => self.par(blocks, *span, path, ucx),

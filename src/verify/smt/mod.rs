@@ -3,5 +3,5 @@
 pub mod solver;
 pub mod term;
 
-pub use solver::{Outcome, SmtSolver};
+pub use solver::{Outcome, Unknown, SmtSolver};
 pub use term::{Sort, Term};

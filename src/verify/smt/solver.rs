@@ -20,9 +20,21 @@ use z3::ast::Bool;
 pub enum Outcome {
     /// The negated goal is unsatisfiable: proved.
     Proved,
-    /// Z3 found a model of the negated goal (`sat`) or gave up (`unknown`,
-    /// timeout, resource limit). Either way: not proved.
-    NotProved { unknown: Option<String> },
+    /// Z3 found a model of the negated goal (`sat`) or gave up (`unknown`).
+    /// Either way: not proved.
+    NotProved { unknown: Option<Unknown> },
+}
+
+/// Why Z3 answered `unknown`.
+#[derive(Clone, Debug, PartialEq)]
+pub enum Unknown {
+    /// The check ran for the whole wall-clock limit.
+    Timeout,
+    /// The check used up the deterministic resource limit (`--rlimit`).
+    ResourceLimit(u32),
+    /// Z3 gave up on its own (incomplete quantifier instantiation, nonlinear
+    /// arithmetic): its stated reason.
+    Incomplete(String),
 }
 
 pub struct SmtSolver {
@@ -31,14 +43,34 @@ pub struct SmtSolver {
     asserted: usize,
     /// Everything sent to Z3, when `--dump-smt` asked for it.
     pub dump: Option<String>,
+    /// The declarations already in `dump`.
+    dumped_decls: std::collections::HashSet<String>,
     last_model: Option<z3::Model>,
+    timeout_ms: u32,
+    rlimit: u32,
 }
+
+/// Z3's E-matching threshold: instances of a higher cost (generation + 1) wait
+/// for the final check instead of being made at once. Viper uses 100. alpine
+/// uses 3: the sequence and function axioms make long but finite instance
+/// chains, and with a high threshold Z3 never reaches the final check, where
+/// theory combination supplies equalities like `l = k` between a skolemised
+/// index and a loop bound that the proof needs (measured on the sorting
+/// programs of the corpus: `lemma_count_app_all` 10 s timeout → 0.3 s).
+const EAGER_THRESHOLD: &str = "3.0";
 
 /// Z3 settings, after Viper's `z3config.smt2`: no model-based quantifier
 /// instantiation (every quantifier gets patterns from alpine), no auto-config.
+///
+/// These are *global* parameters, set before any solver exists: Z3 4.8 ignores
+/// `smt.*` settings passed to one solver's `set_params` (the timeout and rlimit
+/// are honoured there, the E-matching settings were silently not).
 pub fn configure_globals() {
     z3::set_global_param("auto_config", "false");
     z3::set_global_param("smt.mbqi", "false");
+    z3::set_global_param("smt.qi.eager_threshold", EAGER_THRESHOLD);
+    z3::set_global_param("smt.case_split", "3");
+    z3::set_global_param("smt.delay_units", "true");
 }
 
 impl SmtSolver {
@@ -53,12 +85,13 @@ impl SmtSolver {
         if rlimit > 0 {
             p.set_u32("rlimit", rlimit);
         }
-        p.set_bool("smt.mbqi", false);
-        p.set_f64("smt.qi.eager_threshold", 100.0);
-        p.set_u32("smt.case_split", 3);
-        p.set_bool("smt.delay_units", true);
         solver.set_params(&p);
-        SmtSolver { solver, pending: Vec::new(), asserted: 0, dump: dump.then(String::new), last_model: None }
+        // The dump starts with the same settings, so `z3 FILE` replays the unit.
+        let header = format!(
+            "(set-option :auto_config false)\n(set-option :smt.mbqi false)\n(set-option :smt.qi.eager_threshold {EAGER_THRESHOLD})\n\
+             (set-option :smt.case_split 3)\n(set-option :smt.delay_units true)\n(set-option :timeout {timeout_ms})\n"
+        );
+        SmtSolver { solver, pending: Vec::new(), asserted: 0, dump: dump.then_some(header), dumped_decls: Default::default(), last_model: None, timeout_ms, rlimit }
     }
 
     pub fn assert(&mut self, t: Term) {
@@ -86,7 +119,15 @@ impl SmtSolver {
         self.pending.clear();
         let now = self.solver.get_assertions().len();
         if let Some(d) = &mut self.dump {
-            d.push_str(&text);
+            // Each batch re-declares its symbols (Z3's parser needs that); a
+            // replayable file declares each once.
+            for line in text.lines() {
+                let is_decl = line.starts_with("(declare-");
+                if !is_decl || self.dumped_decls.insert(line.to_string()) {
+                    d.push_str(line);
+                    d.push('\n');
+                }
+            }
         }
         if now != self.asserted {
             return Err(format!("Z3 rejected a batch of SMT-LIB (expected {} assertions, has {now})", self.asserted));
@@ -99,9 +140,17 @@ impl SmtSolver {
         self.flush()?;
         let lits: Vec<Bool> = assumptions.iter().map(|n| Bool::new_const(*n)).collect();
         if let Some(d) = &mut self.dump {
+            for a in assumptions {
+                let decl = format!("(declare-fun |{a}| () Bool)");
+                if self.dumped_decls.insert(decl.clone()) {
+                    let _ = writeln!(d, "{decl}");
+                }
+            }
             let _ = writeln!(d, "(check-sat-assuming ({}))", assumptions.iter().map(|a| format!("|{a}|")).collect::<Vec<_>>().join(" "));
         }
+        let started = std::time::Instant::now();
         let r = self.solver.check_assumptions(&lits);
+        let elapsed = started.elapsed();
         Ok(match r {
             z3::SatResult::Unsat => {
                 self.last_model = None;
@@ -114,7 +163,17 @@ impl SmtSolver {
             z3::SatResult::Unknown => {
                 self.last_model = self.solver.get_model();
                 let reason = self.solver.get_reason_unknown().unwrap_or_else(|| "unknown".into());
-                Outcome::NotProved { unknown: Some(reason) }
+                // Z3's reason is not reliable when it is interrupted (a timeout
+                // during nonlinear arithmetic reads "incomplete (theory
+                // arithmetic)"), so the clock decides what a timeout is.
+                let why = if elapsed.as_millis() + 50 >= u128::from(self.timeout_ms) {
+                    Unknown::Timeout
+                } else if self.rlimit > 0 && (reason.contains("canceled") || reason.contains("resource")) {
+                    Unknown::ResourceLimit(self.rlimit)
+                } else {
+                    Unknown::Incomplete(reason)
+                };
+                Outcome::NotProved { unknown: Some(why) }
             }
         })
     }
