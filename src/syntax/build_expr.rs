@@ -181,8 +181,8 @@ impl<'s> Builder<'s> {
     }
 
     pub(crate) fn expr_op(&self, p: P) -> R<Operand> {
-        let _g = self.enter(self.sp(&p))?;
         let span = self.sp(&p);
+        let _g = self.enter(span)?;
         let mut it = kids(p);
         let b = self.need(it.next(), "an expression", span)?;
         let mut e = self.binexpr(b)?;
@@ -299,8 +299,7 @@ impl<'s> Builder<'s> {
     /// `write`, ...) become literals; built-in names are kept for a following call.
     fn operand(&self, p: P) -> R<Opnd> {
         if p.as_rule() == Rule::ident {
-            let word = self.txt(&p);
-            let span = self.sp(&p);
+            let (word, span) = self.txt_sp(&p);
             if let Some(kind) = literal_word(word) {
                 return Ok(Opnd { e: Expr::new(kind, span), paren: false, builtin_name: false });
             }
@@ -308,7 +307,7 @@ impl<'s> Builder<'s> {
                 let e = Expr::new(ExprKind::Var(Ident::new(word, span)), span);
                 return Ok(Opnd { e, paren: false, builtin_name: true });
             }
-            return Ok(Opnd { e: Expr::new(ExprKind::Var(self.ident(p)), span), paren: false, builtin_name: false });
+            return Ok(Opnd { e: Expr::new(ExprKind::Var(self.ident_at(word, span)), span), paren: false, builtin_name: false });
         }
         let (e, paren) = self.primary(p)?;
         Ok(Opnd { e, paren, builtin_name: false })
@@ -627,8 +626,8 @@ impl<'s> Builder<'s> {
     /// `(\forall T x; guard; body)` and the range form `(\forall T x = lo .. hi; body)`,
     /// whose guard becomes `lo <= x && x < hi` (spans: the range text).
     fn quant(&self, p: P) -> R<Operand> {
-        let _g = self.enter(self.sp(&p))?;
         let span = self.sp(&p);
+        let _g = self.enter(span)?;
         let mut it = kids(p);
         let kw = self.need(it.next(), "a quantifier", span)?;
         let kind = match self.txt(&kw) {
