@@ -108,6 +108,10 @@ pub(crate) struct Builder<'s> {
     comment_starts: Vec<usize>,
     comment_ends: Vec<usize>,
     diags: RefCell<Vec<Diagnostic>>,
+    /// The last `trim_end` question and answer: nested pairs often end at the same
+    /// token (`expr`, `binexpr` and `ident` of a lone name), and the builder asks for
+    /// the span and the text of one pair in turn.
+    last_trim: Cell<(usize, usize, usize)>,
     depth: Cell<u32>,
     depth_reported: Cell<bool>,
 }
@@ -128,6 +132,7 @@ impl<'s> Builder<'s> {
             comment_starts: comments.iter().map(|c| c.span.start()).collect(),
             comment_ends: comments.iter().map(|c| c.span.end()).collect(),
             diags: RefCell::new(Vec::new()),
+            last_trim: Cell::new((usize::MAX, usize::MAX, 0)),
             depth: Cell::new(0),
             depth_reported: Cell::new(false),
         }
@@ -142,12 +147,27 @@ impl<'s> Builder<'s> {
 
     /// The text of a pair without trailing whitespace and comments.
     pub(crate) fn txt<'p>(&self, p: &P<'p>) -> &'p str {
-        let s = p.as_span();
-        let end = self.trim_end(s.start(), s.end());
-        &s.as_str()[..end - s.start()]
+        self.txt_sp(p).0
     }
 
-    fn trim_end(&self, start: usize, mut end: usize) -> usize {
+    /// [`Self::txt`] and [`Self::sp`] together.
+    pub(crate) fn txt_sp<'p>(&self, p: &P<'p>) -> (&'p str, Span) {
+        let s = p.as_span();
+        let end = self.trim_end(s.start(), s.end());
+        (&s.as_str()[..end - s.start()], Span::new(s.start(), end))
+    }
+
+    fn trim_end(&self, start: usize, end: usize) -> usize {
+        let (s, e, trimmed) = self.last_trim.get();
+        if (s, e) == (start, end) {
+            return trimmed;
+        }
+        let trimmed = self.trim_end_uncached(start, end);
+        self.last_trim.set((start, end, trimmed));
+        trimmed
+    }
+
+    fn trim_end_uncached(&self, start: usize, mut end: usize) -> usize {
         let b = self.src.as_bytes();
         // Fast path: a pair that ends in neither whitespace nor a comment. (A comment
         // ends in `/`, or — a line comment — before a newline or at the end of file.)
@@ -217,8 +237,12 @@ impl<'s> Builder<'s> {
 
     /// An identifier; a reserved word written without backticks is reported.
     pub(crate) fn ident(&self, p: P) -> Ident {
-        let text = self.txt(&p);
-        let span = self.sp(&p);
+        let (text, span) = self.txt_sp(&p);
+        self.ident_at(text, span)
+    }
+
+    /// [`Self::ident`] of an `ident` pair's text and span.
+    pub(crate) fn ident_at(&self, text: &str, span: Span) -> Ident {
         let name = if text.len() >= 2 && text.starts_with('`') && text.ends_with('`') {
             &text[1..text.len() - 1]
         } else {

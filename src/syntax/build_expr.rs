@@ -1,15 +1,13 @@
 //! pest pairs → expressions and types.
 //!
-//! Binary, prefix and postfix operators go through a [`PrattParser`] whose table is
-//! the precedence decision documented at the top of `grammar/pvl.pest`. While
+//! Binary, prefix and postfix operators are folded by a Pratt parser ([`Fold`]) whose
+//! table ([`op_info`]) is the precedence decision documented at the top of
+//! `grammar/pvl.pest`. While
 //! building, every operand carries a flag saying whether it was written in
 //! parentheses: the AST drops parentheses, but the VerCors-1 ambiguity check needs
 //! to know.
 
-use std::sync::OnceLock;
-
 use pest::iterators::Pair;
-use pest::pratt_parser::{Assoc, Op, PrattParser};
 
 use super::build::{kids, Builder, R};
 use super::parser::fast::Rule;
@@ -35,31 +33,93 @@ struct Opnd {
 /// parser's recursion and the tree depth bounded on adversarial input).
 const MAX_CHAIN_PAIRS: usize = 10_000;
 
-fn pratt() -> &'static PrattParser<Rule> {
-    static PRATT: OnceLock<PrattParser<Rule>> = OnceLock::new();
-    PRATT.get_or_init(|| {
-        use Assoc::*;
-        // Loosest first; see the table at the top of grammar/pvl.pest.
-        PrattParser::new()
-            .op(Op::infix(Rule::op_implies, Right) | Op::infix(Rule::op_wand, Right))
-            .op(Op::infix(Rule::op_or, Left))
-            .op(Op::infix(Rule::op_and, Left) | Op::infix(Rule::op_star, Left))
-            .op(Op::infix(Rule::op_eq, Left) | Op::infix(Rule::op_ne, Left))
-            .op(Op::infix(Rule::op_lt, Left)
-                | Op::infix(Rule::op_le, Left)
-                | Op::infix(Rule::op_gt, Left)
-                | Op::infix(Rule::op_ge, Left))
-            .op(Op::infix(Rule::op_in, Left))
-            .op(Op::infix(Rule::op_add, Left) | Op::infix(Rule::op_sub, Left))
-            .op(Op::infix(Rule::op_mul, Left)
-                | Op::infix(Rule::op_div, Left)
-                | Op::infix(Rule::op_mod, Left)
-                | Op::infix(Rule::op_frac, Left))
-            .op(Op::infix(Rule::op_cons, Right))
-            .op(Op::infix(Rule::op_append, Left))
-            .op(Op::prefix(Rule::op_not) | Op::prefix(Rule::op_neg))
-            .op(Op::postfix(Rule::field_op) | Op::postfix(Rule::call_op) | Op::postfix(Rule::index_op))
+/// How an operator pair of a chain applies, and its binding power.
+#[derive(Clone, Copy)]
+enum Affix {
+    Prefix,
+    Infix { right: bool },
+    Postfix,
+}
+
+/// The operator table: the precedence decision at the top of grammar/pvl.pest,
+/// loosest first, 10 apart (the numbers pest's `PrattParser` gave the same table,
+/// which this replaces: its map lookups and boxed callbacks were ~5% of the front
+/// end). `None`: not an operator (a primary).
+fn op_info(r: Rule) -> Option<(Affix, u32)> {
+    use Affix::*;
+    const LEFT: Affix = Infix { right: false };
+    const RIGHT: Affix = Infix { right: true };
+    Some(match r {
+        Rule::op_implies | Rule::op_wand => (RIGHT, 10),
+        Rule::op_or => (LEFT, 20),
+        Rule::op_and | Rule::op_star => (LEFT, 30),
+        Rule::op_eq | Rule::op_ne => (LEFT, 40),
+        Rule::op_lt | Rule::op_le | Rule::op_gt | Rule::op_ge => (LEFT, 50),
+        Rule::op_in => (LEFT, 60),
+        Rule::op_add | Rule::op_sub => (LEFT, 70),
+        Rule::op_mul | Rule::op_div | Rule::op_mod | Rule::op_frac => (LEFT, 80),
+        Rule::op_cons => (RIGHT, 90),
+        Rule::op_append => (LEFT, 100),
+        Rule::op_not | Rule::op_neg => (Prefix, 110),
+        Rule::field_op | Rule::call_op | Rule::index_op => (Postfix, 120),
+        _ => return None,
     })
+}
+
+/// Folds one flat operator chain (`binexpr`) by [`op_info`]: the Pratt algorithm
+/// of pest's `PrattParser`, step for step, so that operands are built and checked
+/// (and diagnostics recorded) in the same order. An operand that fails does not stop
+/// the fold: the operands after it are still built and checked.
+struct Fold<'b, 's, 'i> {
+    b: &'b Builder<'s>,
+    pairs: std::iter::Peekable<pest::iterators::Pairs<'i, Rule>>,
+}
+
+impl Fold<'_, '_, '_> {
+    fn expr(&mut self, rbp: u32) -> R<Opnd> {
+        let mut lhs = self.nud();
+        while rbp < self.lbp() {
+            lhs = self.led(lhs);
+        }
+        lhs
+    }
+
+    /// The binding power of the next pair; 0 at the end of the chain.
+    fn lbp(&mut self) -> u32 {
+        self.pairs.peek().and_then(|p| op_info(p.as_rule())).map_or(0, |(_, prec)| prec)
+    }
+
+    /// A primary, or a prefix operator applied to the rest at its binding power.
+    fn nud(&mut self) -> R<Opnd> {
+        let b = self.b;
+        let Some(pair) = self.pairs.next() else {
+            return b.fail_internal(Span::DUMMY, "missing operand");
+        };
+        match op_info(pair.as_rule()) {
+            None => b.operand(pair),
+            Some((Affix::Prefix, prec)) => {
+                let rhs = self.expr(prec - 1);
+                b.prefix(pair, rhs)
+            }
+            Some(_) => b.fail_internal(b.sp(&pair), "operator where an operand belongs"),
+        }
+    }
+
+    /// An infix or postfix operator applied to `lhs`.
+    fn led(&mut self, lhs: R<Opnd>) -> R<Opnd> {
+        let b = self.b;
+        let Some(pair) = self.pairs.next() else {
+            return b.fail_internal(Span::DUMMY, "missing operator");
+        };
+        match op_info(pair.as_rule()) {
+            Some((Affix::Infix { right }, prec)) => {
+                let rhs = self.expr(if right { prec - 1 } else { prec });
+                b.infix(lhs, pair, rhs)
+            }
+            Some((Affix::Postfix, _)) => b.postfix(lhs?, pair),
+            _ => b.fail_internal(b.sp(&pair), "operand where an operator belongs"),
+        }
+    }
 }
 
 fn binop(r: Rule) -> Option<BinOp> {
@@ -121,8 +181,8 @@ impl<'s> Builder<'s> {
     }
 
     pub(crate) fn expr_op(&self, p: P) -> R<Operand> {
-        let _g = self.enter(self.sp(&p))?;
         let span = self.sp(&p);
+        let _g = self.enter(span)?;
         let mut it = kids(p);
         let b = self.need(it.next(), "an expression", span)?;
         let mut e = self.binexpr(b)?;
@@ -177,16 +237,13 @@ impl<'s> Builder<'s> {
     pub(crate) fn binexpr(&self, p: P) -> R<Operand> {
         let span = self.sp(&p);
         let pairs = p.into_inner();
-        let mut n = 0usize;
-        for _ in pairs.clone() {
-            n += 1;
-            if n > MAX_CHAIN_PAIRS {
-                return self.fail(
-                    Diagnostic::error(codes::SYNTAX, "expression too long", Span::new(span.start(), span.start() + 1))
-                        .with_label(format!("this expression chains more than {MAX_CHAIN_PAIRS} operators and operands"))
-                        .with_help("split it, e.g. with local variables or helper functions"),
-                );
-            }
+        let n = pairs.len();
+        if n > MAX_CHAIN_PAIRS {
+            return self.fail(
+                Diagnostic::error(codes::SYNTAX, "expression too long", Span::new(span.start(), span.start() + 1))
+                    .with_label(format!("this expression chains more than {MAX_CHAIN_PAIRS} operators and operands"))
+                    .with_help("split it, e.g. with local variables or helper functions"),
+            );
         }
         if n == 1 {
             // The common case: a single primary, no operators.
@@ -194,33 +251,38 @@ impl<'s> Builder<'s> {
             let o = self.operand(only)?;
             return Ok(self.settle(o));
         }
-        let folded = pratt()
-            .map_primary(|primary| self.operand(primary))
-            .map_prefix(|op, rhs| {
-                let rhs = self.settle(rhs?).0;
-                let uop = match op.as_rule() {
-                    Rule::op_not => UnOp::Not,
-                    Rule::op_neg => UnOp::Neg,
-                    _ => return self.fail_internal(self.sp(&op), "unknown prefix operator"),
-                };
-                let span = self.sp(&op).to(rhs.span);
-                Ok(Opnd { e: Expr::new(ExprKind::Unary { op: uop, operand: rhs.boxed() }, span), paren: false, builtin_name: false })
-            })
-            .map_postfix(|lhs, op| self.postfix(lhs?, op))
-            .map_infix(|lhs, op, rhs| {
-                let (lhs, _) = self.settle(lhs?);
-                let (rhs, rhs_paren) = self.settle(rhs?);
-                let Some(bop) = binop(op.as_rule()) else {
-                    return self.fail_internal(self.sp(&op), "unknown infix operator");
-                };
-                let e = bin(bop, lhs, rhs);
-                if let ExprKind::Binary { rhs, .. } = &e.kind {
-                    self.check_ambiguity(bop, rhs, rhs_paren, e.span);
-                }
-                Ok(Opnd { e, paren: false, builtin_name: false })
-            })
-            .parse(pairs)?;
-        Ok(self.settle(folded))
+        let mut fold = Fold { b: self, pairs: pairs.peekable() };
+        let folded = fold.expr(0);
+        if fold.pairs.next().is_some() {
+            return self.fail_internal(span, "unfolded operator chain");
+        }
+        Ok(self.settle(folded?))
+    }
+
+    /// A prefix operator applied to its operand (in [`Fold`]).
+    fn prefix(&self, op: P, rhs: R<Opnd>) -> R<Opnd> {
+        let rhs = self.settle(rhs?).0;
+        let uop = match op.as_rule() {
+            Rule::op_not => UnOp::Not,
+            Rule::op_neg => UnOp::Neg,
+            _ => return self.fail_internal(self.sp(&op), "unknown prefix operator"),
+        };
+        let span = self.sp(&op).to(rhs.span);
+        Ok(Opnd { e: Expr::new(ExprKind::Unary { op: uop, operand: rhs.boxed() }, span), paren: false, builtin_name: false })
+    }
+
+    /// An infix operator applied to its operands (in [`Fold`]).
+    fn infix(&self, lhs: R<Opnd>, op: P, rhs: R<Opnd>) -> R<Opnd> {
+        let (lhs, _) = self.settle(lhs?);
+        let (rhs, rhs_paren) = self.settle(rhs?);
+        let Some(bop) = binop(op.as_rule()) else {
+            return self.fail_internal(self.sp(&op), "unknown infix operator");
+        };
+        let e = bin(bop, lhs, rhs);
+        if let ExprKind::Binary { rhs, .. } = &e.kind {
+            self.check_ambiguity(bop, rhs, rhs_paren, e.span);
+        }
+        Ok(Opnd { e, paren: false, builtin_name: false })
     }
 
     /// An operand leaves the chain: a bare built-in name is a reserved word here.
@@ -237,8 +299,7 @@ impl<'s> Builder<'s> {
     /// `write`, ...) become literals; built-in names are kept for a following call.
     fn operand(&self, p: P) -> R<Opnd> {
         if p.as_rule() == Rule::ident {
-            let word = self.txt(&p);
-            let span = self.sp(&p);
+            let (word, span) = self.txt_sp(&p);
             if let Some(kind) = literal_word(word) {
                 return Ok(Opnd { e: Expr::new(kind, span), paren: false, builtin_name: false });
             }
@@ -246,7 +307,7 @@ impl<'s> Builder<'s> {
                 let e = Expr::new(ExprKind::Var(Ident::new(word, span)), span);
                 return Ok(Opnd { e, paren: false, builtin_name: true });
             }
-            return Ok(Opnd { e: Expr::new(ExprKind::Var(self.ident(p)), span), paren: false, builtin_name: false });
+            return Ok(Opnd { e: Expr::new(ExprKind::Var(self.ident_at(word, span)), span), paren: false, builtin_name: false });
         }
         let (e, paren) = self.primary(p)?;
         Ok(Opnd { e, paren, builtin_name: false })
@@ -565,8 +626,8 @@ impl<'s> Builder<'s> {
     /// `(\forall T x; guard; body)` and the range form `(\forall T x = lo .. hi; body)`,
     /// whose guard becomes `lo <= x && x < hi` (spans: the range text).
     fn quant(&self, p: P) -> R<Operand> {
-        let _g = self.enter(self.sp(&p))?;
         let span = self.sp(&p);
+        let _g = self.enter(span)?;
         let mut it = kids(p);
         let kw = self.need(it.next(), "a quantifier", span)?;
         let kind = match self.txt(&kw) {

@@ -17,7 +17,8 @@
 //! * `new int[n][m]` is `NewArray { elem: int, dims: [n, m] }`.
 //! * A range quantifier `(\forall int i = lo .. hi; b)` gets the guard
 //!   `lo <= i && i < hi`, whose nodes carry the span of `lo .. hi`.
-//! * Parsing runs on a worker thread with a large stack; the returned tree is at most
+//! * Parsing runs on a stack sized for the input (the caller's if it has room, else a
+//!   worker thread with a large stack); the returned tree is at most
 //!   [`MAX_TREE_DEPTH`] statements/expressions deep.
 
 mod build;
@@ -95,8 +96,13 @@ fn nesting_bound(text: &str) -> usize {
 
 /// The stack a parser thread needs for `text`: `None` for the pooled workers,
 /// `Some(bytes)` for a dedicated thread, `Err` if that would be unreasonably large.
+#[cfg(test)]
 fn stack_for(text: &str) -> Result<Option<usize>, Vec<Diagnostic>> {
-    let levels = nesting_bound(text);
+    stack_for_levels(nesting_bound(text))
+}
+
+/// [`stack_for`], given the text's [`nesting_bound`].
+fn stack_for_levels(levels: usize) -> Result<Option<usize>, Vec<Diagnostic>> {
     if levels <= POOLED_LEVELS {
         return Ok(None);
     }
@@ -110,16 +116,41 @@ fn stack_for(text: &str) -> Result<Option<usize>, Vec<Diagnostic>> {
 
 /// Parses a whole PVL file.
 pub fn parse(text: &str) -> Result<Program, Vec<Diagnostic>> {
-    let stack = stack_for(text)?;
-    let text = text.to_owned();
-    on_big_stack(stack, move || parse_program(&text))
+    run_parser(text, parse_program)
 }
 
 /// Parses a text that is exactly one expression.
 pub fn parse_expr(text: &str) -> Result<Expr, Vec<Diagnostic>> {
-    let stack = stack_for(text)?;
+    run_parser(text, parse_expression)
+}
+
+/// Runs `f` on `text` on a stack big enough for the text's [`nesting_bound`]: the
+/// caller's own if enough of it is left (most files; handing each file to a pooled
+/// worker and waiting for it cost more than the parse of a small file on a busy
+/// machine), else a pooled or dedicated large-stack thread ([`on_big_stack`]).
+fn run_parser<T: Send + 'static>(
+    text: &str,
+    f: fn(&str) -> Result<T, Vec<Diagnostic>>,
+) -> Result<T, Vec<Diagnostic>> {
+    let levels = nesting_bound(text);
+    if fits_here(levels) {
+        return std::panic::catch_unwind(|| f(text)).unwrap_or_else(|_| Err(vec![internal("the parser panicked")]));
+    }
+    let stack = stack_for_levels(levels)?;
     let text = text.to_owned();
-    on_big_stack(stack, move || parse_expression(&text))
+    on_big_stack(stack, move || f(&text))
+}
+
+/// Stack kept free below the parser on the caller's thread, for what runs after it
+/// returns and for anything the per-level estimate misses.
+const HERE_MARGIN: usize = 1 << 20;
+
+/// Whether a parse with nesting bound `levels` can run on the current thread:
+/// [`STACK_PER_LEVEL`] per level plus [`HERE_MARGIN`] must be left on its stack, as
+/// measured by `stacker` (`None` — an unknown stack — never fits).
+fn fits_here(levels: usize) -> bool {
+    let need = levels.saturating_mul(STACK_PER_LEVEL).saturating_add(HERE_MARGIN);
+    stacker::remaining_stack().is_some_and(|left| left >= need)
 }
 
 fn parse_program(text: &str) -> Result<Program, Vec<Diagnostic>> {
