@@ -27,7 +27,7 @@ pub mod unroll;
 
 use crate::ast::visit::{self, Visitor};
 use crate::ast::*;
-use crate::diagnostics::{codes, Diagnostic};
+use crate::diagnostics::{codes, Diagnostic, SourceFile};
 
 /// One optimisation pass.
 pub trait Transform: Sync {
@@ -264,9 +264,17 @@ pub(crate) fn loop_template<'a>(
     program: &'a Program,
     request: &Request,
 ) -> Result<(LoopSite<'a>, loops::LoopShape), ApplicabilityError> {
-    let site = find_site(program, request.target).ok_or_else(|| {
-        ApplicabilityError::new(codes::OPTIMISE_UNKNOWN_LOOP, "no such loop", request.directive.unwrap_or(request.target.span))
-    })?;
+    let at = request.directive.unwrap_or(request.target.span);
+    let site = find_site(program, request.target)
+        .ok_or_else(|| ApplicabilityError::new(codes::OPTIMISE_UNKNOWN_LOOP, "no such loop", at))?;
+    if loops::loop_var(site.lp).as_deref() != Some(&*request.var) && !loops::loop_effects(site.lp).assigned.contains(&request.var) {
+        let found = loops::loop_var(site.lp).map(|v| format!(" (its variable is `{v}`)")).unwrap_or_default();
+        return Err(ApplicabilityError::new(
+            codes::OPTIMISE_UNKNOWN_LOOP,
+            format!("this loop has no loop variable `{}`{found}", request.var),
+            at,
+        ));
+    }
     let shape = loops::analyse(site.lp, &request.var, site.before).map_err(|m| {
         let code = match m.code {
             loops::MismatchKind::Update => codes::OPTIMISE_UPDATE_FORM,
@@ -279,4 +287,48 @@ pub(crate) fn loop_template<'a>(
         e
     })?;
     Ok((site, shape))
+}
+
+/// Why a step of [`apply_directives`] stopped.
+pub enum StepFailure {
+    /// A pass does not apply (the diagnostic refers to the given source).
+    NotApplicable(SourceFile, ApplicabilityError),
+    /// The rewritten program does not check: a bug in alpine.
+    Broken(SourceFile, Vec<Diagnostic>),
+}
+
+/// Applies one plan, prints the program and checks the printed text again, so
+/// that the next pass sees fresh spans and types. `name` names the input file.
+pub fn rewrite(
+    pass: &dyn Transform,
+    mut program: Program,
+    plan: &Plan,
+    name: &str,
+) -> Result<(SourceFile, Program), (SourceFile, Vec<Diagnostic>)> {
+    pass.apply(&mut program, plan);
+    let text = crate::printer::print_program(&program);
+    let src = SourceFile::new(format!("{name} (after {})", pass.name()), text);
+    match crate::frontend(&src) {
+        Ok((p, _)) => Ok((src, p)),
+        Err(mut diags) => {
+            let msg = format!("the program produced by `{}` does not check (a bug in alpine)", pass.name());
+            diags.insert(0, Diagnostic::error(codes::INTERNAL, msg, Span::DUMMY));
+            Err((src, diags))
+        }
+    }
+}
+
+/// Applies the program's `gpuopt loop_unroll`/`iter_merge` directives one by
+/// one, first in source order first (each removes its directive; directives on
+/// loops copied by an earlier rewrite are applied to every copy).
+pub fn apply_directives(mut src: SourceFile, mut program: Program) -> Result<(SourceFile, Program), StepFailure> {
+    let name = src.name.clone();
+    while let Some((pass, req)) = next_directive(&program) {
+        let plan = match pass.check(&program, &req) {
+            Ok(plan) => plan,
+            Err(e) => return Err(StepFailure::NotApplicable(src, e)),
+        };
+        (src, program) = rewrite(pass, program, &plan, &name).map_err(|(s, d)| StepFailure::Broken(s, d))?;
+    }
+    Ok((src, program))
 }
