@@ -85,7 +85,7 @@ impl Transform for IterMerge {
     }
 
     fn check(&self, program: &Program, request: &Request) -> Result<Plan, ApplicabilityError> {
-        let at = request.directive.unwrap_or(request.target.span);
+        let at = super::request_span(program, request);
         if request.factor <= 1 {
             return Err(ApplicabilityError::new(
                 codes::OPTIMISE_FACTOR,

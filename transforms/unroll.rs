@@ -58,7 +58,7 @@ impl Transform for LoopUnroll {
     }
 
     fn check(&self, program: &Program, request: &Request) -> Result<Plan, ApplicabilityError> {
-        let at = request.directive.unwrap_or(request.target.span);
+        let at = super::request_span(program, request);
         if request.factor <= 0 {
             return Err(ApplicabilityError::new(
                 codes::OPTIMISE_FACTOR,

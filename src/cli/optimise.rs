@@ -96,6 +96,7 @@ pub struct LoopKey {
 
 struct Candidate {
     key: LoopKey,
+    guard: Span,
     line: usize,
     guard_line: usize,
 }
@@ -111,7 +112,7 @@ fn candidates(p: &Program, text: &str) -> Vec<Candidate> {
         let nth = seen.iter().filter(|k| k.class == class && k.method == method && k.var == *var).count();
         let key = LoopKey { class, method, var: var.to_string(), nth };
         seen.push(key.clone());
-        out.push(Candidate { key, line: line_of(site.lp.span), guard_line: line_of(loops::head_span(site.lp)) });
+        out.push(Candidate { key, guard: loops::head_span(site.lp), line: line_of(site.lp.span), guard_line: line_of(loops::head_span(site.lp)) });
     }
     out
 }
@@ -141,11 +142,14 @@ fn resolve(p: &Program, text: &str, r: &CliRequest) -> Result<LoopKey, Diagnosti
             })
         }
         many => {
-            let d = Diagnostic::error(
+            let mut d = Diagnostic::error(
                 codes::OPTIMISE_AMBIGUOUS_LOOP,
                 format!("`{}` fits {} loops; name one (VAR, LINE or METHOD:VAR)", r.text, many.len()),
-                Span::DUMMY,
+                many[0].guard,
             );
+            for c in &many[1..] {
+                d = d.with_related(c.guard, "this loop fits too");
+            }
             Err(d.with_help(format!("candidates: {}", many.iter().map(|c| describe(c)).collect::<Vec<_>>().join(", "))))
         }
     }

@@ -464,12 +464,12 @@ impl<'p> Interp<'p> {
         let (a, b) = (self.eval(f, lhs)?, self.eval(f, rhs)?);
         let overflow = || Error("overflow".into());
         Ok(match (op, &a, &b) {
-            (BinOp::Eq, _, _) => Value::Bool(a.deep() == b.deep() && same_ref(&a, &b)),
-            (BinOp::Ne, _, _) => Value::Bool(!(a.deep() == b.deep() && same_ref(&a, &b))),
+            (BinOp::Eq, _, _) => Value::Bool(same(&a, &b)),
+            (BinOp::Ne, _, _) => Value::Bool(!same(&a, &b)),
             (BinOp::Add, Value::Seq(x), Value::Seq(y)) => Value::Seq(Rc::new(x.iter().chain(y.iter()).cloned().collect())),
             (BinOp::Append, Value::Seq(x), y) => Value::Seq(Rc::new(x.iter().cloned().chain(std::iter::once(y.clone())).collect())),
             (BinOp::Cons, x, Value::Seq(y)) => Value::Seq(Rc::new(std::iter::once(x.clone()).chain(y.iter().cloned()).collect())),
-            (BinOp::In, x, Value::Seq(y)) => Value::Bool(y.iter().any(|v| v.deep() == x.deep())),
+            (BinOp::In, x, Value::Seq(y)) => Value::Bool(y.iter().any(|v| same(v, x))),
             (_, Value::Int(x), Value::Int(y)) => {
                 let (x, y) = (*x, *y);
                 match op {
@@ -491,12 +491,16 @@ impl<'p> Interp<'p> {
     }
 }
 
-/// References compare by identity, other values by contents.
-fn same_ref(a: &Value, b: &Value) -> bool {
+/// PVL `==`: references compare by identity, other values by contents.
+fn same(a: &Value, b: &Value) -> bool {
     match (a, b) {
+        (Value::Int(x), Value::Int(y)) => x == y,
+        (Value::Bool(x), Value::Bool(y)) => x == y,
+        (Value::Null, Value::Null) | (Value::Void, Value::Void) => true,
         (Value::Array(x), Value::Array(y)) => Rc::ptr_eq(x, y),
         (Value::Obj(x), Value::Obj(y)) => Rc::ptr_eq(x, y),
-        _ => true,
+        (Value::Seq(x), Value::Seq(y)) => Rc::ptr_eq(x, y) || (x.len() == y.len() && x.iter().zip(y.iter()).all(|(a, b)| same(a, b))),
+        _ => false,
     }
 }
 
