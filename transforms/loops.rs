@@ -374,30 +374,75 @@ fn literal(e: &Expr) -> Option<i64> {
 }
 
 /// The value `var` has on entry: the `for` initialiser, or the last assignment
-/// in `before` when nothing after it changes `var` or what the value reads.
+/// in `before` when nothing after it changes `var` or what the value reads. An
+/// assignment that reads `var` itself (an earlier unrolled update `i = i + 1`)
+/// is composed with the value before it.
 fn start_value(init: &[Stmt], before: &[Stmt], var: &str) -> Option<Expr> {
+    let stmts: Vec<&Stmt> = before.iter().chain(init.iter()).collect();
+    value_after(&stmts, var)
+}
+
+fn value_after(stmts: &[&Stmt], var: &str) -> Option<Expr> {
     let assigned_value = |s: &Stmt| -> Option<Expr> {
         match &s.kind {
             StmtKind::LocalDecl { name, init: Some(e), .. } if name.as_str() == var => Some(e.clone()),
             StmtKind::Assign { target, value } if matches!(&target.kind, ExprKind::Var(x) if x.as_str() == var) => {
                 Some(value.clone())
             }
+            StmtKind::IncDec { target, op } if target.as_str() == var => {
+                Some(bin(if *op == IncDec::Inc { BinOp::Add } else { BinOp::Sub }, typed_var(var), typed_int(1)))
+            }
             _ => None,
         }
     };
-    let stmts: Vec<&Stmt> = before.iter().chain(init.iter()).collect();
     for (k, s) in stmts.iter().enumerate().rev() {
         if let Some(v) = assigned_value(s) {
             let reads = Reads::of(&v);
             let later = Effects::of_stmts(stmts[k + 1..].iter().copied());
-            let stable = !reads.vars.iter().any(|r| later.assigned.contains(r)) && !(reads.heap && later.writes_heap());
-            return (stable && !reads.vars.contains(var)).then_some(v);
+            let stable = !reads.vars.iter().any(|r| r.as_ref() != var && later.assigned.contains(r))
+                && !(reads.heap && later.writes_heap());
+            if !stable {
+                return None;
+            }
+            if !reads.vars.contains(var) {
+                return Some(v);
+            }
+            let earlier = value_after(&stmts[..k], var)?;
+            return Some(substitute(&v, var, &earlier));
         }
         if Effects::of_stmts([*s]).assigned.contains(var) {
             return None;
         }
     }
     None
+}
+
+fn typed_var(name: &str) -> Expr {
+    Expr { ty: Ty::Int, ..var(name) }
+}
+
+fn typed_int(v: i64) -> Expr {
+    Expr { ty: Ty::Int, ..int(v) }
+}
+
+/// `e` with every occurrence of the variable `name` replaced by `by`.
+pub fn substitute(e: &Expr, name: &str, by: &Expr) -> Expr {
+    struct Subst<'a> {
+        name: &'a str,
+        by: &'a Expr,
+    }
+    impl visit::VisitMut for Subst<'_> {
+        fn visit_expr_mut(&mut self, e: &mut Expr) {
+            if matches!(&e.kind, ExprKind::Var(x) if x.as_str() == self.name) {
+                *e = self.by.clone();
+            } else {
+                visit::walk_expr_mut(self, e)
+            }
+        }
+    }
+    let mut out = e.clone();
+    visit::VisitMut::visit_expr_mut(&mut Subst { name, by }, &mut out);
+    out
 }
 
 /// Splits an assertion into its top-level conjuncts (`&&` and `**`).
