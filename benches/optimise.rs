@@ -13,35 +13,14 @@
 use alpine::diagnostics::SourceFile;
 use alpine::transforms;
 use std::path::{Path, PathBuf};
+
 use std::time::{Duration, Instant};
 
 const RUNS: usize = 7;
 
-const FILES: &[&str] = &[
-    "loop_unroll/examples/div",
-    "loop_unroll/examples/min",
-    "loop_unroll/examples/mul",
-    "loop_unroll/examples/plus",
-    "loop_unroll/manual/Loop",
-    "loop_unroll/sequential/NestedLoops",
-    "loop_unroll/graphs/Reach",
-    "iteration_merging/examples/iter_merge_div",
-    "iteration_merging/examples/iter_merge_min",
-    "iteration_merging/examples/iter_merge_mult",
-    "iteration_merging/examples/iter_merge_plus",
-    "iteration_merging/examples/iteration_merge",
-    "iteration_merging/manual/Loop",
-    "iteration_merging/sequential/NestedLoops",
-    "iteration_merging/graphs/Reach",
-];
-
-fn corpus() -> Option<PathBuf> {
-    let dir = match std::env::var_os("ALPINE_CORPUS") {
-        Some(d) => PathBuf::from(d),
-        None => Path::new(env!("CARGO_MANIFEST_DIR")).join("../shared/corpus/alpinist"),
-    };
-    dir.is_dir().then_some(dir)
-}
+#[path = "../tests/common/mod.rs"]
+mod common;
+use common::OPTIMISE_CORPUS_DIRS as FILES;
 
 fn orig(dir: &Path) -> PathBuf {
     std::fs::read_dir(dir)
@@ -79,10 +58,7 @@ fn ms(d: Duration) -> String {
 }
 
 fn main() {
-    let Some(dir) = corpus() else {
-        println!("(corpus not found; set ALPINE_CORPUS)");
-        return;
-    };
+    let Some(dir) = common::corpus_dir() else { return };
     println!("{:<45} {:>8} {:>8} {:>8}   (ms, median of {RUNS})", "file", "check", "rewrite", "total");
     let (mut worst_check, mut worst_rewrite) = (Duration::ZERO, Duration::ZERO);
     for rel in FILES {

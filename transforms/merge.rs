@@ -85,21 +85,7 @@ impl Transform for IterMerge {
     }
 
     fn check(&self, program: &Program, request: &Request) -> Result<Plan, ApplicabilityError> {
-        let at = super::request_span(program, request);
-        if request.factor <= 1 {
-            return Err(ApplicabilityError::new(
-                codes::OPTIMISE_FACTOR,
-                format!("cannot merge {} iterations: the factor must be at least 2", request.factor),
-                at,
-            ));
-        }
-        if request.factor > MAX_FACTOR {
-            return Err(ApplicabilityError::new(
-                codes::OPTIMISE_FACTOR,
-                format!("merge factor {} is larger than the maximum, {MAX_FACTOR}", request.factor),
-                at,
-            ));
-        }
+        super::check_factor(program, request, 2, MAX_FACTOR, "merge")?;
         let m = request.factor as u64;
         let (site, shape) = loop_template(program, request)?;
         let mut facts = LoopFacts::new(site.method, site.lp, &shape.var, shape.start.as_ref());
@@ -109,7 +95,7 @@ impl Transform for IterMerge {
                 return Err(ApplicabilityError::new(
                     codes::OPTIMISE_FACTOR,
                     format!("this loop runs {i} times, fewer than the {m} iterations to merge"),
-                    at,
+                    super::request_span(program, request),
                 ));
             }
         }

@@ -268,6 +268,21 @@ pub(crate) fn request_span(program: &Program, request: &Request) -> Span {
         .unwrap_or(request.target.span)
 }
 
+/// Refuses a factor outside `min..=max` (`what` names it: "unroll", "merge").
+pub(crate) fn check_factor(program: &Program, request: &Request, min: i64, max: i64, what: &str) -> Result<(), ApplicabilityError> {
+    let at = request_span(program, request);
+    let k = request.factor;
+    if k < min {
+        let msg = format!("cannot {what} {k} iterations: the factor must be at least {min}");
+        return Err(ApplicabilityError::new(codes::OPTIMISE_FACTOR, msg, at));
+    }
+    if k > max {
+        let msg = format!("{what} factor {k} is larger than the maximum, {max}");
+        return Err(ApplicabilityError::new(codes::OPTIMISE_FACTOR, msg, at));
+    }
+    Ok(())
+}
+
 /// Common first step of the loop passes: find the loop, match the template.
 pub(crate) fn loop_template<'a>(
     program: &'a Program,

@@ -58,21 +58,7 @@ impl Transform for LoopUnroll {
     }
 
     fn check(&self, program: &Program, request: &Request) -> Result<Plan, ApplicabilityError> {
-        let at = super::request_span(program, request);
-        if request.factor <= 0 {
-            return Err(ApplicabilityError::new(
-                codes::OPTIMISE_FACTOR,
-                format!("cannot unroll {} iterations: the factor must be at least 1", request.factor),
-                at,
-            ));
-        }
-        if request.factor > MAX_FACTOR {
-            return Err(ApplicabilityError::new(
-                codes::OPTIMISE_FACTOR,
-                format!("unroll factor {} is larger than the maximum, {MAX_FACTOR}", request.factor),
-                at,
-            ));
-        }
+        super::check_factor(program, request, 1, MAX_FACTOR, "unroll")?;
         let (site, shape) = loop_template(program, request)?;
         let k = request.factor as u64;
         let mut facts = LoopFacts::new(site.method, site.lp, &shape.var, shape.start.as_ref());
@@ -216,7 +202,7 @@ pub fn scoped(out: Vec<Stmt>, declares: bool) -> Vec<Stmt> {
 mod tests {
     use super::*;
     use crate::diagnostics::SourceFile;
-    use crate::transforms::{next_directive, Transform};
+    use crate::transforms::next_directive;
 
     fn run(src: &str) -> Result<String, String> {
         let (mut p, _) = crate::frontend(&SourceFile::new("t.pvl", src)).map_err(|d| format!("{d:?}"))?;
