@@ -289,16 +289,8 @@ fn strip(m: &mut Member) {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::diagnostics::SourceFile;
-    use crate::transforms::next_directive;
 
-    fn run(src: &str) -> Result<String, String> {
-        let (mut p, _) = crate::frontend(&SourceFile::new("t.pvl", src)).map_err(|d| format!("{d:?}"))?;
-        let (t, req) = next_directive(&p).expect("a directive");
-        let plan = t.check(&p, &req).map_err(|e| format!("{}: {}", e.0.code, e.0.message))?;
-        t.apply(&mut p, &plan);
-        Ok(crate::printer::print_program(&p))
-    }
+    use crate::transforms::tests::apply_first_directive as run;
 
     #[test]
     fn peels_the_remainder_and_merges() {

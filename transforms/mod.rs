@@ -356,3 +356,18 @@ pub fn apply_directives(mut src: SourceFile, mut program: Program) -> Result<(So
     }
     Ok((src, program))
 }
+
+#[cfg(test)]
+pub(crate) mod tests {
+    use super::*;
+
+    /// Checks and applies the first directive of `src`; the printed result, or
+    /// "code: message" of the refusal.
+    pub(crate) fn apply_first_directive(src: &str) -> Result<String, String> {
+        let (mut p, _) = crate::frontend(&SourceFile::new("t.pvl", src)).map_err(|d| format!("{d:?}"))?;
+        let (t, req) = next_directive(&p).expect("a directive");
+        let plan = t.check(&p, &req).map_err(|e| format!("{}: {}", e.0.code, e.0.message))?;
+        t.apply(&mut p, &plan);
+        Ok(crate::printer::print_program(&p))
+    }
+}

@@ -204,13 +204,7 @@ mod tests {
     use crate::diagnostics::SourceFile;
     use crate::transforms::next_directive;
 
-    fn run(src: &str) -> Result<String, String> {
-        let (mut p, _) = crate::frontend(&SourceFile::new("t.pvl", src)).map_err(|d| format!("{d:?}"))?;
-        let (t, req) = next_directive(&p).expect("a directive");
-        let plan = t.check(&p, &req).map_err(|e| format!("{}: {}", e.0.code, e.0.message))?;
-        t.apply(&mut p, &plan);
-        Ok(crate::printer::print_program(&p))
-    }
+    use crate::transforms::tests::apply_first_directive as run;
 
     const PLUS: &str = "class C { requires N >= 3; void m(int N) { int i = 0; gpuopt loop_unroll i K; \
         loop_invariant 0 <= i; loop_invariant i <= N; while (i < N) { i = i + 1; } } }";
