@@ -52,6 +52,11 @@ fn output_in_place_and_check() {
     assert_eq!(std::fs::read_to_string(&out).unwrap().matches("i = i + 1;").count(), 2);
 
     assert_eq!(alpine(&["optimise", "--check", "--unroll", "1", &f]).status.code(), Some(1));
+    // The loop named by its line (the guard's, 6, or the first invariant's, 5).
+    for line in ["5=1", "6=1"] {
+        let o = alpine(&["optimise", "--no-verify", "--unroll", line, &f]);
+        assert_eq!(o.status.code(), Some(0), "{line}: {}", String::from_utf8_lossy(&o.stderr));
+    }
     let o = alpine(&["optimise", "--in-place", "--unroll", "m:i=1", &f]);
     assert_eq!(o.status.code(), Some(0), "{}", String::from_utf8_lossy(&o.stderr));
     let now = std::fs::read_to_string(&f).unwrap();

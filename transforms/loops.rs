@@ -254,11 +254,49 @@ pub fn head_span(l: &Loop) -> Span {
     }
 }
 
+/// The names a method declares: parameters, `given`/`yields` and locals.
+/// Other bare names are fields of `this` (heap locations a call may change).
+pub fn locals(m: &Method) -> HashSet<Name> {
+    struct Decls(HashSet<Name>);
+    impl Visitor for Decls {
+        fn visit_stmt(&mut self, s: &Stmt) {
+            if let StmtKind::LocalDecl { name, .. } = &s.kind {
+                self.0.insert(name.name.clone());
+            }
+            visit::walk_stmt(self, s)
+        }
+    }
+    let mut d = Decls(m.params.iter().map(|p| p.name.name.clone()).collect());
+    for c in &m.contract.clauses {
+        if let ClauseKind::Given(p) | ClauseKind::Yields(p) = &c.kind {
+            d.0.insert(p.name.name.clone());
+        }
+    }
+    if let MethodBody::Block(b) = &m.body {
+        d.visit_block(b);
+    }
+    d.0
+}
+
+impl Reads {
+    /// Reads of fields of `this` by bare name count as heap reads.
+    pub fn with_fields_as_heap(mut self, locals: &HashSet<Name>) -> Reads {
+        if self.vars.iter().any(|v| !locals.contains(v)) {
+            self.heap = true;
+        }
+        self
+    }
+}
+
 /// Matches the loop against the template for variable `var`. `before` are the
-/// statements that precede the loop in its block (to find `i`'s start value).
-pub fn analyse(l: &Loop, var: &str, before: &[Stmt]) -> Result<LoopShape, Mismatch> {
+/// statements that precede the loop in its block (to find `i`'s start value);
+/// `locals` are the method's [`locals`].
+pub fn analyse(l: &Loop, var: &str, before: &[Stmt], locals: &HashSet<Name>) -> Result<LoopShape, Mismatch> {
     let head = head_span(l);
     let mismatch = |code, message: String, span| Mismatch { code, message, span };
+    if !locals.contains(var) {
+        return Err(mismatch(MismatchKind::Guard, format!("`{var}` is a field, not a local variable or parameter"), head));
+    }
     let cond = guard(l).ok_or_else(|| mismatch(MismatchKind::Guard, "this loop has no guard".into(), head))?;
     let (cmp, bound) = split_guard(cond, var).ok_or_else(|| {
         mismatch(
@@ -300,7 +338,7 @@ pub fn analyse(l: &Loop, var: &str, before: &[Stmt]) -> Result<LoopShape, Mismat
 
     // The bound must not change while the loop runs.
     let eff = loop_effects(l);
-    let reads = Reads::of(&bound);
+    let reads = Reads::of(&bound).with_fields_as_heap(locals);
     if let Some(v) = reads.vars.iter().find(|v| eff.assigned.contains(*v)) {
         return Err(mismatch(MismatchKind::Bound, format!("the loop changes `{v}`, which its guard's bound reads"), bound.span));
     }
@@ -308,7 +346,7 @@ pub fn analyse(l: &Loop, var: &str, before: &[Stmt]) -> Result<LoopShape, Mismat
         return Err(mismatch(MismatchKind::Bound, "the guard's bound reads the heap, which the loop may change".into(), bound.span));
     }
 
-    let start = start_value(init, before, var);
+    let start = start_value(init, before, var, locals);
     Ok(LoopShape { var: var.into(), op, step, cmp, bound, guard_span: cond.span, update_in_header: in_header, start })
 }
 
@@ -377,12 +415,12 @@ fn literal(e: &Expr) -> Option<i64> {
 /// in `before` when nothing after it changes `var` or what the value reads. An
 /// assignment that reads `var` itself (an earlier unrolled update `i = i + 1`)
 /// is composed with the value before it.
-fn start_value(init: &[Stmt], before: &[Stmt], var: &str) -> Option<Expr> {
+fn start_value(init: &[Stmt], before: &[Stmt], var: &str, locals: &HashSet<Name>) -> Option<Expr> {
     let stmts: Vec<&Stmt> = before.iter().chain(init.iter()).collect();
-    value_after(&stmts, var)
+    value_after(&stmts, var, locals)
 }
 
-fn value_after(stmts: &[&Stmt], var: &str) -> Option<Expr> {
+fn value_after(stmts: &[&Stmt], var: &str, locals: &HashSet<Name>) -> Option<Expr> {
     let assigned_value = |s: &Stmt| -> Option<Expr> {
         match &s.kind {
             StmtKind::LocalDecl { name, init: Some(e), .. } if name.as_str() == var => Some(e.clone()),
@@ -397,7 +435,7 @@ fn value_after(stmts: &[&Stmt], var: &str) -> Option<Expr> {
     };
     for (k, s) in stmts.iter().enumerate().rev() {
         if let Some(v) = assigned_value(s) {
-            let reads = Reads::of(&v);
+            let reads = Reads::of(&v).with_fields_as_heap(locals);
             let later = Effects::of_stmts(stmts[k + 1..].iter().copied());
             let stable = !reads.vars.iter().any(|r| r.as_ref() != var && later.assigned.contains(r))
                 && !(reads.heap && later.writes_heap());
@@ -407,7 +445,7 @@ fn value_after(stmts: &[&Stmt], var: &str) -> Option<Expr> {
             if !reads.vars.contains(var) {
                 return Some(v);
             }
-            let earlier = value_after(&stmts[..k], var)?;
+            let earlier = value_after(&stmts[..k], var, locals)?;
             return Some(substitute(&v, var, &earlier));
         }
         if Effects::of_stmts([*s]).assigned.contains(var) {
@@ -633,6 +671,11 @@ pub fn fresh_name(m: &Method, base: &str) -> String {
 mod tests {
     use super::*;
 
+    fn analyse(l: &Loop, var: &str, before: &[Stmt]) -> Result<LoopShape, Mismatch> {
+        let locals: HashSet<Name> = ["i", "n", "k"].into_iter().map(Name::from).collect();
+        super::analyse(l, var, before, &locals)
+    }
+
     fn first_loop(src: &str) -> (Loop, Vec<Stmt>) {
         let p = crate::syntax::parse(src).expect("parses");
         let Member::Method(m) = &p.classes[0].members[0] else { panic!() };
@@ -683,6 +726,19 @@ mod tests {
         assert!(analyse(&l, "i", &before).unwrap().start.is_none());
         let (l, before) = first_loop("class C { void m(int n) { int i = n; int k = 3; while (i < 10) { i = i + 1; } } }");
         assert!(analyse(&l, "i", &before).unwrap().start.is_some());
+    }
+
+    #[test]
+    fn fields_are_not_loop_variables_and_field_bounds_are_heap() {
+        let p = crate::syntax::parse("class C { int f; int g; void m() { while (f < 9) { f = f + 1; } int i = 0; while (i < g) { i = i + 1; m(); } } }").unwrap();
+        let Member::Method(m) = &p.classes[0].members[2] else { panic!() };
+        let MethodBody::Block(b) = &m.body else { panic!() };
+        let loc = locals(m);
+        let StmtKind::Loop(l1) = &b.stmts[0].kind else { panic!() };
+        assert_eq!(super::analyse(l1, "f", &[], &loc).unwrap_err().code, MismatchKind::Guard);
+        // `g` is a field and the body calls a method, which may change it.
+        let StmtKind::Loop(l2) = &b.stmts[2].kind else { panic!() };
+        assert_eq!(super::analyse(l2, "i", &b.stmts[..2], &loc).unwrap_err().code, MismatchKind::Bound);
     }
 
     #[test]

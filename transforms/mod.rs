@@ -299,7 +299,7 @@ pub(crate) fn loop_template<'a>(
             at,
         ));
     }
-    let shape = loops::analyse(site.lp, &request.var, site.before).map_err(|m| {
+    let shape = loops::analyse(site.lp, &request.var, site.before, &loops::locals(site.method)).map_err(|m| {
         let code = match m.code {
             loops::MismatchKind::Update => codes::OPTIMISE_UPDATE_FORM,
             loops::MismatchKind::Guard | loops::MismatchKind::Bound => codes::OPTIMISE_TEMPLATE,
