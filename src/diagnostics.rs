@@ -142,6 +142,28 @@ pub mod codes {
     /// A construct the verifier does not support yet; the unit is not proved.
     pub const UNSUPPORTED: &str = "alpine::verify::unsupported";
 
+    // -- optimisation (transforms/, `alpine optimise`) --
+    // Applicability failures; the primary span is the loop (its guard), the
+    // update statement or the directive.
+    /// The loop may run fewer times than the unroll factor (or the peeled remainder).
+    pub const OPTIMISE_TRIP_COUNT: &str = "alpine::optimise::trip_count";
+    /// Iteration merging needs the loop's iteration count (modulo the factor).
+    pub const OPTIMISE_ITERATION_COUNT: &str = "alpine::optimise::iteration_count";
+    /// The loop variable's update is not `i ± c`, `i * c` or `i / c` (c > 0), or
+    /// there is not exactly one unconditional update.
+    pub const OPTIMISE_UPDATE_FORM: &str = "alpine::optimise::update_form";
+    /// The guard is not one comparison of the loop variable with a bound the loop
+    /// leaves unchanged.
+    pub const OPTIMISE_TEMPLATE: &str = "alpine::optimise::template";
+    /// An unroll factor ≤ 0, a merge factor ≤ 1, or a factor too large.
+    pub const OPTIMISE_FACTOR: &str = "alpine::optimise::factor";
+    /// A request names no loop of the file.
+    pub const OPTIMISE_UNKNOWN_LOOP: &str = "alpine::optimise::unknown_loop";
+    /// A request fits several loops.
+    pub const OPTIMISE_AMBIGUOUS_LOOP: &str = "alpine::optimise::ambiguous_loop";
+    /// A `gpuopt` directive of a pass alpine does not implement yet (a note).
+    pub const OPTIMISE_NOT_IMPLEMENTED: &str = "alpine::optimise::not_implemented";
+
     // -- input/output (src/main.rs) --
     pub const IO: &str = "alpine::io";
 

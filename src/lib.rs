@@ -11,8 +11,11 @@
 pub mod ast;
 pub mod diagnostics;
 pub mod printer;
+pub mod interp;
 pub mod resolve;
 pub mod syntax;
+#[path = "../transforms/mod.rs"]
+pub mod transforms;
 pub mod verify;
 pub mod workspace;
 mod words;

@@ -2,6 +2,7 @@
 
 mod fmt;
 mod io;
+mod optimise;
 mod parse;
 mod verify;
 
@@ -55,6 +56,9 @@ enum Command {
     Fmt(fmt::FmtArgs),
     /// Verify PVL files: prove every method and pure function against its contract.
     Verify(verify::VerifyArgs),
+    /// Apply loop unrolling / iteration merging (`gpuopt` directives, --unroll,
+    /// --merge), print the result as PVL and re-verify it.
+    Optimise(optimise::OptimiseArgs),
 }
 
 /// Where diagnostics go and how they look.
@@ -98,5 +102,6 @@ pub fn run() -> i32 {
         Command::Parse(args) => parse::run(args, &reporter),
         Command::Fmt(args) => fmt::run(args, &reporter),
         Command::Verify(args) => verify::run(args, &reporter),
+        Command::Optimise(args) => optimise::run(args, &reporter),
     }
 }

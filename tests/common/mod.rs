@@ -49,6 +49,27 @@ pub fn show(name: &str, text: &str, diags: &[alpine::diagnostics::Diagnostic]) -
     diags.iter().map(|d| alpine::diagnostics::render(d, &file, false)).collect()
 }
 
+/// The corpus directories `alpine optimise` is tested on (issue #5): every
+/// `loop_unroll/` and `iteration_merging/` input the verifier handles today. Shared by
+/// `tests/optimise_corpus.rs` and `benches/optimise.rs`.
+pub const OPTIMISE_CORPUS_DIRS: &[&str] = &[
+    "loop_unroll/examples/div",
+    "loop_unroll/examples/min",
+    "loop_unroll/examples/mul",
+    "loop_unroll/examples/plus",
+    "loop_unroll/manual/Loop",
+    "loop_unroll/sequential/NestedLoops",
+    "loop_unroll/graphs/Reach",
+    "iteration_merging/examples/iter_merge_div",
+    "iteration_merging/examples/iter_merge_min",
+    "iteration_merging/examples/iter_merge_mult",
+    "iteration_merging/examples/iter_merge_plus",
+    "iteration_merging/examples/iteration_merge",
+    "iteration_merging/manual/Loop",
+    "iteration_merging/sequential/NestedLoops",
+    "iteration_merging/graphs/Reach",
+];
+
 /// The programs of the soundness suite (issue #3 point 1), relative to the corpus
 /// root: the sequential ones a first verifier can handle. A trailing `/*` stands for
 /// every subdirectory; each directory contributes its `orig_*.pvl` and `opt_*.pvl`.

@@ -19,6 +19,8 @@
 
 mod assertion;
 mod expr;
+/// PVL's truncating `/` and `%`, for other stages that build SMT terms (transforms).
+pub use expr::{trunc_div, trunc_mod};
 mod functions;
 pub mod seq;
 mod state;

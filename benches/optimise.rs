@@ -1,0 +1,82 @@
+//! Timing of `alpine optimise` without re-verification (issue #5, point 4), per
+//! corpus file that the optimise tests cover:
+//!
+//! * `check`: the applicability checks (template + Z3), all directives of the file;
+//! * `rewrite`: the optimisation step proper — `apply`, printing the program and
+//!   checking the printed text again (front end), as `alpine optimise` does;
+//! * `total`: both, i.e. everything except parsing the input and re-verification.
+//!
+//! Targets: rewrite ≤ 5 ms, check ≤ 100 ms per file. Median of `RUNS` runs.
+//! `cargo bench --bench optimise`; the corpus is `$ALPINE_CORPUS` or
+//! `../shared/corpus/alpinist`.
+
+use alpine::diagnostics::SourceFile;
+use alpine::transforms;
+use std::path::{Path, PathBuf};
+
+use std::time::{Duration, Instant};
+
+const RUNS: usize = 7;
+
+#[path = "../tests/common/mod.rs"]
+mod common;
+use common::OPTIMISE_CORPUS_DIRS as FILES;
+
+fn orig(dir: &Path) -> PathBuf {
+    std::fs::read_dir(dir)
+        .expect("corpus dir")
+        .map(|e| e.unwrap().path())
+        .find(|p| p.file_name().unwrap().to_string_lossy().starts_with("orig_"))
+        .expect("an orig_ file")
+}
+
+/// (check, rewrite, step) for one run over all directives of the file.
+fn one_run(file: &SourceFile) -> (Duration, Duration, Duration) {
+    let (mut program, _) = alpine::frontend(file).expect("corpus file checks");
+    let (mut check, mut rewrite) = (Duration::ZERO, Duration::ZERO);
+    let start = Instant::now();
+    while let Some((pass, req)) = transforms::next_directive(&program) {
+        let t = Instant::now();
+        let plan = pass.check(&program, &req).unwrap_or_else(|e| panic!("{}: {}", file.name, e.0.message));
+        check += t.elapsed();
+        let t = Instant::now();
+        pass.apply(&mut program, &plan);
+        let text = alpine::printer::print_program(&program);
+        program = alpine::frontend(&SourceFile::new("step.pvl", text)).expect("rewritten program checks").0;
+        rewrite += t.elapsed();
+    }
+    (check, rewrite, start.elapsed())
+}
+
+fn median(mut v: Vec<Duration>) -> Duration {
+    v.sort();
+    v[v.len() / 2]
+}
+
+fn ms(d: Duration) -> String {
+    format!("{:8.3}", d.as_secs_f64() * 1e3)
+}
+
+fn main() {
+    let Some(dir) = common::corpus_dir() else { return };
+    println!("{:<45} {:>8} {:>8} {:>8}   (ms, median of {RUNS})", "file", "check", "rewrite", "total");
+    let (mut worst_check, mut worst_rewrite) = (Duration::ZERO, Duration::ZERO);
+    for rel in FILES {
+        let path = orig(&dir.join(rel));
+        let file = SourceFile::new(path.to_string_lossy(), std::fs::read_to_string(&path).unwrap());
+        let runs: Vec<_> = (0..RUNS).map(|_| one_run(&file)).collect();
+        let (c, r, s) = (
+            median(runs.iter().map(|x| x.0).collect()),
+            median(runs.iter().map(|x| x.1).collect()),
+            median(runs.iter().map(|x| x.2).collect()),
+        );
+        worst_check = worst_check.max(c);
+        worst_rewrite = worst_rewrite.max(r);
+        println!("{rel:<45} {} {} {}", ms(c), ms(r), ms(s));
+    }
+    println!(
+        "worst: check {} ms (target ≤ 100), rewrite {} ms (target ≤ 5)",
+        ms(worst_check).trim(),
+        ms(worst_rewrite).trim()
+    );
+}

@@ -1,0 +1,328 @@
+//! `alpine optimise FILE [-o OUT | --in-place | --check]` — apply loop unrolling
+//! and iteration merging, then re-verify.
+//!
+//! Requests come from the file's `gpuopt loop_unroll`/`iter_merge` directives (in
+//! source order, each removed once applied) and then from `--unroll [LOOP=]K` /
+//! `--merge [LOOP=]M` in command-line order. After each rewrite the program is
+//! printed and checked again, so every pass sees a well-formed, freshly typed
+//! program. Command-line loop names are resolved against the input file before
+//! anything is rewritten.
+//!
+//! Exit status: 0 done, 1 a pass does not apply or re-verification fails (nothing
+//! written), 2 bad input or a request that names no loop / several loops / a bad
+//! factor.
+
+use super::{io, Reporter, EXIT_BAD_INPUT, EXIT_CHECK_FAILED, EXIT_OK};
+use alpine::ast::{Program, Span};
+use alpine::diagnostics::{codes, Diagnostic, Severity, SourceFile};
+use alpine::transforms::{self, loops, ApplicabilityError, Request, Transform};
+use std::path::Path;
+
+#[derive(clap::Args, Debug)]
+pub struct OptimiseArgs {
+    /// The PVL file to optimise (`-` reads standard input).
+    file: String,
+    /// Write the result to this file (atomically) instead of standard output.
+    #[arg(short = 'o', long = "output", value_name = "OUT", conflicts_with_all = ["in_place", "check"])]
+    output: Option<String>,
+    /// Rewrite FILE in place (atomically; untouched on any failure).
+    #[arg(long, conflicts_with = "check")]
+    in_place: bool,
+    /// Do not write: exit 1 if optimising would change the file.
+    #[arg(long)]
+    check: bool,
+    /// Unroll K iterations of a loop. LOOP is the loop variable, a line number, or
+    /// METHOD:VAR; without it, the only loop that fits.
+    #[arg(long, value_name = "[LOOP=]K")]
+    unroll: Vec<String>,
+    /// Merge M iterations of a loop into one (LOOP as for --unroll).
+    #[arg(long, value_name = "[LOOP=]M")]
+    merge: Vec<String>,
+    /// Do not re-verify the result.
+    #[arg(long)]
+    no_verify: bool,
+    /// Wall-clock limit per Z3 query of the re-verification, in seconds.
+    #[arg(long, default_value_t = 10)]
+    timeout: u64,
+}
+
+/// Which loop a command-line request means.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub enum Selector {
+    Only,
+    Var(String),
+    Line(usize),
+    MethodVar(String, String),
+}
+
+/// A command-line request, parsed.
+#[derive(Clone, Debug)]
+pub struct CliRequest {
+    pub pass: &'static str,
+    pub selector: Selector,
+    pub factor: i64,
+    pub text: String,
+}
+
+/// Parses `[LOOP=]K`.
+pub fn parse_request(pass: &'static str, flag: &str, text: &str) -> Result<CliRequest, String> {
+    let (sel, k) = match text.rsplit_once('=') {
+        Some((l, k)) => (Some(l.trim()), k.trim()),
+        None => (None, text.trim()),
+    };
+    let factor: i64 = k.parse().map_err(|_| format!("`--{flag} {text}`: `{k}` is not an integer factor"))?;
+    let ident = |s: &str| !s.is_empty() && s.chars().all(|c| c.is_alphanumeric() || c == '_') && !s.starts_with(|c: char| c.is_ascii_digit());
+    let selector = match sel {
+        None => Selector::Only,
+        Some(s) if s.chars().all(|c| c.is_ascii_digit()) && !s.is_empty() => Selector::Line(s.parse().map_err(|_| format!("`{s}` is not a line number"))?),
+        Some(s) if ident(s) => Selector::Var(s.to_string()),
+        Some(s) => match s.split_once(':') {
+            Some((m, v)) if ident(m) && ident(v) => Selector::MethodVar(m.to_string(), v.to_string()),
+            _ => return Err(format!("`--{flag} {text}`: `{s}` is not a loop name (VAR, LINE or METHOD:VAR)")),
+        },
+    };
+    Ok(CliRequest { pass, selector, factor, text: format!("--{flag} {text}") })
+}
+
+/// A loop named independently of spans, so that it can be found again after
+/// earlier rewrites: the `nth` loop with variable `var` in `class.method`.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct LoopKey {
+    class: String,
+    method: String,
+    var: String,
+    nth: usize,
+}
+
+struct Candidate {
+    key: LoopKey,
+    guard: Span,
+    line: usize,
+    guard_line: usize,
+}
+
+fn candidates(p: &Program, text: &str) -> Vec<Candidate> {
+    let line_of = |s: Span| text[..s.start().min(text.len())].matches('\n').count() + 1;
+    let mut seen: Vec<LoopKey> = Vec::new();
+    let mut out = Vec::new();
+    for site in transforms::loop_sites(p) {
+        let Some(var) = loops::loop_var(site.lp) else { continue };
+        let class = p.classes[site.id.class].name.to_string();
+        let method = site.method.name.to_string();
+        let nth = seen.iter().filter(|k| k.class == class && k.method == method && k.var == *var).count();
+        let key = LoopKey { class, method, var: var.to_string(), nth };
+        seen.push(key.clone());
+        out.push(Candidate { key, guard: loops::head_span(site.lp), line: line_of(site.lp.span), guard_line: line_of(loops::head_span(site.lp)) });
+    }
+    out
+}
+
+/// Resolves a request against the input program.
+fn resolve(p: &Program, text: &str, r: &CliRequest) -> Result<LoopKey, Diagnostic> {
+    let all = candidates(p, text);
+    let fits: Vec<&Candidate> = all
+        .iter()
+        .filter(|c| match &r.selector {
+            Selector::Only => true,
+            Selector::Var(v) => c.key.var == *v,
+            Selector::Line(n) => (c.line..=c.guard_line).contains(n),
+            Selector::MethodVar(m, v) => c.key.method == *m && c.key.var == *v,
+        })
+        .collect();
+    let describe = |c: &Candidate| format!("`{}` in {}.{} (line {})", c.key.var, c.key.class, c.key.method, c.guard_line);
+    match fits.as_slice() {
+        [one] => Ok(one.key.clone()),
+        [] => {
+            let known: Vec<String> = all.iter().map(describe).collect();
+            let d = Diagnostic::error(codes::OPTIMISE_UNKNOWN_LOOP, format!("`{}`: no loop of the file fits this name", r.text), Span::DUMMY);
+            Err(if known.is_empty() {
+                d.with_help("no loop of this file has a variable compared in its guard and updated in its body")
+            } else {
+                d.with_help(format!("the loops are: {}", known.join(", ")))
+            })
+        }
+        many => {
+            let mut d = Diagnostic::error(
+                codes::OPTIMISE_AMBIGUOUS_LOOP,
+                format!("`{}` fits {} loops; name one (VAR, LINE or METHOD:VAR)", r.text, many.len()),
+                many[0].guard,
+            );
+            for c in &many[1..] {
+                d = d.with_related(c.guard, "this loop fits too");
+            }
+            Err(d.with_help(format!("candidates: {}", many.iter().map(|c| describe(c)).collect::<Vec<_>>().join(", "))))
+        }
+    }
+}
+
+fn find_key(p: &Program, text: &str, key: &LoopKey) -> Option<transforms::LoopId> {
+    let sites = transforms::loop_sites(p);
+    let cands = candidates(p, text);
+    let k = cands.iter().position(|c| c.key == *key)?;
+    // `candidates` lists the template loops of `loop_sites` in the same order.
+    sites.into_iter().filter(|s| loops::loop_var(s.lp).is_some()).nth(k).map(|s| s.id)
+}
+
+/// The optimisation steps as a library-level function (used by the CLI and the
+/// tests): applies the directives of `file`, then `requests`, and returns the
+/// resulting PVL text. Errors: the diagnostics and the exit status they mean,
+/// with the source the diagnostics' spans refer to.
+pub fn optimise_text(file: &SourceFile, requests: &[CliRequest]) -> Result<(String, Vec<Diagnostic>), (SourceFile, Vec<Diagnostic>, i32)> {
+    let (program, warnings) = alpine::frontend(file).map_err(|d| (file.clone(), d, EXIT_BAD_INPUT))?;
+    let mut notes = warnings;
+    for d in transforms::unimplemented_directives(&program) {
+        notes.push(Diagnostic {
+            severity: Severity::Note,
+            ..Diagnostic::error(
+                codes::OPTIMISE_NOT_IMPLEMENTED,
+                format!("`gpuopt {}` is not implemented yet; the directive is left as it is", d.kind.keyword()),
+                d.span,
+            )
+        });
+    }
+    let keys: Vec<LoopKey> = requests
+        .iter()
+        .map(|r| resolve(&program, &file.text, r))
+        .collect::<Result<_, _>>()
+        .map_err(|d| (file.clone(), vec![d], EXIT_BAD_INPUT))?;
+
+    let mut current = file.clone();
+    let mut program = program;
+    let fail = |src: &SourceFile, e: ApplicabilityError| {
+        let d = e.into_diagnostic();
+        let bad_request = [codes::OPTIMISE_FACTOR, codes::OPTIMISE_UNKNOWN_LOOP, codes::OPTIMISE_AMBIGUOUS_LOOP].contains(&d.code);
+        let status = if bad_request { EXIT_BAD_INPUT } else { EXIT_CHECK_FAILED };
+        (src.clone(), vec![d], status)
+    };
+    // In-file directives first, then the command line.
+    (current, program) = transforms::apply_directives(current, program).map_err(|f| match f {
+        transforms::StepFailure::NotApplicable(src, e) => fail(&src, e),
+        transforms::StepFailure::Broken(src, diags) => (src, diags, EXIT_CHECK_FAILED),
+    })?;
+    for (r, key) in requests.iter().zip(&keys) {
+        let pass: &dyn Transform = *transforms::registry().iter().find(|t| t.name() == r.pass).expect("known pass");
+        let Some(target) = find_key(&program, &current.text, key) else {
+            let d = Diagnostic::error(
+                codes::OPTIMISE_UNKNOWN_LOOP,
+                format!("`{}`: the loop no longer exists after the earlier rewrites", r.text),
+                Span::DUMMY,
+            );
+            return Err((current, vec![d], EXIT_BAD_INPUT));
+        };
+        let req = Request { target, var: key.var.as_str().into(), factor: r.factor, directive: None };
+        let plan = pass.check(&program, &req).map_err(|e| fail(&current, e))?;
+        (current, program) = transforms::rewrite(pass, program, &plan, &file.name).map_err(|(src, d)| (src, d, EXIT_CHECK_FAILED))?;
+    }
+    Ok((alpine::printer::print_program(&program), notes))
+}
+
+pub fn run(args: OptimiseArgs, reporter: &Reporter) -> i32 {
+    if args.in_place && args.file == io::STDIN {
+        eprintln!("error: `--in-place` cannot rewrite standard input");
+        return EXIT_BAD_INPUT;
+    }
+    let mut requests = Vec::new();
+    for (pass, flag, list) in [("loop_unroll", "unroll", &args.unroll), ("iter_merge", "merge", &args.merge)] {
+        for t in list {
+            match parse_request(pass, flag, t) {
+                Ok(r) => requests.push((position_of(flag, t), r)),
+                Err(e) => {
+                    eprintln!("error: {e}");
+                    return EXIT_BAD_INPUT;
+                }
+            }
+        }
+    }
+    // Command-line order across both flags.
+    requests.sort_by_key(|(pos, _)| *pos);
+    let requests: Vec<CliRequest> = requests.into_iter().map(|(_, r)| r).collect();
+
+    let file = match io::read_source(&args.file) {
+        Ok(f) => f,
+        Err(failure) => {
+            let (f, d) = *failure;
+            reporter.report(&f, &[d]);
+            return EXIT_BAD_INPUT;
+        }
+    };
+    let (out, notes) = match optimise_text(&file, &requests) {
+        Ok(r) => r,
+        Err((src, diags, status)) => {
+            reporter.report(&src, &diags);
+            return status;
+        }
+    };
+    reporter.report(&file, &notes);
+    if args.check {
+        if out != file.text {
+            eprintln!("{}: optimising would change the file", file.name);
+            return EXIT_CHECK_FAILED;
+        }
+        return EXIT_OK;
+    }
+    let to_stdout = args.output.is_none() && !args.in_place;
+    if to_stdout {
+        print!("{out}");
+    }
+    if !args.no_verify {
+        let result = SourceFile::new(format!("{} (optimised)", file.name), out.clone());
+        let Ok((program, _)) = alpine::frontend(&result) else {
+            eprintln!("error: the optimised program does not check (a bug in alpine)");
+            return EXIT_CHECK_FAILED;
+        };
+        let opts = alpine::verify::Options { timeout_secs: args.timeout.max(1), ..Default::default() };
+        let reports = alpine::verify::verify_program(&program, &out, &opts);
+        let failed: Vec<_> = reports.iter().filter(|r| !r.proved()).collect();
+        if !failed.is_empty() {
+            for r in &failed {
+                reporter.report(&result, &r.diagnostics());
+            }
+            eprintln!("error: the optimised program does not verify ({} of {} units failed); nothing written", failed.len(), reports.len());
+            return EXIT_CHECK_FAILED;
+        }
+        if !reporter.json() {
+            eprintln!("verified: {} units", reports.len());
+        }
+    }
+    let target = if args.in_place { Some(args.file.as_str()) } else { args.output.as_deref() };
+    if let Some(path) = target {
+        if args.in_place && out == file.text {
+            return EXIT_OK;
+        }
+        if let Err(e) = io::write_atomically(Path::new(path), &out) {
+            eprintln!("error: cannot write `{path}`: {e}");
+            return EXIT_BAD_INPUT;
+        }
+    }
+    EXIT_OK
+}
+
+/// Where `--flag value` stands on the command line (for command-line order).
+fn position_of(flag: &str, value: &str) -> usize {
+    let args: Vec<String> = std::env::args().collect();
+    let long = format!("--{flag}");
+    let joined = format!("--{flag}={value}");
+    args.iter()
+        .enumerate()
+        .position(|(k, a)| *a == joined || (*a == long && args.get(k + 1).is_some_and(|v| v == value)))
+        .unwrap_or(usize::MAX)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn parses_loop_names() {
+        assert_eq!(parse_request("loop_unroll", "unroll", "3").unwrap().selector, Selector::Only);
+        assert_eq!(parse_request("loop_unroll", "unroll", "i=3").unwrap().selector, Selector::Var("i".into()));
+        assert_eq!(parse_request("loop_unroll", "unroll", "12=3").unwrap().selector, Selector::Line(12));
+        assert_eq!(
+            parse_request("loop_unroll", "unroll", "zero:i=3").unwrap().selector,
+            Selector::MethodVar("zero".into(), "i".into())
+        );
+        assert_eq!(parse_request("loop_unroll", "unroll", "i=-1").unwrap().factor, -1);
+        assert!(parse_request("loop_unroll", "unroll", "i=x").is_err());
+        assert!(parse_request("loop_unroll", "unroll", "a b=2").is_err());
+    }
+}

@@ -1,0 +1,546 @@
+//! A small interpreter for the sequential subset of PVL, used to check that an
+//! optimised method computes what the original computes (differential tests).
+//!
+//! Supported: `int` (64-bit, overflow is an error), `boolean`, arrays
+//! (`new T[n]`, `a[i]`, `a.length`), sequences (`seq<T>{..}`, `s[i]`, `|s|`,
+//! `+`/`++` concatenation, `head`, `tail`, `isEmpty`, `x in s`), objects with
+//! fields (`new C()`, `o.f`, bare field names of `this`), local declarations,
+//! assignments, `x++`/`x--`, `if`, `while`, `for`, `return`, blocks, calls to
+//! methods and pure functions of the program (by name; `with`/`then` ghost
+//! blocks are skipped), `? :`, PVL's truncating `/` and `%`. A `par` block of
+//! one unit without barriers runs its threads one after the other (equivalent
+//! for the race-free kernels the verifier accepts).
+//!
+//! Specifications are not executed (`assert`, `fold`, ... are skipped), except
+//! that [`Interp::holds`] evaluates a precondition to filter generated inputs:
+//! permissions count as true, `\forall`/`\exists` run over an integer range read
+//! from the guard (`lo <= x && x < hi`) or over a sequence (`x in s`).
+//!
+//! Not supported (an [`Error`], never a panic): barriers, several par units,
+//! locks, `\old`, maps/sets/bags, fractions. Issue #8 extends it to kernels.
+
+use crate::ast::*;
+use std::cell::RefCell;
+use std::collections::{BTreeMap, HashMap};
+use std::rc::Rc;
+
+#[derive(Clone, Debug)]
+pub enum Value {
+    Int(i64),
+    Bool(bool),
+    Null,
+    Void,
+    Array(Rc<RefCell<Vec<Value>>>),
+    Seq(Rc<Vec<Value>>),
+    Obj(Rc<RefCell<Object>>),
+}
+
+#[derive(Debug)]
+pub struct Object {
+    pub class: Name,
+    pub fields: BTreeMap<Name, Value>,
+}
+
+impl Value {
+    /// A structural rendering (arrays and objects by contents), for comparing
+    /// final states.
+    pub fn deep(&self) -> String {
+        match self {
+            Value::Int(v) => v.to_string(),
+            Value::Bool(b) => b.to_string(),
+            Value::Null => "null".into(),
+            Value::Void => "void".into(),
+            Value::Array(a) => format!("[{}]", a.borrow().iter().map(Value::deep).collect::<Vec<_>>().join(",")),
+            Value::Seq(s) => format!("seq{{{}}}", s.iter().map(Value::deep).collect::<Vec<_>>().join(",")),
+            Value::Obj(o) => {
+                let o = o.borrow();
+                let fs: Vec<String> = o.fields.iter().map(|(k, v)| format!("{k}={}", v.deep())).collect();
+                format!("{}{{{}}}", o.class, fs.join(","))
+            }
+        }
+    }
+    fn int(&self) -> Result<i64, Error> {
+        match self {
+            Value::Int(v) => Ok(*v),
+            v => Err(Error(format!("expected an int, got {}", v.deep()))),
+        }
+    }
+    fn bool(&self) -> Result<bool, Error> {
+        match self {
+            Value::Bool(b) => Ok(*b),
+            v => Err(Error(format!("expected a boolean, got {}", v.deep()))),
+        }
+    }
+}
+
+/// Why a run stopped abnormally (unsupported construct, runtime error, out of fuel).
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct Error(pub String);
+
+fn err<T>(msg: impl Into<String>) -> Result<T, Error> {
+    Err(Error(msg.into()))
+}
+
+/// The default value of a type (0, false, null, empty sequence).
+pub fn default_value(t: &Type) -> Value {
+    match &t.kind {
+        TypeKind::Int => Value::Int(0),
+        TypeKind::Boolean => Value::Bool(false),
+        TypeKind::Seq(_) => Value::Seq(Rc::new(Vec::new())),
+        _ => Value::Null,
+    }
+}
+
+enum Flow {
+    Normal,
+    Return(Value),
+}
+
+pub struct Interp<'p> {
+    program: &'p Program,
+    /// Statements and expressions left before the run is abandoned.
+    pub fuel: u64,
+}
+
+struct Frame {
+    this: Option<Value>,
+    scopes: Vec<HashMap<Name, Value>>,
+}
+
+impl Frame {
+    fn lookup(&mut self, n: &str) -> Option<&mut Value> {
+        self.scopes.iter_mut().rev().find_map(|s| s.get_mut(n))
+    }
+    fn declare(&mut self, n: &Name, v: Value) {
+        self.scopes.last_mut().expect("a scope").insert(n.clone(), v);
+    }
+}
+
+impl<'p> Interp<'p> {
+    pub fn new(program: &'p Program, fuel: u64) -> Interp<'p> {
+        Interp { program, fuel }
+    }
+
+    fn method(&self, class: &str, name: &str) -> Result<&'p Method, Error> {
+        self.program
+            .classes
+            .iter()
+            .filter(|c| c.name.as_str() == class)
+            .flat_map(|c| &c.members)
+            .find_map(|m| match m {
+                Member::Method(m) if m.name.as_str() == name => Some(m),
+                _ => None,
+            })
+            .ok_or_else(|| Error(format!("no method {class}.{name}")))
+    }
+
+    /// A fresh object of `class` with default field values.
+    pub fn new_object(&self, class: &str) -> Value {
+        let fields = self
+            .program
+            .classes
+            .iter()
+            .filter(|c| c.name.as_str() == class)
+            .flat_map(|c| &c.members)
+            .filter_map(|m| match m {
+                Member::Field(f) => Some((f.name.name.clone(), default_value(&f.ty))),
+                _ => None,
+            })
+            .collect();
+        Value::Obj(Rc::new(RefCell::new(Object { class: class.into(), fields })))
+    }
+
+    /// Runs `class.name(args)` on `this`; returns the result (`Void` for void).
+    pub fn call(&mut self, class: &str, name: &str, this: Option<Value>, args: Vec<Value>) -> Result<Value, Error> {
+        let m = self.method(class, name)?;
+        if m.params.len() != args.len() {
+            return err(format!("{name}: expected {} arguments", m.params.len()));
+        }
+        let mut scope: HashMap<Name, Value> = m.params.iter().map(|p| p.name.name.clone()).zip(args).collect();
+        for c in &m.contract.clauses {
+            if let ClauseKind::Given(p) | ClauseKind::Yields(p) = &c.kind {
+                scope.insert(p.name.name.clone(), default_value(&p.ty));
+            }
+        }
+        let mut f = Frame { this, scopes: vec![scope] };
+        match &m.body {
+            MethodBody::Expr(e) => self.eval(&mut f, e),
+            MethodBody::Block(b) => match self.block(&mut f, &b.stmts)? {
+                Flow::Return(v) => Ok(v),
+                Flow::Normal => Ok(Value::Void),
+            },
+            MethodBody::Abstract => err(format!("{name} has no body")),
+        }
+    }
+
+    /// Evaluates a contract clause (precondition) for input filtering.
+    pub fn holds(&mut self, class: &str, m: &Method, this: Option<Value>, args: &[Value], e: &Expr) -> Result<bool, Error> {
+        let _ = class;
+        let scope = m.params.iter().map(|p| p.name.name.clone()).zip(args.iter().cloned()).collect();
+        let mut f = Frame { this, scopes: vec![scope] };
+        self.eval(&mut f, e)?.bool()
+    }
+
+    fn tick(&mut self) -> Result<(), Error> {
+        if self.fuel == 0 {
+            return err("out of fuel");
+        }
+        self.fuel -= 1;
+        Ok(())
+    }
+
+    fn block(&mut self, f: &mut Frame, stmts: &[Stmt]) -> Result<Flow, Error> {
+        f.scopes.push(HashMap::new());
+        let mut out = Flow::Normal;
+        for s in stmts {
+            if let Flow::Return(v) = self.stmt(f, s)? {
+                out = Flow::Return(v);
+                break;
+            }
+        }
+        f.scopes.pop();
+        Ok(out)
+    }
+
+    fn stmt(&mut self, f: &mut Frame, s: &Stmt) -> Result<Flow, Error> {
+        self.tick()?;
+        match &s.kind {
+            StmtKind::LocalDecl { ty, name, init } => {
+                let v = match init {
+                    Some(e) => self.eval(f, e)?,
+                    None => default_value(ty),
+                };
+                f.declare(&name.name, v);
+            }
+            StmtKind::Assign { target, value } => {
+                let v = self.eval(f, value)?;
+                self.assign(f, target, v)?;
+            }
+            StmtKind::IncDec { target, op } => {
+                let t = Expr::new(ExprKind::Var(target.clone()), target.span);
+                let v = self.eval(f, &t)?.int()?;
+                let n = if *op == IncDec::Inc { v.checked_add(1) } else { v.checked_sub(1) };
+                self.assign(f, &t, Value::Int(n.ok_or_else(|| Error("overflow".into()))?))?;
+            }
+            StmtKind::Expr(e) => {
+                self.eval(f, e)?;
+            }
+            StmtKind::If { cond, then_branch, else_branch } => {
+                if self.eval(f, cond)?.bool()? {
+                    return self.stmt(f, then_branch);
+                } else if let Some(e) = else_branch {
+                    return self.stmt(f, e);
+                }
+            }
+            StmtKind::Loop(l) => {
+                f.scopes.push(HashMap::new());
+                let r = self.run_loop(f, l);
+                f.scopes.pop();
+                return r;
+            }
+            StmtKind::Return(e) => {
+                let v = match e {
+                    Some(e) => self.eval(f, e)?,
+                    None => Value::Void,
+                };
+                return Ok(Flow::Return(v));
+            }
+            StmtKind::Spec { .. } => {}
+            StmtKind::Block(b) => return self.block(f, &b.stmts),
+            StmtKind::Par(p) if p.units.len() == 1 && p.units[0].iters.len() <= 1 => {
+                let u = &p.units[0];
+                let Some(it) = u.iters.first() else { return self.block(f, &u.body.stmts) };
+                let (lo, hi) = (self.eval(f, &it.lo)?.int()?, self.eval(f, &it.hi)?.int()?);
+                for tid in lo..hi {
+                    f.scopes.push(HashMap::from([(it.var.name.name.clone(), Value::Int(tid))]));
+                    let r = self.block(f, &u.body.stmts);
+                    f.scopes.pop();
+                    if let Flow::Return(_) = r? {
+                        return err("return inside par");
+                    }
+                }
+            }
+            other => return err(format!("statement not supported: {other:?}").chars().take(80).collect::<String>()),
+        }
+        Ok(Flow::Normal)
+    }
+
+    fn run_loop(&mut self, f: &mut Frame, l: &Loop) -> Result<Flow, Error> {
+        let (cond, update): (Option<&Expr>, &[Stmt]) = match &l.kind {
+            LoopKind::While { cond } => (Some(cond), &[]),
+            LoopKind::For { init, cond, update } => {
+                for s in init {
+                    self.stmt(f, s)?;
+                }
+                (cond.as_ref(), update)
+            }
+        };
+        loop {
+            self.tick()?;
+            if let Some(c) = cond {
+                if !self.eval(f, c)?.bool()? {
+                    return Ok(Flow::Normal);
+                }
+            }
+            if let Flow::Return(v) = self.stmt(f, &l.body)? {
+                return Ok(Flow::Return(v));
+            }
+            for s in update {
+                self.stmt(f, s)?;
+            }
+        }
+    }
+
+    fn assign(&mut self, f: &mut Frame, target: &Expr, v: Value) -> Result<(), Error> {
+        match &target.kind {
+            ExprKind::Var(x) => {
+                if let Some(slot) = f.lookup(x.as_str()) {
+                    *slot = v;
+                    return Ok(());
+                }
+                match &f.this {
+                    Some(Value::Obj(o)) if o.borrow().fields.contains_key(x.as_str()) => {
+                        o.borrow_mut().fields.insert(x.name.clone(), v);
+                        Ok(())
+                    }
+                    _ => err(format!("assignment to unknown `{x}`")),
+                }
+            }
+            ExprKind::Field { obj, field } => match self.eval(f, obj)? {
+                Value::Obj(o) => {
+                    o.borrow_mut().fields.insert(field.name.clone(), v);
+                    Ok(())
+                }
+                _ => err("field write on null"),
+            },
+            ExprKind::Index { base, index } => {
+                let (b, i) = (self.eval(f, base)?, self.eval(f, index)?.int()?);
+                match b {
+                    Value::Array(a) => {
+                        let mut a = a.borrow_mut();
+                        let slot = usize::try_from(i).ok().and_then(|i| a.get_mut(i)).ok_or_else(|| Error("index out of bounds".into()))?;
+                        *slot = v;
+                        Ok(())
+                    }
+                    _ => err("element write on a non-array"),
+                }
+            }
+            _ => err("unsupported assignment target"),
+        }
+    }
+
+    fn eval(&mut self, f: &mut Frame, e: &Expr) -> Result<Value, Error> {
+        self.tick()?;
+        Ok(match &e.kind {
+            ExprKind::IntLit(v) => Value::Int(i64::try_from(*v).map_err(|_| Error("literal too large".into()))?),
+            ExprKind::BoolLit(b) => Value::Bool(*b),
+            ExprKind::Null => Value::Null,
+            ExprKind::This => f.this.clone().unwrap_or(Value::Null),
+            ExprKind::Var(x) => {
+                if let Some(v) = f.lookup(x.as_str()) {
+                    return Ok(v.clone());
+                }
+                match &f.this {
+                    Some(Value::Obj(o)) => o.borrow().fields.get(x.as_str()).cloned().ok_or_else(|| Error(format!("unknown `{x}`")))?,
+                    _ => return err(format!("unknown `{x}`")),
+                }
+            }
+            ExprKind::Field { obj, field } => match (self.eval(f, obj)?, field.as_str()) {
+                (Value::Array(a), "length") => Value::Int(a.borrow().len() as i64),
+                (Value::Obj(o), _) => o.borrow().fields.get(field.as_str()).cloned().ok_or_else(|| Error(format!("no field {field}")))?,
+                _ => return err(format!("`.{field}` of null")),
+            },
+            ExprKind::Index { base, index } => {
+                let (b, i) = (self.eval(f, base)?, self.eval(f, index)?.int()?);
+                let get = |v: &[Value]| usize::try_from(i).ok().and_then(|i| v.get(i).cloned()).ok_or_else(|| Error("index out of bounds".into()));
+                match b {
+                    Value::Array(a) => get(&a.borrow())?,
+                    Value::Seq(s) => get(&s)?,
+                    _ => return err("indexing a non-array"),
+                }
+            }
+            ExprKind::Size(s) => match self.eval(f, s)? {
+                Value::Seq(s) => Value::Int(s.len() as i64),
+                _ => return err("|..| of a non-sequence"),
+            },
+            ExprKind::Collection { kind: CollectionKind::Seq, elems, .. } => {
+                Value::Seq(Rc::new(elems.iter().map(|x| self.eval(f, x)).collect::<Result<_, _>>()?))
+            }
+            ExprKind::NewArray { elem, dims } if dims.len() == 1 => {
+                let n = self.eval(f, &dims[0])?.int()?;
+                let n = usize::try_from(n).map_err(|_| Error("negative array size".into()))?;
+                Value::Array(Rc::new(RefCell::new(vec![default_value(elem); n])))
+            }
+            ExprKind::New { class, args } if args.is_empty() => self.new_object(class.as_str()),
+            ExprKind::Unary { op: UnOp::Not, operand } => Value::Bool(!self.eval(f, operand)?.bool()?),
+            ExprKind::Unary { op: UnOp::Neg, operand } => Value::Int(self.eval(f, operand)?.int()?.checked_neg().ok_or_else(|| Error("overflow".into()))?),
+            ExprKind::Cond { cond, then_expr, else_expr } => {
+                if self.eval(f, cond)?.bool()? {
+                    self.eval(f, then_expr)?
+                } else {
+                    self.eval(f, else_expr)?
+                }
+            }
+            ExprKind::Binary { op, lhs, rhs } => return self.binary(f, *op, lhs, rhs),
+            ExprKind::Call { receiver: None, method, args } => {
+                let args = args.iter().map(|a| self.eval(f, a)).collect::<Result<Vec<_>, _>>()?;
+                let class = match &f.this {
+                    Some(Value::Obj(o)) => o.borrow().class.clone(),
+                    _ => self.class_of_method(method.as_str())?,
+                };
+                let this = f.this.clone();
+                self.call(&class, method.as_str(), this, args)?
+            }
+            ExprKind::Builtin { func, args } if args.len() == 1 => match (func, self.eval(f, &args[0])?) {
+                (Builtin::Head, Value::Seq(s)) => s.first().cloned().ok_or_else(|| Error("head of empty".into()))?,
+                (Builtin::Tail, Value::Seq(s)) => Value::Seq(Rc::new(s.iter().skip(1).cloned().collect())),
+                (Builtin::IsEmpty, Value::Seq(s)) => Value::Bool(s.is_empty()),
+                _ => return err("unsupported built-in"),
+            },
+            ExprKind::WithThen { expr, .. } => self.eval(f, expr)?,
+            ExprKind::Perm { .. } | ExprKind::PointsTo { .. } | ExprKind::Value(_) => Value::Bool(true),
+            ExprKind::Quant { kind: QuantKind::ForallStar, .. } => Value::Bool(true),
+            ExprKind::Quant { kind: kind @ (QuantKind::Forall | QuantKind::Exists), binder, guard, body } => {
+                let forall = *kind == QuantKind::Forall;
+                for v in self.range(f, &binder.name.name, guard)? {
+                    f.scopes.push(HashMap::from([(binder.name.name.clone(), v)]));
+                    let r = (|| -> Result<bool, Error> { Ok(self.eval(f, guard)?.bool()? && self.eval(f, body)?.bool()? != forall) })();
+                    f.scopes.pop();
+                    if r? {
+                        return Ok(Value::Bool(!forall));
+                    }
+                }
+                Value::Bool(forall)
+            }
+            _ => return err("expression not supported"),
+        })
+    }
+
+    fn class_of_method(&self, name: &str) -> Result<Name, Error> {
+        self.program
+            .classes
+            .iter()
+            .find(|c| c.members.iter().any(|m| matches!(m, Member::Method(m) if m.name.as_str() == name)))
+            .map(|c| c.name.name.clone())
+            .ok_or_else(|| Error(format!("no method {name}")))
+    }
+
+    /// The values a quantifier's binder ranges over, read from its guard.
+    fn range(&mut self, f: &mut Frame, x: &str, guard: &Expr) -> Result<Vec<Value>, Error> {
+        let is_x = |e: &Expr| matches!(&e.kind, ExprKind::Var(v) if v.as_str() == x);
+        let (mut lo, mut hi) = (None, None);
+        let mut stack = vec![guard];
+        while let Some(g) = stack.pop() {
+            let ExprKind::Binary { op, lhs, rhs } = &g.kind else { continue };
+            match op {
+                BinOp::And => stack.extend([&**lhs, &**rhs]),
+                BinOp::In if is_x(lhs) => {
+                    if let Value::Seq(s) = self.eval(f, rhs)? {
+                        return Ok(s.to_vec());
+                    }
+                }
+                BinOp::Le if is_x(rhs) => lo = Some(self.eval(f, lhs)?.int()?),
+                BinOp::Ge if is_x(lhs) => lo = Some(self.eval(f, rhs)?.int()?),
+                BinOp::Lt if is_x(rhs) => lo = Some(self.eval(f, lhs)?.int()? + 1),
+                BinOp::Lt if is_x(lhs) => hi = Some(self.eval(f, rhs)?.int()?),
+                BinOp::Le if is_x(lhs) => hi = Some(self.eval(f, rhs)?.int()? + 1),
+                _ => {}
+            }
+        }
+        match (lo, hi) {
+            (Some(lo), Some(hi)) if hi - lo <= 1 << 20 => Ok((lo..hi.max(lo)).map(Value::Int).collect()),
+            _ => err("quantifier without a bounded range"),
+        }
+    }
+
+    fn binary(&mut self, f: &mut Frame, op: BinOp, lhs: &Expr, rhs: &Expr) -> Result<Value, Error> {
+        // Short-circuit connectives first.
+        match op {
+            BinOp::And | BinOp::Star => return Ok(Value::Bool(self.eval(f, lhs)?.bool()? && self.eval(f, rhs)?.bool()?)),
+            BinOp::Or => return Ok(Value::Bool(self.eval(f, lhs)?.bool()? || self.eval(f, rhs)?.bool()?)),
+            BinOp::Implies => return Ok(Value::Bool(!self.eval(f, lhs)?.bool()? || self.eval(f, rhs)?.bool()?)),
+            _ => {}
+        }
+        let (a, b) = (self.eval(f, lhs)?, self.eval(f, rhs)?);
+        let overflow = || Error("overflow".into());
+        Ok(match (op, &a, &b) {
+            (BinOp::Eq, _, _) => Value::Bool(same(&a, &b)),
+            (BinOp::Ne, _, _) => Value::Bool(!same(&a, &b)),
+            (BinOp::Add, Value::Seq(x), Value::Seq(y)) => Value::Seq(Rc::new(x.iter().chain(y.iter()).cloned().collect())),
+            (BinOp::Append, Value::Seq(x), y) => Value::Seq(Rc::new(x.iter().cloned().chain(std::iter::once(y.clone())).collect())),
+            (BinOp::Cons, x, Value::Seq(y)) => Value::Seq(Rc::new(std::iter::once(x.clone()).chain(y.iter().cloned()).collect())),
+            (BinOp::In, x, Value::Seq(y)) => Value::Bool(y.iter().any(|v| same(v, x))),
+            (_, Value::Int(x), Value::Int(y)) => {
+                let (x, y) = (*x, *y);
+                match op {
+                    BinOp::Lt => Value::Bool(x < y),
+                    BinOp::Le => Value::Bool(x <= y),
+                    BinOp::Gt => Value::Bool(x > y),
+                    BinOp::Ge => Value::Bool(x >= y),
+                    BinOp::Add => Value::Int(x.checked_add(y).ok_or_else(overflow)?),
+                    BinOp::Sub => Value::Int(x.checked_sub(y).ok_or_else(overflow)?),
+                    BinOp::Mul => Value::Int(x.checked_mul(y).ok_or_else(overflow)?),
+                    // Rust's `/` and `%` truncate, like PVL's.
+                    BinOp::Div => Value::Int(x.checked_div(y).ok_or_else(|| Error("division by zero".into()))?),
+                    BinOp::Mod => Value::Int(x.checked_rem(y).ok_or_else(|| Error("division by zero".into()))?),
+                    _ => return err(format!("operator {} not supported", op.symbol())),
+                }
+            }
+            _ => return err(format!("operator {} not supported on these values", op.symbol())),
+        })
+    }
+}
+
+/// PVL `==`: references compare by identity, other values by contents.
+fn same(a: &Value, b: &Value) -> bool {
+    match (a, b) {
+        (Value::Int(x), Value::Int(y)) => x == y,
+        (Value::Bool(x), Value::Bool(y)) => x == y,
+        (Value::Null, Value::Null) | (Value::Void, Value::Void) => true,
+        (Value::Array(x), Value::Array(y)) => Rc::ptr_eq(x, y),
+        (Value::Obj(x), Value::Obj(y)) => Rc::ptr_eq(x, y),
+        (Value::Seq(x), Value::Seq(y)) => Rc::ptr_eq(x, y) || (x.len() == y.len() && x.iter().zip(y.iter()).all(|(a, b)| same(a, b))),
+        _ => false,
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn program(src: &str) -> Program {
+        crate::frontend(&crate::diagnostics::SourceFile::new("t.pvl", src)).expect("checks").0
+    }
+
+    #[test]
+    fn runs_loops_arrays_and_calls() {
+        let p = program(
+            "class C { int[] a; int sq(int x) { return x * x; } \
+             int m(int n) { a = new int[n]; int s = 0; for (int i = 0; i < n; i++) { a[i] = sq(i); s = s + a[i]; } return s / 2; } }",
+        );
+        let mut it = Interp::new(&p, 100_000);
+        let this = it.new_object("C");
+        let r = it.call("C", "m", Some(this.clone()), vec![Value::Int(4)]).unwrap();
+        assert_eq!(r.deep(), "7");
+        assert_eq!(this.deep(), "C{a=[0,1,4,9]}");
+    }
+
+    #[test]
+    fn truncating_division_and_errors() {
+        let p = program("class C { int m(int x) { return x / 2 + x % 2; } int loop() { int i = 0; while (true) { i = i + 1; } return i; } }");
+        let mut it = Interp::new(&p, 10_000);
+        assert_eq!(it.call("C", "m", None, vec![Value::Int(-7)]).unwrap().deep(), "-4");
+        assert_eq!(it.call("C", "loop", None, vec![]).unwrap_err(), Error("out of fuel".into()));
+    }
+
+    #[test]
+    fn evaluates_quantified_preconditions() {
+        let p = program("class C { requires (\\forall int j; 0 <= j && j < |s|; s[j] > 0); void m(seq<int> s) { } }");
+        let Member::Method(m) = &p.classes[0].members[0] else { panic!() };
+        let ClauseKind::Requires(pre) = &m.contract.clauses[0].kind else { panic!() };
+        let mut it = Interp::new(&p, 10_000);
+        let s = |v: Vec<i64>| Value::Seq(Rc::new(v.into_iter().map(Value::Int).collect()));
+        assert!(it.holds("C", m, None, &[s(vec![1, 2])], pre).unwrap());
+        assert!(!it.holds("C", m, None, &[s(vec![1, 0])], pre).unwrap());
+    }
+}

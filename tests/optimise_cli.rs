@@ -1,0 +1,127 @@
+//! The command-line contract of `alpine optimise`: where the result goes
+//! (stdout, `-o`, `--in-place`, `--check`), that nothing is written when
+//! re-verification fails, command-line order of requests, notes for directives
+//! of later issues, and usage errors.
+
+use std::path::Path;
+use std::process::{Command, Output};
+
+fn alpine(args: &[&str]) -> Output {
+    Command::new(env!("CARGO_BIN_EXE_alpine")).args(args).output().expect("runs alpine")
+}
+
+fn write(dir: &Path, name: &str, text: &str) -> String {
+    let p = dir.join(name);
+    std::fs::write(&p, text).unwrap();
+    p.to_string_lossy().into_owned()
+}
+
+/// Runs 9 times; `n >= 2` makes two unrolled iterations safe.
+const LOOP: &str = "class C {
+    requires n >= 2;
+    void m(int n) {
+        int i = 0;
+        loop_invariant 0 <= i && i <= 9;
+        while (i < 9) {
+            i = i + 1;
+        }
+    }
+}
+";
+
+#[test]
+fn prints_to_stdout_and_verifies() {
+    let d = tempfile::tempdir().unwrap();
+    let f = write(d.path(), "a.pvl", LOOP);
+    let o = alpine(&["optimise", "--unroll", "2", &f]);
+    assert_eq!(o.status.code(), Some(0), "{}", String::from_utf8_lossy(&o.stderr));
+    let out = String::from_utf8_lossy(&o.stdout);
+    assert_eq!(out.matches("i = i + 1;").count(), 3, "{out}");
+    assert!(String::from_utf8_lossy(&o.stderr).contains("verified"));
+    assert_eq!(std::fs::read_to_string(&f).unwrap(), LOOP, "stdout mode does not touch the file");
+}
+
+#[test]
+fn output_in_place_and_check() {
+    let d = tempfile::tempdir().unwrap();
+    let f = write(d.path(), "a.pvl", LOOP);
+    let out = d.path().join("out.pvl");
+    let o = alpine(&["optimise", "--unroll", "i=1", "-o", out.to_str().unwrap(), &f]);
+    assert_eq!(o.status.code(), Some(0), "{}", String::from_utf8_lossy(&o.stderr));
+    assert!(o.stdout.is_empty());
+    assert_eq!(std::fs::read_to_string(&out).unwrap().matches("i = i + 1;").count(), 2);
+
+    assert_eq!(alpine(&["optimise", "--check", "--unroll", "1", &f]).status.code(), Some(1));
+    // The loop named by its line (the guard's, 6, or the first invariant's, 5).
+    for line in ["5=1", "6=1"] {
+        let o = alpine(&["optimise", "--no-verify", "--unroll", line, &f]);
+        assert_eq!(o.status.code(), Some(0), "{line}: {}", String::from_utf8_lossy(&o.stderr));
+    }
+    let o = alpine(&["optimise", "--in-place", "--unroll", "m:i=1", &f]);
+    assert_eq!(o.status.code(), Some(0), "{}", String::from_utf8_lossy(&o.stderr));
+    let now = std::fs::read_to_string(&f).unwrap();
+    assert_eq!(now, std::fs::read_to_string(&out).unwrap());
+    // Nothing left to do: the file is canonical and has no directive.
+    assert_eq!(alpine(&["optimise", "--check", &f]).status.code(), Some(0));
+}
+
+#[test]
+fn a_result_that_does_not_verify_is_not_written() {
+    let d = tempfile::tempdir().unwrap();
+    // The postcondition is wrong, so no rewrite of this method can verify.
+    let bad = LOOP.replace("requires n >= 2;", "requires n >= 2;\n    ensures false;");
+    let f = write(d.path(), "a.pvl", &bad);
+    let out = d.path().join("out.pvl");
+    let o = alpine(&["optimise", "--unroll", "1", "-o", out.to_str().unwrap(), &f]);
+    assert_eq!(o.status.code(), Some(1));
+    assert!(String::from_utf8_lossy(&o.stderr).contains("alpine::verify::postcondition"));
+    assert!(!out.exists());
+    assert_eq!(alpine(&["optimise", "--unroll", "1", "--in-place", &f]).status.code(), Some(1));
+    assert_eq!(std::fs::read_to_string(&f).unwrap(), bad);
+    // Without re-verification the rewrite itself goes through.
+    assert_eq!(alpine(&["optimise", "--no-verify", "--unroll", "1", &f]).status.code(), Some(0));
+}
+
+#[test]
+fn requests_apply_in_command_line_order() {
+    let d = tempfile::tempdir().unwrap();
+    let f = write(d.path(), "a.pvl", LOOP);
+    let counters = |args: &[&str]| {
+        let mut a = vec!["optimise"];
+        a.extend_from_slice(args);
+        a.push(&f);
+        let o = alpine(&a);
+        assert_eq!(o.status.code(), Some(0), "{args:?}: {}", String::from_utf8_lossy(&o.stderr));
+        String::from_utf8_lossy(&o.stdout).matches("vct_mi_l = vct_mi_l + 1;").count()
+    };
+    // Unroll 1 then merge the remaining 8 iterations in pairs: 2 copies.
+    assert_eq!(counters(&["--unroll", "1", "--merge", "2"]), 2);
+    // The other way round, the merged loop updates `i` twice per iteration and no
+    // longer fits the unrolling template.
+    let o = alpine(&["optimise", "--merge", "2", "--unroll", "1", &f]);
+    assert_eq!(o.status.code(), Some(1));
+    assert!(String::from_utf8_lossy(&o.stderr).contains("alpine::optimise::update_form"));
+}
+
+#[test]
+fn directives_of_later_issues_are_kept_with_a_note() {
+    let d = tempfile::tempdir().unwrap();
+    let f = write(d.path(), "t.pvl", "class T {\n    gpuopt tile inter 4;\n    void m() {\n        int x = 0;\n    }\n}\n");
+    let o = alpine(&["optimise", &f]);
+    assert_eq!(o.status.code(), Some(0));
+    assert!(String::from_utf8_lossy(&o.stdout).contains("gpuopt tile inter 4;"));
+    assert!(String::from_utf8_lossy(&o.stderr).contains("alpine::optimise::not_implemented"));
+}
+
+#[test]
+fn usage_errors_exit_2() {
+    let d = tempfile::tempdir().unwrap();
+    let f = write(d.path(), "a.pvl", LOOP);
+    assert_eq!(alpine(&["optimise", "--unroll", "i=abc", &f]).status.code(), Some(2));
+    assert_eq!(alpine(&["optimise", "--unroll", "a-b=2", &f]).status.code(), Some(2));
+    assert_eq!(alpine(&["optimise", "--in-place", "-"]).status.code(), Some(2));
+    assert_eq!(alpine(&["optimise", "--check", "--in-place", &f]).status.code(), Some(2));
+    let broken = write(d.path(), "b.pvl", "class C { void m( }");
+    assert_eq!(alpine(&["optimise", &broken]).status.code(), Some(2));
+    assert_eq!(alpine(&["optimise", "/nonexistent/x.pvl"]).status.code(), Some(2));
+}

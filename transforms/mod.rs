@@ -1,0 +1,373 @@
+//! The optimisations: one pass per file, each a [`Transform`].
+//!
+//! A pass is applied to one loop (or kernel) of a type-checked program in two
+//! steps, like a rustc MIR pass:
+//!
+//! 1. [`Transform::check`] decides applicability: the syntactic template plus
+//!    facts proved with Z3 from the program's annotations ([`prove`]). It
+//!    returns a [`Plan`] or an [`ApplicabilityError`] (a diagnostic at the loop).
+//!    Soundness rests here: a plan is only returned when the rewrite provably
+//!    computes what the original computes; Z3 `unknown` means "not applicable".
+//! 2. [`Transform::apply`] rewrites code **and** contracts according to the plan.
+//!    It cannot fail.
+//!
+//! The result is meant to be re-verified (`alpine optimise` does so).
+//!
+//! | pass | file | directive |
+//! |---|---|---|
+//! | loop unrolling | [`unroll`] | `gpuopt loop_unroll i K;` |
+//! | iteration merging | [`merge`] | `gpuopt iter_merge i M;` |
+//!
+//! [`loops`] holds the loop template both passes share.
+
+pub mod loops;
+pub mod merge;
+pub mod prove;
+pub mod unroll;
+
+use crate::ast::visit::{self, Visitor};
+use crate::ast::*;
+use crate::diagnostics::{codes, Diagnostic, SourceFile};
+
+/// One optimisation pass.
+pub trait Transform: Sync {
+    /// The pass's name, also the keyword of its `gpuopt` directive.
+    fn name(&self) -> &'static str;
+    /// Applicability: the template and the facts it needs.
+    fn check(&self, program: &Program, request: &Request) -> Result<Plan, ApplicabilityError>;
+    /// Rewrites the program (code and contracts) as planned by [`Transform::check`]
+    /// on the same program.
+    fn apply(&self, program: &mut Program, plan: &Plan);
+}
+
+/// Every pass alpine implements.
+pub fn registry() -> &'static [&'static dyn Transform] {
+    &[&unroll::LoopUnroll, &merge::IterMerge]
+}
+
+/// The pass a directive asks for, if alpine implements it.
+pub fn for_directive(d: &DirectiveKind) -> Option<&'static dyn Transform> {
+    registry().iter().copied().find(|t| t.name() == d.keyword())
+}
+
+/// Where a loop is: class and member index, and the loop's span (unique in a
+/// parsed program).
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct LoopId {
+    pub class: usize,
+    pub member: usize,
+    pub span: Span,
+}
+
+/// "Apply this pass to that loop, with this factor."
+#[derive(Clone, Debug)]
+pub struct Request {
+    pub target: LoopId,
+    /// The loop variable.
+    pub var: Name,
+    /// As written (may be ≤ 0: the check refuses it).
+    pub factor: i64,
+    /// The `gpuopt` directive that asked, if any (removed by the rewrite).
+    pub directive: Option<Span>,
+}
+
+/// What [`Transform::check`] established, for [`Transform::apply`].
+#[derive(Clone, Debug)]
+pub struct Plan {
+    pub target: LoopId,
+    pub shape: loops::LoopShape,
+    pub factor: u64,
+    pub directive: Option<Span>,
+    pub detail: PlanDetail,
+}
+
+#[derive(Clone, Debug)]
+pub enum PlanDetail {
+    Unroll,
+    Merge(merge::MergePlan),
+}
+
+/// Why a pass does not apply: a diagnostic at the loop.
+#[derive(Clone, Debug)]
+pub struct ApplicabilityError(pub Diagnostic);
+
+impl ApplicabilityError {
+    pub fn new(code: &'static str, message: impl Into<String>, span: Span) -> ApplicabilityError {
+        ApplicabilityError(Diagnostic::error(code, message, span))
+    }
+    pub fn help(mut self, help: impl Into<String>) -> ApplicabilityError {
+        self.0 = self.0.with_help(help);
+        self
+    }
+    pub fn related(mut self, span: Span, msg: impl Into<String>) -> ApplicabilityError {
+        self.0 = self.0.with_related(span, msg);
+        self
+    }
+    pub fn into_diagnostic(self) -> Diagnostic {
+        self.0
+    }
+}
+
+/// A loop in context.
+pub struct LoopSite<'a> {
+    pub id: LoopId,
+    pub method: &'a Method,
+    pub lp: &'a Loop,
+    /// The statements before the loop in its block.
+    pub before: &'a [Stmt],
+}
+
+/// Every loop of every method body, in source order.
+pub fn loop_sites(p: &Program) -> Vec<LoopSite<'_>> {
+    struct Collect<'a> {
+        out: Vec<(&'a Loop, &'a [Stmt])>,
+    }
+    fn walk<'a>(c: &mut Collect<'a>, stmts: &'a [Stmt]) {
+        for (k, s) in stmts.iter().enumerate() {
+            walk_stmt(c, s, &stmts[..k]);
+        }
+    }
+    fn walk_stmt<'a>(c: &mut Collect<'a>, s: &'a Stmt, before: &'a [Stmt]) {
+        match &s.kind {
+            StmtKind::Loop(l) => {
+                c.out.push((l, before));
+                walk_stmt(c, &l.body, &[]);
+            }
+            StmtKind::Block(b) => walk(c, &b.stmts),
+            StmtKind::If { then_branch, else_branch, .. } => {
+                walk_stmt(c, then_branch, &[]);
+                if let Some(e) = else_branch {
+                    walk_stmt(c, e, &[]);
+                }
+            }
+            StmtKind::Par(p) => {
+                for u in &p.units {
+                    walk(c, &u.body.stmts);
+                }
+            }
+            StmtKind::Atomic { body, .. } => walk_stmt(c, body, &[]),
+            StmtKind::InvariantBlock { body, .. } => walk(c, &body.stmts),
+            StmtKind::Barrier(Barrier { body: Some(b), .. }) => walk(c, &b.stmts),
+            _ => {}
+        }
+    }
+    let mut out = Vec::new();
+    for (ci, class) in p.classes.iter().enumerate() {
+        for (mi, member) in class.members.iter().enumerate() {
+            let Member::Method(m) = member else { continue };
+            let MethodBody::Block(b) = &m.body else { continue };
+            let mut c = Collect { out: Vec::new() };
+            walk(&mut c, &b.stmts);
+            out.extend(c.out.into_iter().map(|(lp, before)| LoopSite {
+                id: LoopId { class: ci, member: mi, span: lp.span },
+                method: m,
+                lp,
+                before,
+            }));
+        }
+    }
+    out
+}
+
+/// The loop a request names.
+pub fn find_site(p: &Program, id: LoopId) -> Option<LoopSite<'_>> {
+    loop_sites(p).into_iter().find(|s| s.id == id)
+}
+
+/// Replaces the statement holding loop `id` by `with(loop)`: spliced into the
+/// enclosing block, or as a block of its own where a single statement is
+/// expected (the body of an `if` or loop without braces).
+pub fn replace_loop(p: &mut Program, id: LoopId, with: impl FnOnce(&Loop) -> Vec<Stmt>) {
+    struct Splice<F> {
+        span: Span,
+        with: Option<F>,
+    }
+    impl<F: FnOnce(&Loop) -> Vec<Stmt>> Splice<F> {
+        fn stmts(&mut self, stmts: &mut Vec<Stmt>) -> bool {
+            if let Some(k) = stmts.iter().position(|s| matches!(&s.kind, StmtKind::Loop(l) if l.span == self.span)) {
+                let StmtKind::Loop(l) = &stmts[k].kind else { unreachable!() };
+                let new = (self.with.take().expect("replaced once"))(l);
+                stmts.splice(k..=k, new);
+                return true;
+            }
+            stmts.iter_mut().any(|s| self.stmt(s))
+        }
+        fn stmt(&mut self, s: &mut Stmt) -> bool {
+            if let StmtKind::Loop(l) = &s.kind {
+                if l.span == self.span {
+                    let new = (self.with.take().expect("replaced once"))(l);
+                    *s = loops::stmt(StmtKind::Block(Block { stmts: new, span: Span::DUMMY }));
+                    return true;
+                }
+            }
+            match &mut s.kind {
+                StmtKind::Loop(l) => self.stmt(&mut l.body),
+                StmtKind::Block(b) => self.stmts(&mut b.stmts),
+                StmtKind::If { then_branch, else_branch, .. } => {
+                    self.stmt(then_branch) || else_branch.as_mut().is_some_and(|e| self.stmt(e))
+                }
+                StmtKind::Par(p) => p.units.iter_mut().any(|u| self.stmts(&mut u.body.stmts)),
+                StmtKind::Atomic { body, .. } => self.stmt(body),
+                StmtKind::InvariantBlock { body, .. } => self.stmts(&mut body.stmts),
+                StmtKind::Barrier(Barrier { body: Some(b), .. }) => self.stmts(&mut b.stmts),
+                _ => false,
+            }
+        }
+    }
+    let Some(Member::Method(m)) = p.classes.get_mut(id.class).and_then(|c| c.members.get_mut(id.member)) else { return };
+    let MethodBody::Block(b) = &mut m.body else { return };
+    let mut s = Splice { span: id.span, with: Some(with) };
+    s.stmts(&mut b.stmts);
+}
+
+/// The loop's statement after the rewrite of `pass`: the same loop without the
+/// directive that asked for it and without its initialisers.
+pub fn residual(l: &Loop, directive: Option<Span>) -> Loop {
+    let mut r = loops::residual(l);
+    r.directives = l.directives.iter().filter(|d| Some(d.span) != directive).cloned().collect();
+    r
+}
+
+/// Directives no pass implements yet (for the "not yet implemented" note).
+pub fn unimplemented_directives(p: &Program) -> Vec<Directive> {
+    struct Collect(Vec<Directive>);
+    impl Visitor for Collect {
+        fn visit_directive(&mut self, d: &Directive) {
+            if for_directive(&d.kind).is_none() {
+                self.0.push(d.clone());
+            }
+            visit::walk_directive(self, d)
+        }
+    }
+    let mut c = Collect(Vec::new());
+    c.visit_program(p);
+    c.0
+}
+
+/// The first loop (in source order) that carries a directive alpine implements,
+/// as a request.
+pub fn next_directive(p: &Program) -> Option<(&'static dyn Transform, Request)> {
+    loop_sites(p).into_iter().find_map(|site| {
+        site.lp.directives.iter().find_map(|d| {
+            let t = for_directive(&d.kind)?;
+            let (DirectiveKind::LoopUnroll { var, factor } | DirectiveKind::IterMerge { var, factor }) = &d.kind else {
+                return None;
+            };
+            let factor = i64::try_from(factor.value).unwrap_or(i64::MAX);
+            Some((t, Request { target: site.id, var: var.name.clone(), factor, directive: Some(d.span) }))
+        })
+    })
+}
+
+/// Where to report a problem with the request itself (its factor): the
+/// directive, else the loop's guard.
+pub(crate) fn request_span(program: &Program, request: &Request) -> Span {
+    request
+        .directive
+        .or_else(|| find_site(program, request.target).map(|s| loops::head_span(s.lp)))
+        .unwrap_or(request.target.span)
+}
+
+/// Refuses a factor outside `min..=max` (`what` names it: "unroll", "merge").
+pub(crate) fn check_factor(program: &Program, request: &Request, min: i64, max: i64, what: &str) -> Result<(), ApplicabilityError> {
+    let at = request_span(program, request);
+    let k = request.factor;
+    if k < min {
+        let msg = format!("cannot {what} {k} iterations: the factor must be at least {min}");
+        return Err(ApplicabilityError::new(codes::OPTIMISE_FACTOR, msg, at));
+    }
+    if k > max {
+        let msg = format!("{what} factor {k} is larger than the maximum, {max}");
+        return Err(ApplicabilityError::new(codes::OPTIMISE_FACTOR, msg, at));
+    }
+    Ok(())
+}
+
+/// Common first step of the loop passes: find the loop, match the template.
+pub(crate) fn loop_template<'a>(
+    program: &'a Program,
+    request: &Request,
+) -> Result<(LoopSite<'a>, loops::LoopShape), ApplicabilityError> {
+    let at = request_span(program, request);
+    let site = find_site(program, request.target)
+        .ok_or_else(|| ApplicabilityError::new(codes::OPTIMISE_UNKNOWN_LOOP, "no such loop", at))?;
+    if loops::loop_var(site.lp).as_deref() != Some(&*request.var) && !loops::loop_effects(site.lp).assigned.contains(&request.var) {
+        let found = loops::loop_var(site.lp).map(|v| format!(" (its variable is `{v}`)")).unwrap_or_default();
+        return Err(ApplicabilityError::new(
+            codes::OPTIMISE_UNKNOWN_LOOP,
+            format!("this loop has no loop variable `{}`{found}", request.var),
+            at,
+        ));
+    }
+    let shape = loops::analyse(site.lp, &request.var, site.before, &loops::locals(site.method)).map_err(|m| {
+        let code = match m.code {
+            loops::MismatchKind::Update => codes::OPTIMISE_UPDATE_FORM,
+            loops::MismatchKind::Guard | loops::MismatchKind::Bound => codes::OPTIMISE_TEMPLATE,
+        };
+        let mut e = ApplicabilityError::new(code, m.message, m.span);
+        if let Some(d) = request.directive {
+            e = e.related(d, "requested here");
+        }
+        e
+    })?;
+    Ok((site, shape))
+}
+
+/// Why a step of [`apply_directives`] stopped.
+pub enum StepFailure {
+    /// A pass does not apply (the diagnostic refers to the given source).
+    NotApplicable(SourceFile, ApplicabilityError),
+    /// The rewritten program does not check: a bug in alpine.
+    Broken(SourceFile, Vec<Diagnostic>),
+}
+
+/// Applies one plan, prints the program and checks the printed text again, so
+/// that the next pass sees fresh spans and types. `name` names the input file.
+pub fn rewrite(
+    pass: &dyn Transform,
+    mut program: Program,
+    plan: &Plan,
+    name: &str,
+) -> Result<(SourceFile, Program), (SourceFile, Vec<Diagnostic>)> {
+    pass.apply(&mut program, plan);
+    let text = crate::printer::print_program(&program);
+    let src = SourceFile::new(format!("{name} (after {})", pass.name()), text);
+    match crate::frontend(&src) {
+        Ok((p, _)) => Ok((src, p)),
+        Err(mut diags) => {
+            let msg = format!("the program produced by `{}` does not check (a bug in alpine)", pass.name());
+            diags.insert(0, Diagnostic::error(codes::INTERNAL, msg, Span::DUMMY));
+            Err((src, diags))
+        }
+    }
+}
+
+/// Applies the program's `gpuopt loop_unroll`/`iter_merge` directives one by
+/// one, first in source order first (each removes its directive; directives on
+/// loops copied by an earlier rewrite are applied to every copy).
+pub fn apply_directives(mut src: SourceFile, mut program: Program) -> Result<(SourceFile, Program), StepFailure> {
+    let name = src.name.clone();
+    while let Some((pass, req)) = next_directive(&program) {
+        let plan = match pass.check(&program, &req) {
+            Ok(plan) => plan,
+            Err(e) => return Err(StepFailure::NotApplicable(src, e)),
+        };
+        (src, program) = rewrite(pass, program, &plan, &name).map_err(|(s, d)| StepFailure::Broken(s, d))?;
+    }
+    Ok((src, program))
+}
+
+#[cfg(test)]
+pub(crate) mod tests {
+    use super::*;
+
+    /// Checks and applies the first directive of `src`; the printed result, or
+    /// "code: message" of the refusal.
+    pub(crate) fn apply_first_directive(src: &str) -> Result<String, String> {
+        let (mut p, _) = crate::frontend(&SourceFile::new("t.pvl", src)).map_err(|d| format!("{d:?}"))?;
+        let (t, req) = next_directive(&p).expect("a directive");
+        let plan = t.check(&p, &req).map_err(|e| format!("{}: {}", e.0.code, e.0.message))?;
+        t.apply(&mut p, &plan);
+        Ok(crate::printer::print_program(&p))
+    }
+}

@@ -1,0 +1,253 @@
+//! # `loop_unroll` — loop unrolling
+//!
+//! **What.** Peels the first `K` iterations of a loop off in front of it:
+//! `K` copies of the body (and `for` update), each preceded by the loop's
+//! invariants as `assert`s, then the loop itself, whose invariants bounding the
+//! variable in its start direction are shifted by the `K` updates.
+//!
+//! **Why.** Straight-line copies let a GPU compiler schedule the first
+//! iterations freely, and the asserts keep the proof local: each copy is
+//! verified from the invariant, like an iteration of the loop.
+//!
+//! **When.** The loop fits the template of [`super::loops`] and provably runs at
+//! least `K` times: Z3 shows, from the facts of [`super::prove`], that the guard
+//! holds for the variable's first `K` values `i₀, i₀ OP c, …`. The copies carry
+//! no guard, so this proof is what makes them safe.
+//!
+//! **Example** (`gpuopt loop_unroll i 2;`, `requires N >= 2`):
+//!
+//! ```text
+//! int i = 0;                           int i = 0;
+//! loop_invariant 0 <= i;               assert 0 <= i;
+//! loop_invariant i <= N;               assert i <= N;
+//! while (i < N) {             ──▶      a[i] = 0;
+//!   a[i] = 0;                          i = i + 1;
+//!   i = i + 1;                         assert 0 <= i;
+//! }                                    assert i <= N;
+//!                                      a[i] = 0;
+//!                                      i = i + 1;
+//!                                      loop_invariant 0 + 2 <= i;
+//!                                      loop_invariant i <= N;
+//!                                      while (i < N) { a[i] = 0; i = i + 1; }
+//! ```
+//!
+//! (Like Alpinist, the asserts also stand in front of the first copy: they are
+//! the loop's entry check, and they make re-verification confirm the
+//! invariants the applicability proof assumed.)
+
+use super::loops::{self, Cmp, LoopShape, UpdateOp};
+use super::prove::{encode, var_term, LoopFacts};
+use super::{loop_template, replace_loop, residual, ApplicabilityError, Plan, PlanDetail, Request, Transform};
+use crate::ast::*;
+use crate::diagnostics::codes;
+use crate::verify::encode::trunc_div;
+use crate::verify::smt::Term;
+use std::collections::HashSet;
+
+/// The largest unroll factor accepted (the output grows linearly with it).
+pub const MAX_FACTOR: i64 = 1024;
+
+pub struct LoopUnroll;
+
+// ------------------------------------------------------------------------------------
+// Applicability
+
+impl Transform for LoopUnroll {
+    fn name(&self) -> &'static str {
+        "loop_unroll"
+    }
+
+    fn check(&self, program: &Program, request: &Request) -> Result<Plan, ApplicabilityError> {
+        super::check_factor(program, request, 1, MAX_FACTOR, "unroll")?;
+        let (site, shape) = loop_template(program, request)?;
+        let k = request.factor as u64;
+        let mut facts = LoopFacts::new(site.method, site.lp, &shape.var, shape.start.as_ref());
+        prove_trip_count(&mut facts, &shape, k).map_err(|e| match request.directive {
+            Some(d) => e.related(d, "requested here"),
+            None => e,
+        })?;
+        Ok(Plan { target: request.target, shape, factor: k, directive: request.directive, detail: PlanDetail::Unroll })
+    }
+
+    fn apply(&self, program: &mut Program, plan: &Plan) {
+        let shape = &plan.shape;
+        replace_loop(program, plan.target, |l| {
+            let (mut out, declares) = loops::init_stmts(l);
+            out.extend(peel(l, plan.factor, &[]));
+            let mut rest = residual(l, plan.directive);
+            shift_invariants(&mut rest, shape, plan.factor);
+            out.push(loops::stmt(StmtKind::Loop(rest)));
+            scoped(out, declares)
+        });
+    }
+}
+
+/// The values of the loop variable at the start of iterations `0..n`, as terms
+/// over its entry value.
+pub fn iterates(shape: &LoopShape, n: u64) -> Vec<Term> {
+    let mut v = var_term(&shape.var, &Ty::Int).expect("int variable");
+    let c = Term::int(shape.step);
+    let mut out = Vec::with_capacity(n as usize);
+    for _ in 0..n {
+        out.push(v.clone());
+        v = match shape.op {
+            UpdateOp::Add => v.add(&c),
+            UpdateOp::Sub => v.sub(&c),
+            UpdateOp::Mul => v.mul(&c),
+            UpdateOp::Div => trunc_div(&v, &c),
+        };
+    }
+    out
+}
+
+/// `v CMP bound`
+pub fn guard_at(shape: &LoopShape, v: &Term, bound: &Term) -> Term {
+    match shape.cmp {
+        Cmp::Lt => v.lt(bound),
+        Cmp::Le => v.le(bound),
+        Cmp::Gt => v.gt(bound),
+        Cmp::Ge => v.ge(bound),
+    }
+}
+
+/// Proves that the guard holds for the first `k` values of the variable, i.e.
+/// that the loop runs at least `k` times; otherwise explains what is missing.
+pub fn prove_trip_count(facts: &mut LoopFacts, shape: &LoopShape, k: u64) -> Result<(), ApplicabilityError> {
+    if k == 0 {
+        return Ok(());
+    }
+    let times = |n: u64| if n == 1 { "once".to_string() } else { format!("{n} times") };
+    let fail = |why: String| {
+        ApplicabilityError::new(
+            codes::OPTIMISE_TRIP_COUNT,
+            format!("cannot prove that this loop runs at least {}{why}", times(k)),
+            shape.guard_span,
+        )
+    };
+    let Some(bound) = encode(&shape.bound, &mut HashSet::new()) else {
+        return Err(fail(format!(
+            ": its bound `{}` is outside what alpine reasons about (integer arithmetic)",
+            crate::printer::print_expr(&shape.bound)
+        )));
+    };
+    let values = iterates(shape, k);
+    let all = Term::and(values.iter().map(|v| guard_at(shape, v, &bound)).collect());
+    if facts.proves(&all) {
+        return Ok(());
+    }
+    // Explain: how far the proof gets, and what would help.
+    let known = values.iter().take_while(|v| facts.proves(&guard_at(shape, v, &bound))).count() as u64;
+    let last = values.last().expect("k > 0");
+    let lower = matches!(shape.cmp, Cmp::Lt | Cmp::Le);
+    let needed = facts.constant(last).map(|c| match shape.cmp {
+        Cmp::Lt => (">=", c.saturating_add(1)),
+        Cmp::Le => (">=", c),
+        Cmp::Gt => ("<=", c.saturating_sub(1)),
+        Cmp::Ge => ("<=", c),
+    });
+    let shown = crate::printer::print_expr(&shape.bound);
+    let far = Term::int(1 << 62);
+    let unconstrained = !facts.proves(&if lower { bound.ge(&far.neg()) } else { bound.le(&far) });
+    let mut e = if unconstrained {
+        fail(format!(": nothing bounds `{shown}` from {}", if lower { "below" } else { "above" }))
+    } else if known > 0 {
+        fail(format!(": the annotations only show that it runs at least {}", times(known)))
+    } else if shape.start.is_none() && !facts.mentioned.contains(&shape.var) {
+        fail(format!(": nothing says what `{}` is when the loop starts", shape.var))
+    } else {
+        fail(": the annotations do not show that it runs at all".to_string())
+    };
+    if let Some((op, c)) = needed {
+        let clause = if matches!(shape.bound.kind, ExprKind::Var(_) | ExprKind::Field { .. }) { "requires" } else { "assume" };
+        e = e.help(format!("add e.g. `{clause} {shown} {op} {c}`"));
+    }
+    Err(e)
+}
+
+// ------------------------------------------------------------------------------------
+// Rewrite
+
+/// `k` copies of an iteration, each preceded by the invariants as asserts and
+/// followed by `extra` (iteration merging's counter update).
+pub fn peel(l: &Loop, k: u64, extra: &[Stmt]) -> Vec<Stmt> {
+    let inv = loops::invariant_conjuncts(l);
+    let mut out = Vec::new();
+    for _ in 0..k {
+        out.extend(inv.iter().cloned().map(loops::assert_stmt));
+        out.extend(loops::iteration_copy(l, true, extra.to_vec()));
+    }
+    out
+}
+
+/// The residual loop's invariants after `k` peeled iterations.
+pub fn shift_invariants(l: &mut Loop, shape: &LoopShape, k: u64) {
+    for c in &mut l.contract.clauses {
+        if let ClauseKind::LoopInvariant(e) = &mut c.kind {
+            *e = loops::shift_bounds(e, &shape.var, shape.op, shape.step, k);
+        }
+    }
+}
+
+/// The replacement statements, in a block of their own when they declare the
+/// `for` loop's variable (its scope was the loop).
+pub fn scoped(out: Vec<Stmt>, declares: bool) -> Vec<Stmt> {
+    if declares {
+        vec![loops::stmt(StmtKind::Block(Block { stmts: out, span: Span::DUMMY }))]
+    } else {
+        out
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::diagnostics::SourceFile;
+    use crate::transforms::next_directive;
+
+    use crate::transforms::tests::apply_first_directive as run;
+
+    const PLUS: &str = "class C { requires N >= 3; void m(int N) { int i = 0; gpuopt loop_unroll i K; \
+        loop_invariant 0 <= i; loop_invariant i <= N; while (i < N) { i = i + 1; } } }";
+
+    #[test]
+    fn unrolls_k_copies_with_asserts_and_shifts_the_bound() {
+        let out = run(&PLUS.replace('K', "3")).unwrap();
+        assert_eq!(out.matches("i = i + 1;").count(), 4, "{out}");
+        assert_eq!(out.matches("assert 0 <= i;").count(), 3, "{out}");
+        assert!(out.contains("loop_invariant 0 + 3 <= i;"), "{out}");
+        assert!(!out.contains("gpuopt"), "{out}");
+    }
+
+    #[test]
+    fn refuses_more_than_the_provable_trip_count() {
+        let e = run(&PLUS.replace('K', "4")).unwrap_err();
+        assert!(e.starts_with(codes::OPTIMISE_TRIP_COUNT), "{e}");
+        assert!(e.contains("at least 3 times"), "{e}");
+    }
+
+    #[test]
+    fn explains_a_missing_lower_bound() {
+        let src = PLUS.replace('K', "3").replace("requires N >= 3;", "").replace("loop_invariant i <= N;", "");
+        let file = SourceFile::new("t.pvl", src.as_str());
+        let (p, _) = crate::frontend(&file).unwrap();
+        let (t, req) = next_directive(&p).unwrap();
+        let e = t.check(&p, &req).unwrap_err().0;
+        assert!(e.message.contains("nothing bounds `N` from below"), "{}", e.message);
+        assert_eq!(e.help.as_deref(), Some("add e.g. `requires N >= 3`"));
+    }
+
+    #[test]
+    fn refuses_non_positive_factors() {
+        let e = run(&PLUS.replace('K', "0")).unwrap_err();
+        assert!(e.starts_with(codes::OPTIMISE_FACTOR), "{e}");
+    }
+
+    #[test]
+    fn division_counts_truncating() {
+        // 243, 81, 27, 9, 3 > 1: five iterations, a sixth would need 1 > 1.
+        let src = "class C { void m() { int i = 243; gpuopt loop_unroll i K; loop_invariant 0 <= i; \
+                   loop_invariant i <= 243; while (i > 1) { i = i / 3; } } }";
+        assert!(run(&src.replace('K', "5")).unwrap().contains("i <= 243 / 243"));
+        assert!(run(&src.replace('K', "6")).is_err());
+    }
+}
