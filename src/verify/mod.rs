@@ -138,7 +138,10 @@ pub fn verify_program(program: &ast::Program, src: &str, opts: &Options) -> Vec<
             let start = Instant::now();
             configure_z3();
             let mut enc = encode::Encoder::new(&ir, opts, src);
-            enc.function_axioms();
+            enc.function_axioms(match *u {
+                UnitRef::Function(i) => Some(i),
+                UnitRef::Method(_) => None,
+            });
             match *u {
                 UnitRef::Method(i) => encode::verify_method(&mut enc, &ir.methods[i]),
                 UnitRef::Function(i) => encode::verify_function(&mut enc, i),
