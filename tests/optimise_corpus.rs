@@ -12,7 +12,10 @@
 //!   inputs that satisfy the precondition, returns the same value and leaves the same
 //!   heap (`this` and the arguments, compared by contents).
 //!
-//! The other corpus directories are skipped with the reason printed.
+//! The other corpus directories are skipped with the reason printed, and so are
+//! methods the differential check cannot run ([`INTERP_PARTIAL`],
+//! [`UNGENERATABLE`]). The shape check runs one worker per core (about 35 s in
+//! the dev profile on a 2-core machine, mostly re-verifying the sorting programs).
 
 mod common;
 
@@ -29,11 +32,26 @@ const SKIPPED: &[(&str, &str)] = &[
     ("PrefixSumBlelloch", "GPU kernel with barriers: the verifier lacks par-barrier support"),
     ("PrefixSumKoggeStone", "GPU kernel with barriers: the verifier lacks par-barrier support"),
     ("maps", "maps and seq lemmas are not supported by the verifier yet"),
-    ("sequences", "needs seq lemmas the verifier does not have yet"),
-    ("sortingalgorithms", "needs seq lemmas the verifier does not have yet"),
     ("verifythis", "needs seq lemmas the verifier does not have yet"),
     ("waitnotify", "locks and wait/notify are not supported by the verifier yet"),
 ];
+
+/// Methods (directory part, method name) whose preconditions random inputs never
+/// meet, so the differential check cannot run them: they relate an array to
+/// sequence arguments element by element (`input[i] == inp_seq_cur[i]`) or ask
+/// for a permutation. Listed one by one so that a new zero-run method still fails.
+const UNGENERATABLE: &[(&str, &str)] = &[
+    ("sortingalgorithms/", "lemma_swap_permutation"),
+    ("sortingalgorithms/", "lemma_swap_permutation_all"),
+    ("sortingalgorithms/", "lemma_permutation_apply"),
+    ("sortingalgorithms/", "bubble"),
+    ("sortingalgorithms/timsort1", "timSort"),
+];
+
+/// Directories whose programs use expressions the interpreter does not run yet
+/// (the sequence programs): a method it refuses is
+/// skipped with the interpreter's message. Elsewhere such a refusal fails.
+const INTERP_PARTIAL: &[&str] = &["sequences/", "sortingalgorithms/"];
 
 fn orig_and_opt(dir: &Path) -> (PathBuf, PathBuf) {
     let mut orig = None;
@@ -77,41 +95,53 @@ fn optimise(path: &Path) -> (i32, String, String) {
     (out.status.code().unwrap_or(-1), String::from_utf8_lossy(&out.stdout).into_owned(), String::from_utf8_lossy(&out.stderr).into_owned())
 }
 
+/// Optimises one corpus directory's `orig_` file; why it does not match, if so.
+fn check_shape(corpus: &Path, rel: &str) -> Option<String> {
+    let dir = corpus.join(rel);
+    let (orig, opt) = orig_and_opt(&dir);
+    let (code, out, err) = optimise(&orig);
+    if code != 0 {
+        return Some(format!("{rel}: exit {code}\n{err}"));
+    }
+    let alpinist = std::fs::read_to_string(&opt).unwrap();
+    let asserts = |t: &str| count(t, |l| l.starts_with("assert "));
+    let merged = |t: &str| count(t, |l| l == "vct_mi_l = vct_mi_l + 1;");
+    if asserts(&out) != asserts(&alpinist) || merged(&out) != merged(&alpinist) {
+        return Some(format!(
+            "{rel}: shape differs from Alpinist: asserts {} vs {}, merged/peeled copies {} vs {}",
+            asserts(&out),
+            asserts(&alpinist),
+            merged(&out),
+            merged(&alpinist)
+        ));
+    }
+    if out.contains("gpuopt loop_unroll") || out.contains("gpuopt iter_merge") {
+        return Some(format!("{rel}: a directive was left in the output"));
+    }
+    None
+}
+
 #[test]
 fn optimised_corpus_verifies_and_matches_alpinist() {
     let Some(corpus) = common::corpus_dir() else { return };
     print_skips(&corpus);
+    // One worker per core, not one per file: re-verification gives Z3 a time
+    // limit per goal, and 25 concurrent provers on a small machine run into it.
+    let next = std::sync::atomic::AtomicUsize::new(0);
+    let workers = std::thread::available_parallelism().map_or(2, |n| n.get()).min(CHECKED.len());
     let failures: Vec<String> = std::thread::scope(|s| {
-        let handles: Vec<_> = CHECKED
-            .iter()
-            .map(|rel| {
-                let dir = corpus.join(rel);
-                s.spawn(move || {
-                    let (orig, opt) = orig_and_opt(&dir);
-                    let (code, out, err) = optimise(&orig);
-                    if code != 0 {
-                        return Some(format!("{rel}: exit {code}\n{err}"));
+        let handles: Vec<_> = (0..workers)
+            .map(|_| {
+                s.spawn(|| {
+                    let mut failures = Vec::new();
+                    while let Some(rel) = CHECKED.get(next.fetch_add(1, std::sync::atomic::Ordering::Relaxed)) {
+                        failures.extend(check_shape(&corpus, rel));
                     }
-                    let alpinist = std::fs::read_to_string(&opt).unwrap();
-                    let asserts = |t: &str| count(t, |l| l.starts_with("assert "));
-                    let merged = |t: &str| count(t, |l| l == "vct_mi_l = vct_mi_l + 1;");
-                    if asserts(&out) != asserts(&alpinist) || merged(&out) != merged(&alpinist) {
-                        return Some(format!(
-                            "{rel}: shape differs from Alpinist: asserts {} vs {}, merged/peeled copies {} vs {}",
-                            asserts(&out),
-                            asserts(&alpinist),
-                            merged(&out),
-                            merged(&alpinist)
-                        ));
-                    }
-                    if out.contains("gpuopt loop_unroll") || out.contains("gpuopt iter_merge") {
-                        return Some(format!("{rel}: a directive was left in the output"));
-                    }
-                    None
+                    failures
                 })
             })
             .collect();
-        handles.into_iter().filter_map(|h| h.join().unwrap()).collect()
+        handles.into_iter().flat_map(|h| h.join().unwrap()).collect()
     });
     assert!(failures.is_empty(), "{}", failures.join("\n\n"));
 }
@@ -286,6 +316,10 @@ fn optimised_methods_compute_the_same_final_state() {
                     runs += 1;
                     match (&a, &b) {
                         (Ok(x), Ok(y)) if x == y => compared += 1,
+                        (Err(x), _) if x.contains("not supported") && INTERP_PARTIAL.iter().any(|d| rel.contains(d)) => {
+                            eprintln!("skipping {rel} {}: interpreter: {x}", m.name);
+                            break;
+                        }
                         (Err(x), _) if x.contains("not supported") => {
                             failures.push(format!("{rel} {}: interpreter: {x}", m.name));
                         }
@@ -293,7 +327,9 @@ fn optimised_methods_compute_the_same_final_state() {
                     }
                 }
                 eprintln!("{rel} {}: {runs} runs, {:.2} s", m.name, started.elapsed().as_secs_f64());
-                if runs == 0 {
+                if runs == 0 && UNGENERATABLE.iter().any(|(d, n)| rel.contains(d) && m.name.as_str() == *n) {
+                    eprintln!("skipping {rel} {}: no generated input meets its precondition (array/sequence correspondence)", m.name);
+                } else if runs == 0 {
                     failures.push(format!("{rel} {}.{}: no generated input satisfies the precondition", class.name, m.name));
                 }
             }

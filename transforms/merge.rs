@@ -88,7 +88,7 @@ impl Transform for IterMerge {
         super::check_factor(program, request, 2, MAX_FACTOR, "merge")?;
         let m = request.factor as u64;
         let (site, shape) = loop_template(program, request)?;
-        let mut facts = LoopFacts::new(site.method, site.lp, &shape.var, shape.start.as_ref());
+        let mut facts = LoopFacts::new(&site, &shape.var, shape.start.as_ref());
         let plan = iteration_count(&mut facts, &shape, m)?;
         if let Some(i) = plan.iterations {
             if i < m {

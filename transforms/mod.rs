@@ -115,39 +115,70 @@ pub struct LoopSite<'a> {
     pub lp: &'a Loop,
     /// The statements before the loop in its block.
     pub before: &'a [Stmt],
+    /// The constructs around the loop's block, innermost first, each with the
+    /// statements before it in its own block: how control reaches the loop.
+    pub path: Vec<Scope<'a>>,
+}
+
+/// One construct enclosing a loop (see [`LoopSite::path`]).
+#[derive(Clone, Copy)]
+pub struct Scope<'a> {
+    pub kind: ScopeKind<'a>,
+    /// The statements before this construct in its block.
+    pub before: &'a [Stmt],
+}
+
+#[derive(Clone, Copy)]
+pub enum ScopeKind<'a> {
+    /// A nested block `{ ... }`.
+    Block,
+    /// The body of this loop.
+    LoopBody(&'a Loop),
+    /// A branch of an `if`: the then branch (`taken`) or the else branch.
+    Branch { cond: &'a Expr, taken: bool },
+    /// A `par` unit, `atomic`, `invariant` or barrier block: what holds outside
+    /// is not tracked into it.
+    Opaque,
 }
 
 /// Every loop of every method body, in source order.
 pub fn loop_sites(p: &Program) -> Vec<LoopSite<'_>> {
     struct Collect<'a> {
-        out: Vec<(&'a Loop, &'a [Stmt])>,
+        out: Vec<(&'a Loop, &'a [Stmt], Vec<Scope<'a>>)>,
+        /// The scopes around the statement being walked, outermost first.
+        stack: Vec<Scope<'a>>,
     }
     fn walk<'a>(c: &mut Collect<'a>, stmts: &'a [Stmt]) {
         for (k, s) in stmts.iter().enumerate() {
             walk_stmt(c, s, &stmts[..k]);
         }
     }
+    fn inside<'a>(c: &mut Collect<'a>, kind: ScopeKind<'a>, before: &'a [Stmt], f: impl FnOnce(&mut Collect<'a>)) {
+        c.stack.push(Scope { kind, before });
+        f(c);
+        c.stack.pop();
+    }
     fn walk_stmt<'a>(c: &mut Collect<'a>, s: &'a Stmt, before: &'a [Stmt]) {
         match &s.kind {
             StmtKind::Loop(l) => {
-                c.out.push((l, before));
-                walk_stmt(c, &l.body, &[]);
+                c.out.push((l, before, c.stack.iter().rev().copied().collect()));
+                inside(c, ScopeKind::LoopBody(l), before, |c| walk_stmt(c, &l.body, &[]));
             }
-            StmtKind::Block(b) => walk(c, &b.stmts),
-            StmtKind::If { then_branch, else_branch, .. } => {
-                walk_stmt(c, then_branch, &[]);
+            StmtKind::Block(b) => inside(c, ScopeKind::Block, before, |c| walk(c, &b.stmts)),
+            StmtKind::If { cond, then_branch, else_branch } => {
+                inside(c, ScopeKind::Branch { cond, taken: true }, before, |c| walk_stmt(c, then_branch, &[]));
                 if let Some(e) = else_branch {
-                    walk_stmt(c, e, &[]);
+                    inside(c, ScopeKind::Branch { cond, taken: false }, before, |c| walk_stmt(c, e, &[]));
                 }
             }
             StmtKind::Par(p) => {
                 for u in &p.units {
-                    walk(c, &u.body.stmts);
+                    inside(c, ScopeKind::Opaque, before, |c| walk(c, &u.body.stmts));
                 }
             }
-            StmtKind::Atomic { body, .. } => walk_stmt(c, body, &[]),
-            StmtKind::InvariantBlock { body, .. } => walk(c, &body.stmts),
-            StmtKind::Barrier(Barrier { body: Some(b), .. }) => walk(c, &b.stmts),
+            StmtKind::Atomic { body, .. } => inside(c, ScopeKind::Opaque, before, |c| walk_stmt(c, body, &[])),
+            StmtKind::InvariantBlock { body, .. } => inside(c, ScopeKind::Opaque, before, |c| walk(c, &body.stmts)),
+            StmtKind::Barrier(Barrier { body: Some(b), .. }) => inside(c, ScopeKind::Opaque, before, |c| walk(c, &b.stmts)),
             _ => {}
         }
     }
@@ -156,13 +187,14 @@ pub fn loop_sites(p: &Program) -> Vec<LoopSite<'_>> {
         for (mi, member) in class.members.iter().enumerate() {
             let Member::Method(m) = member else { continue };
             let MethodBody::Block(b) = &m.body else { continue };
-            let mut c = Collect { out: Vec::new() };
+            let mut c = Collect { out: Vec::new(), stack: Vec::new() };
             walk(&mut c, &b.stmts);
-            out.extend(c.out.into_iter().map(|(lp, before)| LoopSite {
+            out.extend(c.out.into_iter().map(|(lp, before, path)| LoopSite {
                 id: LoopId { class: ci, member: mi, span: lp.span },
                 method: m,
                 lp,
                 before,
+                path,
             }));
         }
     }

@@ -61,7 +61,7 @@ impl Transform for LoopUnroll {
         super::check_factor(program, request, 1, MAX_FACTOR, "unroll")?;
         let (site, shape) = loop_template(program, request)?;
         let k = request.factor as u64;
-        let mut facts = LoopFacts::new(site.method, site.lp, &shape.var, shape.start.as_ref());
+        let mut facts = LoopFacts::new(&site, &shape.var, shape.start.as_ref());
         prove_trip_count(&mut facts, &shape, k).map_err(|e| match request.directive {
             Some(d) => e.related(d, "requested here"),
             None => e,

@@ -60,6 +60,12 @@ pub const OPTIMISE_CORPUS_DIRS: &[&str] = &[
     "loop_unroll/manual/Loop",
     "loop_unroll/sequential/NestedLoops",
     "loop_unroll/graphs/Reach",
+    "loop_unroll/sequences/BubbleSort",
+    "loop_unroll/sequences/MaxSort",
+    "loop_unroll/sortingalgorithms/bubblesort",
+    "loop_unroll/sortingalgorithms/insertionsort",
+    "loop_unroll/sortingalgorithms/selectionsort",
+    "loop_unroll/sortingalgorithms/timsort1",
     "iteration_merging/examples/iter_merge_div",
     "iteration_merging/examples/iter_merge_min",
     "iteration_merging/examples/iter_merge_mult",
@@ -68,6 +74,10 @@ pub const OPTIMISE_CORPUS_DIRS: &[&str] = &[
     "iteration_merging/manual/Loop",
     "iteration_merging/sequential/NestedLoops",
     "iteration_merging/graphs/Reach",
+    "iteration_merging/sortingalgorithms/bubblesort",
+    "iteration_merging/sortingalgorithms/insertionsort",
+    "iteration_merging/sortingalgorithms/selectionsort",
+    "iteration_merging/sortingalgorithms/timsort1",
 ];
 
 /// The programs of the soundness suite (issue #3 point 1), relative to the corpus
@@ -86,6 +96,10 @@ pub const VERIFY_CORPUS_DIRS: &[&str] = &[
     "iteration_merging/sortingalgorithms/*",
     "loop_unroll/graphs/Reach",
     "iteration_merging/graphs/Reach",
+    "iteration_merging/sortingalgorithms/bubblesort",
+    "iteration_merging/sortingalgorithms/insertionsort",
+    "iteration_merging/sortingalgorithms/selectionsort",
+    "iteration_merging/sortingalgorithms/timsort1",
 ];
 
 /// How many files [`VERIFY_CORPUS_DIRS`] names; a different count means the corpus
