@@ -96,10 +96,6 @@ pub const VERIFY_CORPUS_DIRS: &[&str] = &[
     "iteration_merging/sortingalgorithms/*",
     "loop_unroll/graphs/Reach",
     "iteration_merging/graphs/Reach",
-    "iteration_merging/sortingalgorithms/bubblesort",
-    "iteration_merging/sortingalgorithms/insertionsort",
-    "iteration_merging/sortingalgorithms/selectionsort",
-    "iteration_merging/sortingalgorithms/timsort1",
 ];
 
 /// How many files [`VERIFY_CORPUS_DIRS`] names; a different count means the corpus
