@@ -57,8 +57,11 @@ impl Encoder<'_> {
         };
         let f = &self.prog.functions[idx];
         let vals: Vec<Term> = args.iter().map(|a| self.expr(a, cx)).collect();
+        let limited = cx.limited == Some(idx);
+        let ret = self.sort_of(&f.ret);
+        let call = Term::app(&fname(f, limited), vals.clone(), ret);
         if cx.check {
-            // The callee's precondition, with its parameters bound to the arguments.
+            // The callee's contract, with its parameters bound to the arguments.
             let mut env = Env::default();
             env.push();
             for ((n, _), v) in f.params.iter().zip(&vals) {
@@ -74,29 +77,20 @@ impl Encoder<'_> {
             }
             if self.current_function == Some(idx) {
                 self.recursive_sites.push(RecSite { conds: cx.conds.clone(), args: vals.clone(), span: e.span });
+                // The induction hypothesis of the function's own unit: its
+                // postcondition at this recursive call, under the conditions that
+                // lead here (sound because termination is checked; see
+                // `function_axioms`).
+                let mut post = Vec::new();
+                for s in &f.post {
+                    let mut pcx = ECx::new(&cx.guard, &env, None, &f.class);
+                    pcx.check = false;
+                    pcx.result = Some(call.clone());
+                    post.push(self.expr(&s.expr, &mut pcx));
+                }
+                let hyp = Term::and(cx.conds.clone()).implies(&Term::and(post));
+                self.assume(&cx.guard.clone(), hyp);
             }
-        }
-        let limited = cx.limited == Some(idx);
-        let ret = self.sort_of(&f.ret);
-        let call = Term::app(&fname(f, limited), vals.clone(), ret);
-        if cx.check && self.current_function == Some(idx) {
-            // The induction hypothesis of the function's own unit: its
-            // postcondition at this recursive call, under the conditions that lead
-            // here (sound because termination is checked; see `function_axioms`).
-            let mut env = Env::default();
-            env.push();
-            for ((n, _), v) in f.params.iter().zip(&vals) {
-                env.declare(n.clone(), v.clone());
-            }
-            let mut post = Vec::new();
-            for s in &f.post {
-                let mut pcx = ECx::new(&cx.guard, &env, None, &f.class);
-                pcx.check = false;
-                pcx.result = Some(call.clone());
-                post.push(self.expr(&s.expr, &mut pcx));
-            }
-            let hyp = Term::and(cx.conds.clone()).implies(&Term::and(post));
-            self.assume(&cx.guard.clone(), hyp);
         }
         call
     }
