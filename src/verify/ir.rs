@@ -52,6 +52,8 @@ pub struct Method {
 pub struct Function {
     pub class: Name,
     pub name: Name,
+    /// The SMT name: `name`, or `name#k` for the k-th of several overloads.
+    pub symbol: Name,
     pub is_static: bool,
     pub params: Vec<(Name, Ty)>,
     pub ret: Ty,

@@ -52,6 +52,7 @@ pub fn lower(program: &ast::Program) -> ir::Program {
                 out.functions.push(ir::Function {
                     class: class.name.name.clone(),
                     name: m.name.name.clone(),
+                    symbol: m.name.name.clone(),
                     is_static: m.modifiers.is_static,
                     params,
                     ret,
@@ -103,6 +104,16 @@ pub fn lower(program: &ast::Program) -> ir::Program {
         let unsupported = std::mem::take(&mut cx.unsupported);
         out.unsupported.extend(unsupported);
         out.methods[i].body = Some(body);
+    }
+    // Overloaded pure functions (`last(seq<int>)`, `last(seq<seq<int>>)`) get
+    // distinct SMT symbols.
+    for i in 0..out.functions.len() {
+        let (c, n) = (out.functions[i].class.clone(), out.functions[i].name.clone());
+        let same: Vec<usize> = (0..out.functions.len()).filter(|&j| out.functions[j].class == c && out.functions[j].name == n).collect();
+        if same.len() > 1 {
+            let k = same.iter().position(|&j| j == i).unwrap_or(0);
+            out.functions[i].symbol = format!("{n}#{k}").into();
+        }
     }
     out
 }

@@ -131,7 +131,8 @@ impl Encoder<'_> {
     fn heap_read(&mut self, e: &Expr, cx: &mut ECx) -> Term {
         let Some(loc) = self.location(e, cx) else {
             self.unsupported(format!("reading `{}`", self.snippet(e)), e.span);
-            return self.fresh_const("unsupported", Sort::Int);
+            let s = self.sort_of(&e.ty);
+            return self.fresh_const("unsupported", s);
         };
         let Some(st) = cx.state.clone() else {
             self.unsupported(format!("a heap read (`{}`) in a pure function", self.snippet(e)), e.span);

@@ -35,12 +35,18 @@ pub struct RecSite {
 }
 
 fn fname(f: &ir::Function, limited: bool) -> String {
-    format!("fn.{}.{}{}", f.class, f.name, if limited { "'" } else { "" })
+    format!("fn.{}.{}{}", f.class, f.symbol, if limited { "'" } else { "" })
 }
 
 impl Encoder<'_> {
-    pub fn find_function(&self, class: &str, name: &str) -> Option<usize> {
-        self.prog.functions.iter().position(|f| &*f.class == class && &*f.name == name)
+    /// The pure function `class.name` that takes arguments of these types
+    /// (overloads differ in parameter types).
+    pub fn find_function(&self, class: &str, name: &str, args: &[Expr]) -> Option<usize> {
+        let fits = |f: &ir::Function| {
+            f.params.len() == args.len() && f.params.iter().zip(args).all(|((_, t), a)| *t == a.ty || matches!(a.ty, Ty::Null))
+        };
+        let named = || self.prog.functions.iter().enumerate().filter(|(_, f)| &*f.class == class && &*f.name == name);
+        named().find(|(_, f)| fits(f)).or_else(|| named().next()).map(|(i, _)| i)
     }
 
     pub fn function_call(&mut self, e: &Expr, receiver: Option<&Expr>, name: &str, args: &[Expr], cx: &mut ECx) -> Term {
@@ -52,7 +58,7 @@ impl Encoder<'_> {
             },
             None => cx.class.clone(),
         };
-        let Some(idx) = self.find_function(&class, name) else {
+        let Some(idx) = self.find_function(&class, name, args) else {
             return self.unsupported_term(e, "a call of a method inside an expression");
         };
         let f = &self.prog.functions[idx];
@@ -284,8 +290,11 @@ fn callees(prog: &ir::Program, idx: usize) -> Vec<usize> {
     impl Visitor for C<'_> {
         fn visit_expr(&mut self, e: &Expr) {
             if let ExprKind::Call { method, .. } = &e.kind {
-                if let Some(i) = self.0.functions.iter().position(|f| f.name == method.name && &*f.class == self.1) {
-                    self.2.push(i);
+                // Every overload: a conservative call graph.
+                for (i, f) in self.0.functions.iter().enumerate() {
+                    if f.name == method.name && &*f.class == self.1 {
+                        self.2.push(i);
+                    }
                 }
             }
             crate::ast::visit::walk_expr(self, e);

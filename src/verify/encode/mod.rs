@@ -334,7 +334,9 @@ impl<'a> Encoder<'a> {
     pub fn sort_of(&mut self, ty: &Ty) -> Sort {
         match ty {
             Ty::Int => Sort::Int,
-            Ty::Bool => Sort::Bool,
+            // A resource only reaches the SMT level as a stand-in for an
+            // unsupported assertion; it sits where a condition would.
+            Ty::Bool | Ty::Resource => Sort::Bool,
             Ty::Frac | Ty::ZFrac => Sort::Real,
             Ty::Class(_) | Ty::Null => ref_sort(),
             Ty::Array(_) => arr_sort(),
