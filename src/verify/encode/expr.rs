@@ -257,7 +257,14 @@ impl Encoder<'_> {
                 cx.binders.pop();
                 let forall = *kind == QuantKind::Forall;
                 let matrix = if forall { g.implies(&b) } else { g.and2(&b) };
-                let pats = triggers::choose(std::slice::from_ref(&name), &matrix);
+                let mut pats = triggers::choose(std::slice::from_ref(&name), &matrix);
+                let (mut name, mut matrix) = (name, matrix);
+                if pats.is_empty() && sort == Sort::Int {
+                    let j: Rc<str> = Rc::from(self.fresh_name(&format!("{}_idx", binder.name.name)));
+                    if let Some((m, p)) = triggers::reindex(&name, &matrix, forall, &j) {
+                        (name, matrix, pats) = (j, m, p);
+                    }
+                }
                 let qid = format!("{}@{}", kind.keyword(), e.span.start);
                 if forall {
                     Term::forall(vec![(name, sort)], pats, matrix, &qid)

@@ -14,6 +14,7 @@
 //! A quantifier for which nothing qualifies is left to Z3's own inference; that
 //! can only cost completeness, never soundness.
 
+use crate::verify::smt::Sort;
 use crate::verify::smt::term::{Node, Term};
 use std::rc::Rc;
 
@@ -46,6 +47,55 @@ pub fn choose(vars: &[Rc<str>], body: &Term) -> Vec<Vec<Term>> {
         }
     }
     vec![multi]
+}
+
+/// `∀v. m(v)` (or `∃`) over an Int `v` for which [`choose`] found no pattern
+/// because `v` occurs only under arithmetic in applications (`H(b, 2·v)`):
+/// the equivalent quantifier over the index `j = k·v + d` of one such
+/// application, `∀j. k | j − d ⇒ m[k·v + d ↦ j, v ↦ (j − d)/k]` (`∧` for `∃`),
+/// whose application `H(b, j)` is a valid pattern (verifier-encoding.md §5.8).
+/// Returns the new matrix and its patterns; `j` is the constant `fresh`.
+pub fn reindex(v: &Rc<str>, matrix: &Term, forall: bool, fresh: &Rc<str>) -> Option<(Term, Vec<Vec<Term>>)> {
+    let mut apps = Vec::new();
+    collect_apps(matrix, &mut apps);
+    for app in apps {
+        let Node::App(_, args, _) = app.node() else { continue };
+        for a in args {
+            if matches!(a.node(), Node::Const(n, _) if n == v) {
+                continue;
+            }
+            let Some((k, d)) = super::assertion::affine(a, v) else { continue };
+            let j = Term::konst(fresh, Sort::Int);
+            let shifted = j.sub(&d);
+            let (inv, divisible) = match k {
+                1 => (shifted, Term::tru()),
+                -1 => (shifted.neg(), Term::tru()),
+                k => (shifted.ediv(&Term::int(k)), shifted.emod(&Term::int(k.abs())).eq(&Term::int(0))),
+            };
+            let replaced = matrix.replace(a, &j);
+            let mut map = std::collections::HashMap::new();
+            map.insert(v.clone(), inv);
+            let body = replaced.subst(&map);
+            let m = if forall { divisible.implies(&body) } else { divisible.and2(&body) };
+            let pats = choose(std::slice::from_ref(fresh), &m);
+            if !pats.is_empty() {
+                return Some((m, pats));
+            }
+        }
+    }
+    None
+}
+
+fn collect_apps(t: &Term, out: &mut Vec<Term>) {
+    match t.node() {
+        Node::App(_, args, _) => {
+            out.push(t.clone());
+            args.iter().for_each(|a| collect_apps(a, out));
+        }
+        Node::Op(_, args, _) => args.iter().for_each(|a| collect_apps(a, out)),
+        // Nested quantifiers keep their own patterns.
+        _ => {}
+    }
 }
 
 fn mentions_any(t: &Term, vars: &[Rc<str>]) -> bool {
@@ -119,5 +169,29 @@ mod tests {
         let pats = choose(&[Rc::from("i"), Rc::from("j")], &body);
         assert_eq!(pats.len(), 1);
         assert_eq!(pats[0].len(), 2);
+    }
+
+    #[test]
+    fn strided_index_is_reindexed() {
+        // ∀t. 0 ≤ t ⇒ H(b, 2t) = 7  becomes  ∀j. j mod 2 = 0 ⇒ (0 ≤ j div 2 ⇒ H(b, j) = 7)
+        let t = Term::konst("t", Sort::Int);
+        let b = Term::konst("b", Sort::named("Arr"));
+        let h = |x: Term| Term::app("H", vec![b.clone(), x], Sort::Int);
+        let m = Term::int(0).le(&t).implies(&h(Term::int(2).mul(&t)).eq(&Term::int(7)));
+        assert!(choose(&[Rc::from("t")], &m).is_empty());
+        let (m2, pats) = reindex(&Rc::from("t"), &m, true, &Rc::from("j")).expect("re-indexed");
+        let j = Term::konst("j", Sort::Int);
+        assert_eq!(pats, vec![vec![h(j.clone())]]);
+        assert!(!m2.mentions("t"));
+        let text = format!("{m2}");
+        assert!(text.contains("mod") && text.contains("div"), "{text}");
+    }
+
+    #[test]
+    fn no_reindex_without_an_affine_argument() {
+        let (t, n) = (Term::konst("t", Sort::Int), Term::konst("n", Sort::Int));
+        let h = |x: Term| Term::app("H", vec![x], Sort::Int);
+        let m = h(t.mul(&n)).eq(&Term::int(0));
+        assert!(reindex(&Rc::from("t"), &m, true, &Rc::from("j")).is_none());
     }
 }

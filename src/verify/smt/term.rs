@@ -407,6 +407,35 @@ impl Term {
         out
     }
 
+    /// Replaces every occurrence of the subterm `from` (structurally equal) by `to`.
+    pub fn replace(&self, from: &Term, to: &Term) -> Term {
+        if self == from {
+            return to.clone();
+        }
+        match self.node() {
+            Node::Const(..) | Node::IntLit(_) | Node::RealLit(..) | Node::BoolLit(_) => self.clone(),
+            Node::App(f, args, s) => {
+                let args: Vec<Term> = args.iter().map(|a| a.replace(from, to)).collect();
+                Term(Rc::new(Node::App(f.clone(), args, s.clone())))
+            }
+            Node::Op(op, args, s) => {
+                let args: Vec<Term> = args.iter().map(|a| a.replace(from, to)).collect();
+                rebuild_op(*op, args, s.clone())
+            }
+            Node::Quant(q) => {
+                let body = q.body.replace(from, to);
+                let patterns = q.patterns.iter().map(|p| p.iter().map(|t| t.replace(from, to)).collect()).collect();
+                Term(Rc::new(Node::Quant(Box::new(Quant {
+                    forall: q.forall,
+                    vars: q.vars.clone(),
+                    patterns,
+                    body,
+                    qid: q.qid.clone(),
+                }))))
+            }
+        }
+    }
+
     /// Whether the constant `name` occurs in the term.
     pub fn mentions(&self, name: &str) -> bool {
         match self.node() {
