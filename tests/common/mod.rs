@@ -43,6 +43,23 @@ pub fn corpus_files() -> Option<Vec<(String, String)>> {
     Some(out)
 }
 
+/// The programs of issue #4's soundness suite: every corpus program (`orig_`, `opt_`
+/// and the motivational example) that is not in [`VERIFY_CORPUS_DIRS`], without the
+/// malformed one — the GPU kernels and everything else issue #3 left out.
+pub fn gpu_corpus_files() -> Option<Vec<(String, String)>> {
+    let sequential: std::collections::HashSet<String> = verify_corpus_files()?.into_iter().map(|(r, _)| r).collect();
+    Some(
+        corpus_files()?
+            .into_iter()
+            .filter(|(rel, _)| !sequential.contains(rel) && rel != MALFORMED)
+            .filter(|(rel, _)| {
+                let name = rel.rsplit('/').next().unwrap_or(rel);
+                name.starts_with("orig_") || name.starts_with("opt_") || rel.starts_with("motivational_example/")
+            })
+            .collect(),
+    )
+}
+
 /// Renders diagnostics as plain text for assertion messages.
 pub fn show(name: &str, text: &str, diags: &[alpine::diagnostics::Diagnostic]) -> String {
     let file = alpine::diagnostics::SourceFile::new(name, text);

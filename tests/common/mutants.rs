@@ -15,6 +15,14 @@
 //!   requires side of a `context`, which is split into `requires` without it and
 //!   `ensures` with it) removed; a clause left empty is dropped.
 //!
+//! * `barrier-removed` — a `barrier` statement deleted (left as an empty block).
+//! * `barrier-diverged` — a `barrier` wrapped in `if (tid == 0) { … }` with `tid`
+//!   the first iteration variable of the innermost par unit: barrier divergence.
+//! * `perm-widened` — inside a par unit (its contract, and the barriers and loop
+//!   invariants in it), a write permission `Perm(a[e], 1)` whose index mentions an
+//!   iteration variable becomes `Perm(a[0], 1)` in a `requires` or `context`: every
+//!   thread claims the same cell.
+//!
 //! "Conjunct" means an operand of the top-level `**`/`&&` chain; it is a permission
 //! if it mentions `Perm`, `PointsTo`, `Value`, `\forall*`, `HPerm`/`APerm`, a magic
 //! wand or a predicate of the program anywhere inside.
@@ -33,11 +41,21 @@ pub enum Kind {
     EnsuresNegated,
     AssertFalse,
     RequiresPermRemoved,
+    BarrierRemoved,
+    BarrierDiverged,
+    PermWidened,
 }
 
 impl Kind {
-    pub const ALL: [Kind; 4] =
-        [Kind::AssertNegated, Kind::EnsuresNegated, Kind::AssertFalse, Kind::RequiresPermRemoved];
+    pub const ALL: [Kind; 7] = [
+        Kind::AssertNegated,
+        Kind::EnsuresNegated,
+        Kind::AssertFalse,
+        Kind::RequiresPermRemoved,
+        Kind::BarrierRemoved,
+        Kind::BarrierDiverged,
+        Kind::PermWidened,
+    ];
 
     pub fn name(self) -> &'static str {
         match self {
@@ -45,6 +63,9 @@ impl Kind {
             Kind::EnsuresNegated => "ensures-negated",
             Kind::AssertFalse => "assert-false",
             Kind::RequiresPermRemoved => "requires-perm-removed",
+            Kind::BarrierRemoved => "barrier-removed",
+            Kind::BarrierDiverged => "barrier-diverged",
+            Kind::PermWidened => "perm-widened",
         }
     }
 }
@@ -79,6 +100,12 @@ pub fn mutants(rel: &str, source: &str) -> Result<Vec<Mutant>, String> {
     let mut finder = Mutator::new(None, &predicates);
     finder.visit_program_mut(&mut program.clone());
     let sites = finder.sites;
+    // A program of several files (waitnotify's `Main` uses `Queue` from another
+    // file) already has resolution errors alone; its mutants may have those too.
+    let base_errors = {
+        let mut p = program.clone();
+        alpine::resolve::check_program(&mut p).iter().filter(|d| d.is_error()).count()
+    };
 
     let mut per_owner_kind: HashMap<(String, Kind), usize> = HashMap::new();
     let mut out = Vec::with_capacity(sites.len());
@@ -96,7 +123,7 @@ pub fn mutants(rel: &str, source: &str) -> Result<Vec<Mutant>, String> {
             return Err(format!("{id}: replaying the traversal did not reach the same site"));
         }
         let text = alpine::printer::print_program(&tree);
-        check_mutant(&id, &tree, &text)?;
+        check_mutant(&id, &tree, &text, base_errors)?;
         out.push(Mutant { id, kind: site.kind, line, text });
     }
     // Traversal order puts a method's `assert false` before its contract; list
@@ -108,7 +135,7 @@ pub fn mutants(rel: &str, source: &str) -> Result<Vec<Mutant>, String> {
 /// A mutant must read back as exactly the mutated tree (so the printed text is the
 /// mutant we meant) and pass the front end (so the verifier judges it, not the
 /// type checker).
-fn check_mutant(id: &str, tree: &Program, text: &str) -> Result<(), String> {
+fn check_mutant(id: &str, tree: &Program, text: &str, base_errors: usize) -> Result<(), String> {
     let mut again =
         alpine::syntax::parse(text).map_err(|d| format!("{id}: the printed mutant does not parse: {d:?}\n{text}"))?;
     let mut expected = tree.clone();
@@ -119,7 +146,7 @@ fn check_mutant(id: &str, tree: &Program, text: &str) -> Result<(), String> {
         return Err(format!("{id}: the printed mutant parses to a different tree:\n{text}"));
     }
     let diags = alpine::resolve::check_program(&mut again);
-    if diags.iter().any(|d| d.is_error()) {
+    if diags.iter().filter(|d| d.is_error()).count() > base_errors {
         let file = alpine::diagnostics::SourceFile::new(id, text);
         let shown: String = diags.iter().map(|d| alpine::diagnostics::render(d, &file, false)).collect();
         return Err(format!("{id}: the mutant does not type-check:\n{shown}"));
@@ -148,11 +175,21 @@ struct Mutator<'a> {
     class: String,
     method: String,
     predicates: &'a HashSet<Name>,
+    /// The iteration variables of the enclosing par units, innermost last.
+    par_iters: Vec<Vec<Name>>,
 }
 
 impl<'a> Mutator<'a> {
     fn new(target: Option<usize>, predicates: &'a HashSet<Name>) -> Mutator<'a> {
-        Mutator { target, applied: false, sites: Vec::new(), class: String::new(), method: String::new(), predicates }
+        Mutator {
+            target,
+            applied: false,
+            sites: Vec::new(),
+            class: String::new(),
+            method: String::new(),
+            predicates,
+            par_iters: Vec::new(),
+        }
     }
 
     /// Records a site; true when it is the one to mutate.
@@ -225,6 +262,10 @@ impl<'a> Mutator<'a> {
                         out.extend(rest.map(|r| make(ClauseKind::Requires(r))));
                         continue;
                     }
+                    if let Some(w) = self.widenings(span, e) {
+                        out.push(make(ClauseKind::Requires(w)));
+                        continue;
+                    }
                 }
                 // `context e` = `requires e; ensures e`: each side is mutated alone.
                 ClauseKind::Context(e) => {
@@ -236,6 +277,10 @@ impl<'a> Mutator<'a> {
                     if let Some(rest) = self.removals(span, e) {
                         out.extend(rest.map(|r| make(ClauseKind::Requires(r))));
                         out.push(make(ClauseKind::Ensures(e.clone())));
+                        continue;
+                    }
+                    if let Some(w) = self.widenings(span, e) {
+                        out.push(make(ClauseKind::Context(w)));
                         continue;
                     }
                 }
@@ -254,6 +299,27 @@ impl<'a> Mutator<'a> {
             out.push(clause);
         }
         contract.clauses = out;
+    }
+
+    /// The widening mutants of a clause inside a par unit: each write permission
+    /// to an array cell whose index mentions an iteration variable, in source order.
+    fn widenings(&mut self, span: Span, e: &Expr) -> Option<Expr> {
+        let iters: Vec<Name> = self.par_iters.iter().flatten().cloned().collect();
+        if iters.is_empty() {
+            return None;
+        }
+        let mut count = Widen { iters: &iters, target: None, seen: 0 };
+        count.visit_expr_mut(&mut e.clone());
+        let mut result = None;
+        for i in 0..count.seen {
+            if self.site(Kind::PermWidened, span) {
+                let mut w = Widen { iters: &iters, target: Some(i), seen: 0 };
+                let mut out = e.clone();
+                w.visit_expr_mut(&mut out);
+                result = Some(out);
+            }
+        }
+        result
     }
 
     /// `assert false;` first in `body`.
@@ -309,11 +375,84 @@ impl VisitMut for Mutator<'_> {
                 for u in &mut p.units {
                     self.assert_false_first(&mut u.body);
                 }
+                let iters = p.units.iter().flat_map(|u| u.iters.iter().map(|it| it.var.name.name.clone())).collect();
+                self.par_iters.push(iters);
+                walk_stmt_mut(self, s);
+                self.par_iters.pop();
+                return;
+            }
+            StmtKind::Barrier(b) => {
+                if let Some(body) = &mut b.body {
+                    self.assert_false_first(body);
+                }
+                let span = s.span;
+                if self.site(Kind::BarrierRemoved, span) {
+                    s.kind = StmtKind::Block(empty_block());
+                    return;
+                }
+                let tid = self.par_iters.last().and_then(|v| v.first()).cloned();
+                if let Some(tid) = tid {
+                    if self.site(Kind::BarrierDiverged, span) {
+                        let cond = Expr::new(
+                            ExprKind::Binary {
+                                op: BinOp::Eq,
+                                lhs: Expr::new(ExprKind::Var(Ident::new(&*tid, Span::DUMMY)), Span::DUMMY).boxed(),
+                                rhs: Expr::new(ExprKind::IntLit(0), Span::DUMMY).boxed(),
+                            },
+                            Span::DUMMY,
+                        );
+                        let barrier = std::mem::replace(s, Stmt::new(StmtKind::Block(empty_block()), span));
+                        let then = Stmt::new(StmtKind::Block(Block { stmts: vec![barrier], span: Span::DUMMY }), Span::DUMMY);
+                        s.kind = StmtKind::If { cond, then_branch: Box::new(then), else_branch: None };
+                        return;
+                    }
+                }
             }
             _ => {}
         }
         walk_stmt_mut(self, s);
     }
+}
+
+/// Counts (without a target) or rewrites (the `target`-th) write permissions to an
+/// array cell whose index mentions one of `iters`: `Perm(a[e], 1)` → `Perm(a[0], 1)`.
+struct Widen<'a> {
+    iters: &'a [Name],
+    target: Option<usize>,
+    seen: usize,
+}
+
+impl VisitMut for Widen<'_> {
+    fn visit_expr_mut(&mut self, e: &mut Expr) {
+        if let ExprKind::Perm { loc, amount } = &mut e.kind {
+            let write = matches!(amount.kind, ExprKind::Write | ExprKind::IntLit(1));
+            if let (true, ExprKind::Index { index, .. }) = (write, &mut loc.kind) {
+                if self.iters.iter().any(|n| mentions(index, n)) {
+                    if self.target == Some(self.seen) {
+                        **index = Expr::new(ExprKind::IntLit(0), Span::DUMMY);
+                    }
+                    self.seen += 1;
+                    return;
+                }
+            }
+        }
+        alpine::ast::visit::walk_expr_mut(self, e);
+    }
+}
+
+fn mentions(e: &Expr, n: &Name) -> bool {
+    struct M<'a>(&'a Name, bool);
+    impl Visitor for M<'_> {
+        fn visit_expr(&mut self, e: &Expr) {
+            if let ExprKind::Var(x) = &e.kind {
+                self.1 |= &x.name == self.0;
+            }
+            walk_expr(self, e);
+        }
+    }
+    let mut m = M(n, false);
+    m.visit_expr(e);
+    m.1
 }
 
 /// Does an expression hold permissions (is it a resource rather than a boolean)?
@@ -327,7 +466,7 @@ impl Visitor for PermFinder<'_> {
         self.found |= match &e.kind {
             ExprKind::Perm { .. } | ExprKind::PointsTo { .. } | ExprKind::Value(_) => true,
             ExprKind::Quant { kind: QuantKind::ForallStar, .. } => true,
-            ExprKind::Builtin { func: Builtin::HPerm | Builtin::APerm, .. } => true,
+            ExprKind::Builtin { func: Builtin::HPerm | Builtin::APerm | Builtin::Matrix | Builtin::Array, .. } => true,
             ExprKind::Binary { op: BinOp::Wand, .. } => true,
             ExprKind::Call { method, .. } => self.predicates.contains(&method.name),
             _ => false,
@@ -570,5 +709,37 @@ mod tests {
         let counts = count_by_kind(&ms);
         assert_eq!(counts.len(), 4);
         assert_eq!(counts.iter().map(|c| c.1).sum::<usize>(), 1);
+    }
+
+    const GPU: &str = "class A {\n  context_everywhere a != null && a.length == n;\n  \
+        requires (\\forall* int i; 0 <= i && i < n; Perm(a[i], write));\n  \
+        void f(int[] a, int n) {\n    par k(int tid = 0 .. n)\n      requires Perm(a[tid], write);\n      \
+        ensures Perm(a[tid], 1\\2);\n    {\n      a[tid] = 1;\n      barrier(k) {\n        \
+        requires Perm(a[tid], write);\n        ensures Perm(a[tid], 1\\2);\n      }\n    }\n  }\n}\n";
+
+    #[test]
+    fn barriers_are_removed_and_put_under_a_thread_dependent_if() {
+        let ms = gen(GPU);
+        let rm = of_kind(&ms, Kind::BarrierRemoved);
+        assert_eq!(rm.len(), 1);
+        assert!(!rm[0].text.contains("barrier"), "{}", rm[0].text);
+        assert_eq!(rm[0].line, 10);
+        let dv = of_kind(&ms, Kind::BarrierDiverged);
+        assert_eq!(dv.len(), 1);
+        assert!(dv[0].text.contains("if (tid == 0)"), "{}", dv[0].text);
+        assert!(dv[0].text.contains("barrier(k)"), "{}", dv[0].text);
+    }
+
+    #[test]
+    fn write_permissions_inside_par_are_widened_to_cell_zero() {
+        let ms = gen(GPU);
+        let w = of_kind(&ms, Kind::PermWidened);
+        // The par unit's requires and the barrier's requires; not the method's
+        // `\forall*` (outside any par) and not the `1\2` ensures.
+        assert_eq!(w.len(), 2, "{:#?}", w.iter().map(|m| &m.id).collect::<Vec<_>>());
+        assert_eq!((w[0].line, w[1].line), (6, 11));
+        for m in &w {
+            assert_eq!(m.text.matches("Perm(a[0], write)").count(), 1, "{}", m.text);
+        }
     }
 }

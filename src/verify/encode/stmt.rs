@@ -496,49 +496,11 @@ impl Encoder<'_> {
             }
             ranges.push((Term::and(conds), count));
         }
-        // Host: give up the preconditions, get the postconditions.
+        // The threads are checked first, in the state at the fork: the host's
+        // inhale of their postconditions comes after, so a contradictory par
+        // postcondition cannot make the threads' own checks vacuous (the thread
+        // branch's guard implies the host's).
         let at_fork = path.state.clone();
-        let fr = self.frame(path, ucx);
-        let mut st = path.state.clone();
-        let mut parts: Vec<(Expr, ExCx, Term)> = Vec::new();
-        for (b, (non_empty, count)) in blocks.iter().zip(&ranges) {
-            for s in &b.pre {
-                for conj in conjuncts(&s.expr) {
-                    let (q, scaled) = quantify(conj, &b.iters);
-                    let ex = ExCx {
-                        code: codes::PRECONDITION,
-                        what: "precondition of the par block may not hold".into(),
-                        span: Some(s.span),
-                        perm_code: codes::PERMISSION,
-                        perm_span: Some(s.span),
-                        related: vec![(span, "the par block".into())],
-                        check_only: false,
-                        scale: scaled.then(|| count.clone()),
-                    };
-                    parts.push((q, ex, non_empty.clone()));
-                }
-            }
-        }
-        // Blocks may have different ranges: the emptiness condition is folded
-        // into each part's quantifier range by exhaling under it.
-        let all_non_empty = Term::and(ranges.iter().map(|r| r.0.clone()).collect());
-        if ranges.len() == 1 {
-            let refs: Vec<(&Expr, ExCx)> = parts.iter().map(|(q, ex, _)| (q, ex.clone())).collect();
-            self.exhale_all(&path.guard.clone(), &mut st, &fr, &refs, &all_non_empty, None);
-        } else {
-            for (q, ex, ne) in &parts {
-                self.exhale_all(&path.guard.clone(), &mut st, &fr, &[(q, ex.clone())], ne, None);
-            }
-        }
-        for (b, (non_empty, count)) in blocks.iter().zip(&ranges) {
-            for s in &b.post {
-                for conj in conjuncts(&s.expr) {
-                    let (q, scaled) = quantify(conj, &b.iters);
-                    self.inhale(&path.guard.clone(), &mut st, &fr, &q, non_empty, scaled.then_some(count), false);
-                }
-            }
-        }
-        path.state = st;
         // Each block: one arbitrary thread.
         for b in blocks {
             let g = self.side_guard(&path.guard);
@@ -593,6 +555,48 @@ impl Encoder<'_> {
                 self.exhale_all(&p.guard.clone(), &mut st, &fr, &parts, &Term::tru(), None);
             }
         }
+        // Host: give up the preconditions, get the postconditions.
+        let fr = self.frame(path, ucx);
+        let mut st = path.state.clone();
+        let mut parts: Vec<(Expr, ExCx, Term)> = Vec::new();
+        for (b, (non_empty, count)) in blocks.iter().zip(&ranges) {
+            for s in &b.pre {
+                for conj in conjuncts(&s.expr) {
+                    let (q, scaled) = quantify(conj, &b.iters);
+                    let ex = ExCx {
+                        code: codes::PRECONDITION,
+                        what: "precondition of the par block may not hold".into(),
+                        span: Some(s.span),
+                        perm_code: codes::PERMISSION,
+                        perm_span: Some(s.span),
+                        related: vec![(span, "the par block".into())],
+                        check_only: false,
+                        scale: scaled.then(|| count.clone()),
+                    };
+                    parts.push((q, ex, non_empty.clone()));
+                }
+            }
+        }
+        // Blocks may have different ranges: the emptiness condition is folded
+        // into each part's quantifier range by exhaling under it.
+        let all_non_empty = Term::and(ranges.iter().map(|r| r.0.clone()).collect());
+        if ranges.len() == 1 {
+            let refs: Vec<(&Expr, ExCx)> = parts.iter().map(|(q, ex, _)| (q, ex.clone())).collect();
+            self.exhale_all(&path.guard.clone(), &mut st, &fr, &refs, &all_non_empty, None);
+        } else {
+            for (q, ex, ne) in &parts {
+                self.exhale_all(&path.guard.clone(), &mut st, &fr, &[(q, ex.clone())], ne, None);
+            }
+        }
+        for (b, (non_empty, count)) in blocks.iter().zip(&ranges) {
+            for s in &b.post {
+                for conj in conjuncts(&s.expr) {
+                    let (q, scaled) = quantify(conj, &b.iters);
+                    self.inhale(&path.guard.clone(), &mut st, &fr, &q, non_empty, scaled.then_some(count), false);
+                }
+            }
+        }
+        path.state = st;
     }
 }
 
