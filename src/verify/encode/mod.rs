@@ -146,6 +146,11 @@ pub struct Encoder<'a> {
     pub current_function: Option<usize>,
     pub recursive_sites: Vec<functions::RecSite>,
     pub checks: u32,
+    /// Obligations already checked, `(guard, hyp ⇒ goal)`, with their outcome. A
+    /// check is followed by assuming what it checked (the solver never retracts),
+    /// so asking the same question again is redundant: sorting programs re-check
+    /// `xs != null` and the same bounds at every read (a fifth of timSort's checks).
+    checked: HashMap<(Term, Term), bool>,
 }
 
 impl<'a> Encoder<'a> {
@@ -164,6 +169,7 @@ impl<'a> Encoder<'a> {
             current_function: None,
             recursive_sites: Vec::new(),
             checks: 0,
+            checked: HashMap::new(),
         };
         e.background();
         e
@@ -218,8 +224,16 @@ impl<'a> Encoder<'a> {
     /// it cannot be proved; afterwards assumes it.
     pub fn check(&mut self, guard: &Term, env: Option<&Env>, conds: &[Term], goal: Term, blame: Blame) -> bool {
         let hyp = Term::and(conds.to_vec());
+        let fact = hyp.implies(&goal);
+        let key = (guard.clone(), fact.clone());
+        if let Some(&ok) = self.checked.get(&key) {
+            // Entailed by the assumption made after the first check; a failure
+            // was reported then.
+            return ok;
+        }
         let ok = self.prove(guard, &hyp, &goal, Some((env, blame)));
-        self.assume(guard, hyp.implies(&goal));
+        self.assume(guard, fact);
+        self.checked.insert(key, ok);
         ok
     }
 
