@@ -91,21 +91,34 @@ impl Encoder<'_> {
                 }
             }
         }
-        let failures_before = self.failures.len();
-        // Blocks may have different ranges: the emptiness condition is folded
-        // into each part's quantifier range by exhaling under it.
+        // A failed check is assumed afterwards, which makes the rest of the
+        // host path vacuous; so the exhale is first tried on a side path, and
+        // only if that fails are the threads' preconditions examined for a
+        // data race (on another side path) to word the real error.
         let all_non_empty = Term::and(ranges.iter().map(|r| r.0.clone()).collect());
-        if ranges.len() == 1 {
-            let refs: Vec<(&Expr, ExCx)> = parts.iter().map(|(q, ex, _)| (q, ex.clone())).collect();
-            self.exhale_all(&path.guard.clone(), &mut st, &fr, &refs, &all_non_empty, None);
-        } else {
-            for (q, ex, ne) in &parts {
-                self.exhale_all(&path.guard.clone(), &mut st, &fr, &[(q, ex.clone())], ne, None);
+        let racy = if parts.iter().any(|(q, _, _)| !super::super::lower::is_pure(q)) {
+            let trial = self.side_guard(&path.guard);
+            let before = self.failures.len();
+            self.host_exhale(&trial, &mut st.clone(), &fr, &parts, &all_non_empty, ranges.len());
+            let failed: Vec<Span> = self.failures.drain(before..).filter(|f| f.code == codes::PERMISSION).map(|f| f.span).collect();
+            if failed.is_empty() {
+                Vec::new()
+            } else {
+                let bounds: Vec<(Term, Term)> = ranges.iter().flat_map(|r| r.1.clone()).collect();
+                self.racy_clauses(&path.guard.clone(), &fr, &parts, &bounds, &failed)
             }
-        }
-        if self.failures.len() > failures_before {
-            let bounds: Vec<(Term, Term)> = ranges.iter().flat_map(|r| r.1.clone()).collect();
-            self.diagnose_races(&path.guard.clone(), &fr, &parts, &bounds, failures_before);
+        } else {
+            Vec::new()
+        };
+        let failures_before = self.failures.len();
+        self.host_exhale(&path.guard.clone(), &mut st, &fr, &parts, &all_non_empty, ranges.len());
+        for f in &mut self.failures[failures_before..] {
+            if f.code == codes::PERMISSION && racy.contains(&f.span) {
+                let what = f.message.rsplit_once("insufficient permission for ").map(|x| x.1.to_string()).unwrap_or_default();
+                f.message = format!(
+                    "possible data race on {what} between threads: the preconditions of all threads together need more than full permission to it"
+                );
+            }
         }
         for (b, (non_empty, bounds)) in blocks.iter().zip(&ranges) {
             for s in &b.post {
@@ -188,26 +201,34 @@ impl Encoder<'_> {
         }
     }
 
-    /// The host could not give the threads their preconditions. If the
-    /// preconditions of all threads together are contradictory by themselves
-    /// once there are at least two threads per iteration variable (inhaling
-    /// assumes at most full permission everywhere, so more than full permission
-    /// to one location is a contradiction), the failure is a data race: say so.
-    /// Diagnosis only: it changes the wording of errors already reported, never
-    /// adds or removes one.
-    fn diagnose_races(&mut self, guard: &Term, fr: &Frame, parts: &[(Expr, ExCx, Term)], bounds: &[(Term, Term)], first_failure: usize) {
-        let failing: Vec<Span> =
-            self.failures[first_failure..].iter().filter(|f| f.code == codes::PERMISSION).map(|f| f.span).collect();
-        if failing.is_empty() {
-            return;
+    /// The host's exhale of the quantified preconditions. Blocks may have
+    /// different ranges: then each part is exhaled under its own block's
+    /// non-emptiness.
+    fn host_exhale(&mut self, guard: &Term, st: &mut super::state::State, fr: &Frame, parts: &[(Expr, ExCx, Term)], all_non_empty: &Term, blocks: usize) {
+        if blocks == 1 {
+            let refs: Vec<(&Expr, ExCx)> = parts.iter().map(|(q, ex, _)| (q, ex.clone())).collect();
+            self.exhale_all(guard, st, fr, &refs, all_non_empty, None);
+        } else {
+            for (q, ex, ne) in parts {
+                self.exhale_all(guard, st, fr, &[(q, ex.clone())], ne, None);
+            }
         }
+    }
+
+    /// The clauses (among `failed`) at which the preconditions of all threads
+    /// together become contradictory by themselves once there are at least two
+    /// threads per iteration variable: inhaling assumes at most full permission
+    /// everywhere, so more than full permission to one location is a
+    /// contradiction — a data race. Diagnosis only: it changes the wording of
+    /// errors, never adds or removes one.
+    fn racy_clauses(&mut self, guard: &Term, fr: &Frame, parts: &[(Expr, ExCx, Term)], bounds: &[(Term, Term)], failed: &[Span]) -> Vec<Span> {
         // A race needs two threads; with two or more the contradiction must not
         // come from the path alone.
         let two = Term::and(bounds.iter().map(|(l, h)| h.sub(l).ge(&Term::int(2))).collect());
         let side = self.side_guard(guard);
         let g = self.sub_guard(&side, &two);
         if self.prove(&g, &Term::tru(), &Term::fls(), None) {
-            return;
+            return Vec::new();
         }
         let mut st = self.fresh_state();
         let mut racy: Vec<Span> = Vec::new();
@@ -218,18 +239,11 @@ impl Encoder<'_> {
             }
             self.inhale(&g, &mut st, fr, q, ne, ex.scale.as_ref(), false);
             let Some(span) = ex.perm_span else { continue };
-            if failing.contains(&span) && !racy.contains(&span) && self.prove(&g, &Term::tru(), &Term::fls(), None) {
+            if failed.contains(&span) && !racy.contains(&span) && self.prove(&g, &Term::tru(), &Term::fls(), None) {
                 racy.push(span);
             }
         }
-        for f in &mut self.failures[first_failure..] {
-            if f.code == codes::PERMISSION && racy.contains(&f.span) {
-                let what = f.message.rsplit_once("insufficient permission for ").map(|x| x.1.to_string()).unwrap_or_default();
-                f.message = format!(
-                    "possible data race on {what} between threads: the preconditions of all threads together need more than full permission to it"
-                );
-            }
-        }
+        racy
     }
 
     /// `barrier(L) { requires B; ensures B'; }` for the current thread.
