@@ -14,11 +14,7 @@
 //!   condition false. Only the invariant's permissions are available in the body.
 //! * A call: exhale the callee's precondition, havoc the result, inhale its
 //!   postcondition with `\old` meaning the state before the call.
-//! * `par`: the host exhales the block's precondition quantified over the
-//!   iteration range (resources that do not mention the iteration variables are
-//!   scaled by the number of threads) and inhales the quantified postcondition;
-//!   every block's body is verified once for an arbitrary thread in a fresh
-//!   state. `\old` in a thread means the method's pre-state, as in VerCors.
+//! * `par` blocks and barriers are in [`super::par`].
 
 use super::assertion::{ExCx, Frame};
 use super::expr::ECx;
