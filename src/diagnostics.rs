@@ -131,6 +131,9 @@ pub mod codes {
     pub const NOT_INJECTIVE: &str = "alpine::verify::not_injective";
     /// A permission amount may be negative.
     pub const NEGATIVE_PERMISSION: &str = "alpine::verify::negative_permission";
+    /// A barrier under thread-dependent control flow: not every thread of its
+    /// par block may reach it.
+    pub const BARRIER_DIVERGENCE: &str = "alpine::verify::barrier_divergence";
     /// `exhale A` may fail for a reason other than permission (a pure part).
     pub const EXHALE_FAILED: &str = "alpine::verify::exhale";
     /// A recursive pure function may not terminate (its axiom could be inconsistent).

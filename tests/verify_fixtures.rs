@@ -160,6 +160,7 @@ fn verify_codes() -> Vec<&'static str> {
         codes::NOT_INJECTIVE,
         codes::NEGATIVE_PERMISSION,
         codes::EXHALE_FAILED,
+        codes::BARRIER_DIVERGENCE,
         codes::TERMINATION,
         codes::UNKNOWN,
         codes::VACUOUS,

@@ -66,6 +66,8 @@ pub struct Function {
 
 #[derive(Clone, Debug)]
 pub struct ParBlock {
+    /// The unit's name (`par fwd(...)`), which barriers refer to.
+    pub name: Option<Name>,
     /// Iteration variables `(int tid = lo .. hi)`.
     pub iters: Vec<(Name, Expr, Expr)>,
     pub pre: Vec<Spec>,
@@ -106,6 +108,11 @@ pub enum Stmt {
     If { cond: Expr, then_branch: Vec<Stmt>, else_branch: Vec<Stmt>, span: Span },
     While { invariants: Vec<Spec>, cond: Expr, body: Vec<Stmt>, modified: Vec<Name>, span: Span },
     Par { blocks: Vec<ParBlock>, span: Span },
+    /// `barrier(label) { requires B; ensures B'; }` inside the par block named
+    /// `label` (always the innermost one; lowering rejects others). `pre`/`post`
+    /// already start with the block's `context_everywhere` and the method's pure
+    /// `context_everywhere` clauses.
+    Barrier { label: Name, pre: Vec<Spec>, post: Vec<Spec>, span: Span },
     /// Ends the path: the postcondition is checked here.
     Return { value: Option<Expr>, span: Span },
 }

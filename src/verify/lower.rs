@@ -98,6 +98,7 @@ pub fn lower(program: &ast::Program) -> ir::Program {
                 .map(|(n, _)| n.clone())
                 .collect()],
             everywhere,
+            par_labels: Vec::new(),
             unsupported: Vec::new(),
         };
         let body = cx.block(&block.stmts);
@@ -156,6 +157,8 @@ struct Lower<'a> {
     classes: &'a HashSet<Name>,
     scopes: Vec<HashSet<Name>>,
     everywhere: Vec<Spec>,
+    /// Names of the enclosing par units, innermost last (`None`: unnamed).
+    par_labels: Vec<Option<Name>>,
     unsupported: Vec<(String, Span)>,
 }
 
@@ -254,7 +257,7 @@ impl Lower<'_> {
             StmtKind::Sync { kind, .. } => self.unsupported(format!("`{}`", kind.keyword()), span),
             StmtKind::Atomic { .. } => self.unsupported("`atomic` blocks", span),
             StmtKind::InvariantBlock { .. } => self.unsupported("`invariant` blocks", span),
-            StmtKind::Barrier(_) => self.unsupported("barriers", span),
+            StmtKind::Barrier(b) => self.lower_barrier(b, span, out),
         }
     }
 
@@ -296,24 +299,55 @@ impl Lower<'_> {
             let (mut pre, mut post, _, _, _) = split_contract(&p.contract);
             let (upre, upost, ue, _, _) = split_contract(&u.contract);
             // Pure `context_everywhere` facts of the method hold in every thread.
-            for s in &self.everywhere {
-                if is_pure(&s.expr) {
-                    pre.push(s.clone());
-                    post.push(s.clone());
-                }
-            }
+            let method_pure: Vec<Spec> = self.everywhere.iter().filter(|s| is_pure(&s.expr)).cloned().collect();
+            pre.extend(method_pure.iter().cloned());
+            post.extend(method_pure.iter().cloned());
+            // `upre`/`upost` already hold the unit's own `context_everywhere`.
             pre.extend(upre);
             post.extend(upost);
-            let _ = ue;
             self.scopes.push(u.iters.iter().map(|it| it.var.name.name.clone()).collect());
-            let saved = std::mem::take(&mut self.everywhere);
+            // Inside the body, loops and barriers get the unit's own
+            // `context_everywhere` and the method's pure one (VerCors
+            // `PropagateContextEverywhere`); the method's resources stay with
+            // the host.
+            let mut inner = method_pure;
+            inner.extend(ue);
+            let saved = std::mem::replace(&mut self.everywhere, inner);
+            self.par_labels.push(u.name.as_ref().map(|n| n.name.clone()));
             let body = self.block(&u.body.stmts);
+            self.par_labels.pop();
             self.everywhere = saved;
             self.scopes.pop();
             let iters = u.iters.iter().map(|it| (it.var.name.name.clone(), it.lo.clone(), it.hi.clone())).collect();
-            blocks.push(ir::ParBlock { iters, pre, post, body, span: u.span });
+            blocks.push(ir::ParBlock { name: u.name.as_ref().map(|n| n.name.clone()), iters, pre, post, body, span: u.span });
         }
         out.push(Stmt::Par { blocks, span });
+    }
+
+    /// A barrier: its contract with the enclosing unit's `context_everywhere`
+    /// (already in `self.everywhere`) in front of both sides.
+    fn lower_barrier(&mut self, b: &ast::Barrier, span: Span, out: &mut Vec<Stmt>) {
+        match self.par_labels.last() {
+            Some(Some(l)) if *l == b.label.name => {}
+            _ => {
+                // The resolver checks that the label names *an* enclosing unit;
+                // synchronising an outer unit from an inner one is not modelled.
+                return self.unsupported("a barrier that does not name the innermost enclosing par block", b.label.span);
+            }
+        }
+        if b.body.as_ref().is_some_and(|blk| !blk.stmts.is_empty()) {
+            return self.unsupported("statements in a barrier body", span);
+        }
+        let (mut pre, mut post) = (self.everywhere.clone(), self.everywhere.clone());
+        let (bpre, bpost, _, _, _) = split_contract(&b.contract);
+        pre.extend(bpre);
+        post.extend(bpost);
+        for cl in &b.contract.clauses {
+            if !matches!(cl.kind, ClauseKind::Requires(_) | ClauseKind::Ensures(_) | ClauseKind::Context(_) | ClauseKind::ContextEverywhere(_)) {
+                self.unsupported(format!("`{}` on a barrier", cl.kind.keyword()), cl.span);
+            }
+        }
+        out.push(Stmt::Barrier { label: b.label.name.clone(), pre, post, span });
     }
 
     fn assign(&mut self, target: &Expr, value: &Expr, span: Span, out: &mut Vec<Stmt>) {

@@ -17,6 +17,7 @@ pub mod encode;
 pub mod ir;
 pub mod lower;
 pub mod smt;
+pub mod uniformity;
 
 use crate::ast::{self, Span};
 use crate::diagnostics::{codes, Diagnostic, Severity};

@@ -272,9 +272,13 @@ impl Encoder<'_> {
                 let (goal, p) = match p {
                     Some(p) => (held.ge(&p), p),
                     None => {
+                        // The amount is chosen below what is held only where
+                        // something is held: assuming `0 < w < held` outright
+                        // would assume `held > 0`, the very thing checked next.
                         let w = self.fresh_const("wildcard", Sort::Real);
-                        self.assume(&guard, cond.implies(&Term::real(0, 1).lt(&w).and2(&w.lt(&held))));
-                        (held.gt(&Term::real(0, 1)), w)
+                        let some = held.gt(&Term::real(0, 1));
+                        self.assume(&guard, cond.and2(&some).implies(&Term::real(0, 1).lt(&w).and2(&w.lt(&held))));
+                        (some, w)
                     }
                 };
                 let msg = format!("{}: insufficient permission for `{}`", ex.what, self.snippet(loc));

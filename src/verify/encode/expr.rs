@@ -124,6 +124,12 @@ impl Encoder<'_> {
         if let Some((_, t)) = cx.binders.iter().rev().find(|(b, _)| &**b == n) {
             return Some(t.clone());
         }
+        if let Some((_, f, sort, iters)) = cx.env.per_thread.iter().find(|p| &*p.0 == n) {
+            // A barrier's redistribution check: a local that differs between
+            // threads is a function of the (bound) iteration variables.
+            let args: Option<Vec<Term>> = iters.iter().map(|v| self.lookup_local(v, cx)).collect();
+            return args.map(|a| Term::app(f, a, sort.clone()));
+        }
         cx.env.get(n).cloned()
     }
 

@@ -13,8 +13,8 @@
 //!   failure; afterwards `guard ⇒ goal` is assumed so one bug gives one error.
 //!
 //! Submodules: [`expr`] (expressions and their well-definedness), [`assertion`]
-//! (inhale/exhale, quantified permissions), [`stmt`] (statements, loops, calls,
-//! `par`), [`functions`] (pure functions), [`seq`] (sequence axioms),
+//! (inhale/exhale, quantified permissions), [`stmt`] (statements, loops, calls),
+//! [`par`] (`par` blocks and barriers), [`functions`] (pure functions), [`seq`] (sequence axioms),
 //! [`triggers`] (patterns), [`state`] (heap/mask versions).
 
 mod assertion;
@@ -22,6 +22,7 @@ mod expr;
 /// PVL's truncating `/` and `%`, for other stages that build SMT terms (transforms).
 pub use expr::{trunc_div, trunc_mod};
 mod functions;
+mod par;
 pub mod seq;
 mod state;
 mod stmt;
@@ -59,6 +60,10 @@ impl Blame {
 #[derive(Clone, Debug, Default)]
 pub struct Env {
     scopes: Vec<HashMap<Name, Term>>,
+    /// Only in a barrier's redistribution check: thread locals that may differ
+    /// between threads, read as `symbol(iteration variables)` (name, symbol,
+    /// sort, iteration variable names) instead of their current value.
+    pub per_thread: Vec<(Name, Rc<str>, Sort, Vec<Name>)>,
 }
 
 impl Env {
@@ -89,6 +94,10 @@ impl Env {
     }
     pub fn depth(&self) -> usize {
         self.scopes.len()
+    }
+    /// Every name bound in some scope.
+    pub fn names(&self) -> HashSet<Name> {
+        self.scopes.iter().flat_map(|s| s.keys().cloned()).collect()
     }
     /// The scope depth at which `n` is bound.
     pub fn depth_of(&self, n: &str) -> Option<usize> {
@@ -151,6 +160,8 @@ pub struct Encoder<'a> {
     /// so asking the same question again is redundant: sorting programs re-check
     /// `xs != null` and the same bounds at every read (a fifth of timSort's checks).
     checked: HashMap<(Term, Term), bool>,
+    /// The par blocks whose thread body is being encoded, innermost last.
+    par_stack: Vec<par::ParCx>,
 }
 
 impl<'a> Encoder<'a> {
@@ -170,6 +181,7 @@ impl<'a> Encoder<'a> {
             recursive_sites: Vec::new(),
             checks: 0,
             checked: HashMap::new(),
+            par_stack: Vec::new(),
         };
         e.background();
         e

@@ -14,16 +14,12 @@
 //!   condition false. Only the invariant's permissions are available in the body.
 //! * A call: exhale the callee's precondition, havoc the result, inhale its
 //!   postcondition with `\old` meaning the state before the call.
-//! * `par`: the host exhales the block's precondition quantified over the
-//!   iteration range (resources that do not mention the iteration variables are
-//!   scaled by the number of threads) and inhales the quantified postcondition;
-//!   every block's body is verified once for an arbitrary thread in a fresh
-//!   state. `\old` in a thread means the method's pre-state, as in VerCors.
+//! * `par` blocks and barriers are in [`super::par`].
 
 use super::assertion::{ExCx, Frame};
 use super::expr::ECx;
 use super::{null_of, Blame, Encoder, Env, Path, UnitCx};
-use crate::ast::{BinOp, Expr, ExprKind, Ident, Param, QuantKind, Span, Ty, Type, TypeKind};
+use crate::ast::{Expr, ExprKind, Span, Ty};
 use crate::diagnostics::codes;
 use crate::verify::ir::{self, Spec, Stmt};
 use crate::verify::smt::{Sort, Term};
@@ -92,7 +88,7 @@ impl ir::Method {
 }
 
 impl Encoder<'_> {
-    fn frame<'e>(&self, path: &'e Path, ucx: &UnitCx) -> Frame<'e> {
+    pub(super) fn frame<'e>(&self, path: &'e Path, ucx: &UnitCx) -> Frame<'e> {
         Frame { env: &path.env, this: ucx.this.clone(), old: Some(ucx.old.clone()), result: ucx.result.clone(), class: self.class_of(ucx) }
     }
 
@@ -100,14 +96,14 @@ impl Encoder<'_> {
         ucx.method.map(|m| m.class.clone()).unwrap_or_else(|| "".into())
     }
 
-    fn ecx<'e>(&self, path: &'e Path, ucx: &UnitCx) -> ECx<'e> {
+    pub(super) fn ecx<'e>(&self, path: &'e Path, ucx: &UnitCx) -> ECx<'e> {
         let mut cx = ECx::new(&path.guard, &path.env, Some(path.state.clone()), &self.class_of(ucx));
         cx.this = ucx.this.clone();
         cx.old = Some(ucx.old.clone());
         cx
     }
 
-    fn eval(&mut self, e: &Expr, path: &Path, ucx: &UnitCx) -> Term {
+    pub(super) fn eval(&mut self, e: &Expr, path: &Path, ucx: &UnitCx) -> Term {
         let mut cx = self.ecx(path, ucx);
         self.expr(e, &mut cx)
     }
@@ -130,7 +126,7 @@ impl Encoder<'_> {
         vacuous
     }
 
-    fn exhale_post(&mut self, path: &mut Path, ucx: &UnitCx, result: Option<Term>, at: Span) {
+    pub(super) fn exhale_post(&mut self, path: &mut Path, ucx: &UnitCx, result: Option<Term>, at: Span) {
         let m = ucx.method.expect("method unit");
         let fr = Frame { env: &path.env, this: ucx.this.clone(), old: Some(ucx.old.clone()), result, class: m.class.clone() };
         let mut st = path.state.clone();
@@ -166,7 +162,7 @@ impl Encoder<'_> {
         path.env.pop();
     }
 
-    fn assign_local(&mut self, path: &mut Path, name: &str, value: Term, span: Span) {
+    pub(super) fn assign_local(&mut self, path: &mut Path, name: &str, value: Term, span: Span) {
         if let (Some(h), Some(d)) = (path.host_depth, path.env.depth_of(name)) {
             if d < h {
                 self.unsupported(format!("assigning the host variable `{name}` inside a `par` block"), span);
@@ -298,6 +294,7 @@ impl Encoder<'_> {
             }
             Stmt::While { invariants, cond, body, modified, span } => self.while_loop(invariants, cond, body, modified, *span, path, ucx),
             Stmt::Par { blocks, span } => self.par(blocks, *span, path, ucx),
+            Stmt::Barrier { pre, post, span, .. } => self.barrier(pre, post, *span, path, ucx),
             Stmt::Return { value, span } => {
                 if path.host_depth.is_some() {
                     return self.unsupported("`return` inside a `par` block", *span);
@@ -318,7 +315,7 @@ impl Encoder<'_> {
         });
     }
 
-    fn join(&mut self, path: &mut Path, c: &Term, pt: Path, pe: Path) {
+    pub(super) fn join(&mut self, path: &mut Path, c: &Term, pt: Path, pe: Path) {
         match (pt.alive, pe.alive) {
             (false, false) => {
                 path.alive = false;
@@ -484,120 +481,6 @@ impl Encoder<'_> {
         }
     }
 
-    fn par(&mut self, blocks: &[ir::ParBlock], span: Span, path: &mut Path, ucx: &UnitCx) {
-        let mut ranges = Vec::new();
-        for b in blocks {
-            let mut conds = Vec::new();
-            let mut count = Term::int(1);
-            for (_, lo, hi) in &b.iters {
-                let (l, h) = (self.eval(lo, path, ucx), self.eval(hi, path, ucx));
-                conds.push(l.lt(&h));
-                count = count.mul(&h.sub(&l));
-            }
-            ranges.push((Term::and(conds), count));
-        }
-        // The threads are checked first, in the state at the fork: the host's
-        // inhale of their postconditions comes after, so a contradictory par
-        // postcondition cannot make the threads' own checks vacuous (the thread
-        // branch's guard implies the host's).
-        let at_fork = path.state.clone();
-        // Each block: one arbitrary thread.
-        for b in blocks {
-            let g = self.side_guard(&path.guard);
-            let mut p = Path { guard: g.clone(), state: self.fresh_state(), env: path.env.clone(), alive: true, host_depth: None };
-            p.env.push();
-            let mut in_range = Vec::new();
-            for (n, lo, hi) in &b.iters {
-                let (l, h) = (self.eval(lo, path, ucx), self.eval(hi, path, ucx));
-                let t = self.fresh_const(n, Sort::Int);
-                in_range.push(l.le(&t).and2(&t.lt(&h)));
-                p.env.declare(n.clone(), t);
-            }
-            self.assume(&g, Term::and(in_range));
-            p.host_depth = Some(p.env.depth());
-            p.env.push();
-            {
-                let fr = self.frame(&p, ucx);
-                let mut st = p.state.clone();
-                for s in &b.pre {
-                    self.inhale(&g, &mut st, &fr, &s.expr, &Term::tru(), None, true);
-                }
-                p.state = st;
-            }
-            // The locations a thread holds have the values they had when the
-            // threads were forked (VerCors' `allLocationsSame`): sound, because
-            // nobody else can have changed them.
-            let fams: Vec<std::rc::Rc<str>> = self.families.keys().cloned().collect();
-            for fam in fams {
-                self.same_where_held(&g, &p.state, &at_fork, &fam);
-            }
-            let _ = self.smoke(&p, b.span, "the par block body");
-            self.block(&b.body, &mut p, ucx);
-            if p.alive {
-                let fr = self.frame(&p, ucx);
-                let mut st = p.state.clone();
-                let parts: Vec<(&Expr, ExCx)> = b
-                    .post
-                    .iter()
-                    .map(|s| {
-                        (&s.expr, ExCx {
-                            code: codes::POSTCONDITION,
-                            what: "postcondition of the par block may not hold".into(),
-                            span: Some(s.span),
-                            perm_code: codes::PERMISSION,
-                            perm_span: None,
-                            related: vec![],
-                            check_only: false,
-                            scale: None,
-                        })
-                    })
-                    .collect();
-                self.exhale_all(&p.guard.clone(), &mut st, &fr, &parts, &Term::tru(), None);
-            }
-        }
-        // Host: give up the preconditions, get the postconditions.
-        let fr = self.frame(path, ucx);
-        let mut st = path.state.clone();
-        let mut parts: Vec<(Expr, ExCx, Term)> = Vec::new();
-        for (b, (non_empty, count)) in blocks.iter().zip(&ranges) {
-            for s in &b.pre {
-                for conj in conjuncts(&s.expr) {
-                    let (q, scaled) = quantify(conj, &b.iters);
-                    let ex = ExCx {
-                        code: codes::PRECONDITION,
-                        what: "precondition of the par block may not hold".into(),
-                        span: Some(s.span),
-                        perm_code: codes::PERMISSION,
-                        perm_span: Some(s.span),
-                        related: vec![(span, "the par block".into())],
-                        check_only: false,
-                        scale: scaled.then(|| count.clone()),
-                    };
-                    parts.push((q, ex, non_empty.clone()));
-                }
-            }
-        }
-        // Blocks may have different ranges: the emptiness condition is folded
-        // into each part's quantifier range by exhaling under it.
-        let all_non_empty = Term::and(ranges.iter().map(|r| r.0.clone()).collect());
-        if ranges.len() == 1 {
-            let refs: Vec<(&Expr, ExCx)> = parts.iter().map(|(q, ex, _)| (q, ex.clone())).collect();
-            self.exhale_all(&path.guard.clone(), &mut st, &fr, &refs, &all_non_empty, None);
-        } else {
-            for (q, ex, ne) in &parts {
-                self.exhale_all(&path.guard.clone(), &mut st, &fr, &[(q, ex.clone())], ne, None);
-            }
-        }
-        for (b, (non_empty, count)) in blocks.iter().zip(&ranges) {
-            for s in &b.post {
-                for conj in conjuncts(&s.expr) {
-                    let (q, scaled) = quantify(conj, &b.iters);
-                    self.inhale(&path.guard.clone(), &mut st, &fr, &q, non_empty, scaled.then_some(count), false);
-                }
-            }
-        }
-        path.state = st;
-    }
 }
 
 fn inv_parts<'s>(invariants: &'s [Spec], code: &'static str, what: &str, loop_span: Span) -> Vec<(&'s Expr, ExCx)> {
@@ -631,67 +514,8 @@ impl Env {
 }
 
 /// The env of a branch cut back to the scopes that exist after the `if`.
-fn restrict(env: &Env, depth: usize) -> Env {
+pub(super) fn restrict(env: &Env, depth: usize) -> Env {
     let mut e = env.clone();
     e.scopes.truncate(depth);
     e
-}
-
-fn conjuncts(e: &Expr) -> Vec<&Expr> {
-    match &e.kind {
-        ExprKind::Binary { op: BinOp::Star | BinOp::And, lhs, rhs } => {
-            let mut v = conjuncts(lhs);
-            v.extend(conjuncts(rhs));
-            v
-        }
-        _ => vec![e],
-    }
-}
-
-/// A par contract conjunct as the host sees it: quantified over the iteration
-/// variables it mentions (a `\forall*` if it holds permissions); `true` in the
-/// second component when it mentions none and its permissions must be scaled by
-/// the number of threads.
-fn quantify(conj: &Expr, iters: &[(crate::ast::Name, Expr, Expr)]) -> (Expr, bool) {
-    let used: Vec<&(crate::ast::Name, Expr, Expr)> = iters.iter().filter(|(n, _, _)| mentions_var(conj, n)).collect();
-    if used.is_empty() {
-        return (conj.clone(), true);
-    }
-    let pure = super::super::lower::is_pure(conj);
-    let mut e = conj.clone();
-    for (n, lo, hi) in used.into_iter().rev() {
-        let sp = conj.span;
-        let var = Expr { kind: ExprKind::Var(Ident::new(&**n, sp)), span: sp, ty: Ty::Int };
-        let b = |op, l: Expr, r: Expr| Expr { kind: ExprKind::Binary { op, lhs: Box::new(l), rhs: Box::new(r) }, span: sp, ty: Ty::Bool };
-        let guard = b(BinOp::And, b(BinOp::Le, lo.clone(), var.clone()), b(BinOp::Lt, var, hi.clone()));
-        e = Expr {
-            kind: ExprKind::Quant {
-                kind: if pure { QuantKind::Forall } else { QuantKind::ForallStar },
-                binder: Param { ty: Type::new(TypeKind::Int, sp), name: Ident::new(&**n, sp), span: sp },
-                guard: Box::new(guard),
-                body: Box::new(e),
-            },
-            span: sp,
-            ty: Ty::Bool,
-        };
-    }
-    (e, false)
-}
-
-fn mentions_var(e: &Expr, n: &str) -> bool {
-    use crate::ast::visit::Visitor;
-    struct M<'a>(&'a str, bool);
-    impl Visitor for M<'_> {
-        fn visit_expr(&mut self, e: &Expr) {
-            if let ExprKind::Var(x) = &e.kind {
-                if &*x.name == self.0 {
-                    self.1 = true;
-                }
-            }
-            crate::ast::visit::walk_expr(self, e);
-        }
-    }
-    let mut m = M(n, false);
-    m.visit_expr(e);
-    m.1
 }

@@ -1,0 +1,417 @@
+//! `par` blocks and barriers (issue #4; design: `shared/docs/verifier-encoding.md`
+//! §5.7, and `docs/verifier.md` "par blocks and barriers").
+//!
+//! * **Host.** The host exhales every block's precondition quantified over the
+//!   iteration range (`\forall*` for resources; a conjunct that does not mention
+//!   some iteration variables has its permissions multiplied by the sizes of
+//!   their ranges, as VerCors' `Scale`), and inhales the quantified
+//!   postconditions. When that exhale fails for lack of permission and the
+//!   threads' preconditions together already exceed full permission, the error
+//!   says "possible data race".
+//! * **Threads.** Each block's body is verified once, for an arbitrary thread, on
+//!   a side path, in a fresh state holding the block's precondition; the
+//!   locations it holds have the values they had at the fork.
+//! * **Barriers.** On the thread side a barrier exhales its precondition (the
+//!   heap is havocked where no permission is left) and inhales its
+//!   postcondition; `\old` in a barrier contract is the thread's state just
+//!   before the barrier. Once per syntactic barrier a *redistribution check* runs
+//!   on a side path of the thread: in a fresh, empty state, inhale the
+//!   precondition of every thread (`\forall*` over the range) and exhale the
+//!   postcondition of every thread — permissions and value facts. A barrier can
+//!   therefore only move permissions and knowledge between threads, never create
+//!   them (VerCors#448: older VerCors let `read` become `write`).
+//! * **Uniformity** ([`crate::verify::uniformity`]): a barrier under
+//!   thread-dependent control flow is rejected (`barrier_divergence`); in the
+//!   redistribution check a thread local that may differ between threads stands
+//!   for an uninterpreted function of the iteration variables, never for one
+//!   value shared by all threads (VerCors' weakness: `temp == tid` for every
+//!   thread would be a contradiction, after which any barrier passes).
+//!
+//! Running the redistribution check under the thread's path guard is sound: the
+//! path condition describes an arbitrary thread reaching the barrier, every
+//! thread reaches it with the same values of the uniform locals (which is all
+//! the check shares between threads), so the check's hypotheses are weaker than
+//! "all threads arrived".
+
+use super::assertion::{ExCx, Frame};
+use super::{Encoder, Path, UnitCx};
+use crate::ast::{BinOp, Expr, ExprKind, Ident, Name, Param, QuantKind, Span, Ty, Type, TypeKind};
+use crate::diagnostics::codes;
+use crate::verify::ir::{self, Spec};
+use crate::verify::smt::{Sort, Term};
+use crate::verify::uniformity;
+use std::collections::HashSet;
+
+/// What a barrier needs to know about the par block around it.
+#[derive(Clone)]
+pub struct ParCx {
+    pub iters: Vec<(Name, Expr, Expr)>,
+    /// The iteration ranges as evaluated by the host at the fork.
+    pub bounds: Vec<(Term, Term)>,
+    /// Thread locals that may differ between threads.
+    pub nonuniform: HashSet<Name>,
+    /// Barriers under thread-dependent control flow (already reported).
+    pub divergent: Vec<Span>,
+}
+
+impl Encoder<'_> {
+    pub(super) fn par(&mut self, blocks: &[ir::ParBlock], span: Span, path: &mut Path, ucx: &UnitCx) {
+        // Per block: non-emptiness, and each iteration variable's (lo, hi).
+        let mut ranges: Vec<(Term, Vec<(Term, Term)>)> = Vec::new();
+        for b in blocks {
+            let mut conds = Vec::new();
+            let mut bounds = Vec::new();
+            for (_, lo, hi) in &b.iters {
+                let (l, h) = (self.eval(lo, path, ucx), self.eval(hi, path, ucx));
+                conds.push(l.lt(&h));
+                bounds.push((l, h));
+            }
+            ranges.push((Term::and(conds), bounds));
+        }
+        // The threads are checked first, in the state at the fork; the host's
+        // exhale and inhale come after. A contradictory par postcondition (or a
+        // failed host check, which is assumed afterwards) must not make the
+        // threads' checks vacuous: the thread branch's guard implies the host's.
+        let at_fork = path.state.clone();
+        // Each block: one arbitrary thread.
+        let host_names: HashSet<Name> = path.env.names();
+        for (b, (_, bounds)) in blocks.iter().zip(&ranges) {
+            let g = self.side_guard(&path.guard);
+            let mut p = Path { guard: g.clone(), state: self.fresh_state(), env: path.env.clone(), alive: true, host_depth: None };
+            p.env.push();
+            let mut in_range = Vec::new();
+            for ((n, _, _), (l, h)) in b.iters.iter().zip(bounds) {
+                let t = self.fresh_const(n, Sort::Int);
+                in_range.push(l.le(&t).and2(&t.lt(h)));
+                p.env.declare(n.clone(), t);
+            }
+            self.assume(&g, Term::and(in_range));
+            p.host_depth = Some(p.env.depth());
+            p.env.push();
+            let iter_names: Vec<Name> = b.iters.iter().map(|i| i.0.clone()).collect();
+            let u = uniformity::analyse(&b.body, &iter_names, &host_names);
+            for d in &u.divergent {
+                let mut f = crate::verify::Failure::new(
+                    codes::BARRIER_DIVERGENCE,
+                    "barrier under thread-dependent control flow: not every thread of the block may reach it (barrier divergence)",
+                    *d,
+                );
+                if let Some(c) = u.reason.iter().find(|r| r.0 == *d) {
+                    f.related.push((c.1, "this condition may differ between threads".into()));
+                }
+                self.failures.push(f);
+            }
+            self.par_stack.push(ParCx { iters: b.iters.clone(), bounds: bounds.clone(), nonuniform: u.nonuniform, divergent: u.divergent });
+            {
+                let fr = self.frame(&p, ucx);
+                let mut st = p.state.clone();
+                for s in &b.pre {
+                    self.inhale(&g, &mut st, &fr, &s.expr, &Term::tru(), None, true);
+                }
+                p.state = st;
+            }
+            // The locations a thread holds have the values they had when the
+            // threads were forked (VerCors' `allLocationsSame`): sound, because
+            // nobody else can have changed them.
+            let fams: Vec<std::rc::Rc<str>> = self.families.keys().cloned().collect();
+            for fam in fams {
+                self.same_where_held(&g, &p.state, &at_fork, &fam);
+            }
+            let _ = self.smoke(&p, b.span, "the par block body");
+            self.block(&b.body, &mut p, ucx);
+            if p.alive {
+                let fr = self.frame(&p, ucx);
+                let mut st = p.state.clone();
+                let parts: Vec<(&Expr, ExCx)> = b
+                    .post
+                    .iter()
+                    .map(|s| {
+                        (&s.expr, ExCx {
+                            code: codes::POSTCONDITION,
+                            what: "postcondition of the par block may not hold".into(),
+                            span: Some(s.span),
+                            perm_code: codes::PERMISSION,
+                            perm_span: None,
+                            related: vec![],
+                            check_only: false,
+                            scale: None,
+                        })
+                    })
+                    .collect();
+                self.exhale_all(&p.guard.clone(), &mut st, &fr, &parts, &Term::tru(), None);
+            }
+            self.par_stack.pop();
+        }
+        // Host: give up the preconditions, get the postconditions.
+        let fr = self.frame(path, ucx);
+        let mut st = path.state.clone();
+        let mut parts: Vec<(Expr, ExCx, Term)> = Vec::new();
+        for (b, (non_empty, bounds)) in blocks.iter().zip(&ranges) {
+            for s in &b.pre {
+                for conj in conjuncts(&s.expr) {
+                    let (q, unused) = quantify(conj, &b.iters, &HashSet::new());
+                    let ex = ExCx {
+                        code: codes::PRECONDITION,
+                        what: "precondition of the par block may not hold".into(),
+                        span: Some(s.span),
+                        perm_code: codes::PERMISSION,
+                        perm_span: Some(s.span),
+                        related: vec![(span, "the par block".into())],
+                        check_only: false,
+                        scale: scale_of(&unused, bounds),
+                    };
+                    parts.push((q, ex, non_empty.clone()));
+                }
+            }
+        }
+        // A failed check is assumed afterwards, which makes the rest of the
+        // host path vacuous; so the exhale is first tried on a side path, and
+        // only if that fails are the threads' preconditions examined for a
+        // data race (on another side path) to word the real error.
+        let all_non_empty = Term::and(ranges.iter().map(|r| r.0.clone()).collect());
+        let racy = if parts.iter().any(|(q, _, _)| !super::super::lower::is_pure(q)) {
+            let trial = self.side_guard(&path.guard);
+            let before = self.failures.len();
+            self.host_exhale(&trial, &mut st.clone(), &fr, &parts, &all_non_empty, ranges.len());
+            let failed: Vec<Span> = self.failures.drain(before..).filter(|f| f.code == codes::PERMISSION).map(|f| f.span).collect();
+            if failed.is_empty() {
+                Vec::new()
+            } else {
+                let bounds: Vec<(Term, Term)> = ranges.iter().flat_map(|r| r.1.clone()).collect();
+                self.racy_clauses(&path.guard.clone(), &fr, &parts, &bounds, &failed)
+            }
+        } else {
+            Vec::new()
+        };
+        let failures_before = self.failures.len();
+        self.host_exhale(&path.guard.clone(), &mut st, &fr, &parts, &all_non_empty, ranges.len());
+        for f in &mut self.failures[failures_before..] {
+            if f.code == codes::PERMISSION && racy.contains(&f.span) {
+                let what = f.message.rsplit_once("insufficient permission for ").map(|x| x.1.to_string()).unwrap_or_default();
+                f.message = format!(
+                    "possible data race on {what} between threads: the preconditions of all threads together need more than full permission to it"
+                );
+            }
+        }
+        for (b, (non_empty, bounds)) in blocks.iter().zip(&ranges) {
+            for s in &b.post {
+                for conj in conjuncts(&s.expr) {
+                    let (q, unused) = quantify(conj, &b.iters, &HashSet::new());
+                    let scale = scale_of(&unused, bounds);
+                    self.inhale(&path.guard.clone(), &mut st, &fr, &q, non_empty, scale.as_ref(), false);
+                }
+            }
+        }
+        path.state = st;
+    }
+
+    /// The host's exhale of the quantified preconditions. Blocks may have
+    /// different ranges: then each part is exhaled under its own block's
+    /// non-emptiness.
+    fn host_exhale(&mut self, guard: &Term, st: &mut super::state::State, fr: &Frame, parts: &[(Expr, ExCx, Term)], all_non_empty: &Term, blocks: usize) {
+        if blocks == 1 {
+            let refs: Vec<(&Expr, ExCx)> = parts.iter().map(|(q, ex, _)| (q, ex.clone())).collect();
+            self.exhale_all(guard, st, fr, &refs, all_non_empty, None);
+        } else {
+            for (q, ex, ne) in parts {
+                self.exhale_all(guard, st, fr, &[(q, ex.clone())], ne, None);
+            }
+        }
+    }
+
+    /// The clauses (among `failed`) at which the preconditions of all threads
+    /// together become contradictory by themselves once there are at least two
+    /// threads per iteration variable: inhaling assumes at most full permission
+    /// everywhere, so more than full permission to one location is a
+    /// contradiction — a data race. Diagnosis only: it changes the wording of
+    /// errors, never adds or removes one.
+    fn racy_clauses(&mut self, guard: &Term, fr: &Frame, parts: &[(Expr, ExCx, Term)], bounds: &[(Term, Term)], failed: &[Span]) -> Vec<Span> {
+        // A race needs two threads; with two or more the contradiction must not
+        // come from the path alone.
+        let two = Term::and(bounds.iter().map(|(l, h)| h.sub(l).ge(&Term::int(2))).collect());
+        let side = self.side_guard(guard);
+        let g = self.sub_guard(&side, &two);
+        if self.prove(&g, &Term::tru(), &Term::fls(), None) {
+            return Vec::new();
+        }
+        let mut st = self.fresh_state();
+        let mut racy: Vec<Span> = Vec::new();
+        for (q, ex, ne) in parts {
+            // Conjuncts without permissions cannot race.
+            if super::super::lower::is_pure(q) {
+                continue;
+            }
+            self.inhale(&g, &mut st, fr, q, ne, ex.scale.as_ref(), false);
+            let Some(span) = ex.perm_span else { continue };
+            if failed.contains(&span) && !racy.contains(&span) && self.prove(&g, &Term::tru(), &Term::fls(), None) {
+                racy.push(span);
+            }
+        }
+        racy
+    }
+
+    /// `barrier(L) { requires B; ensures B'; }` for the current thread.
+    pub(super) fn barrier(&mut self, pre: &[Spec], post: &[Spec], span: Span, path: &mut Path, ucx: &UnitCx) {
+        let Some(pcx) = self.par_stack.last().cloned() else {
+            return self.unsupported("a barrier outside a par block", span);
+        };
+        let before = path.state.clone();
+        // 1. The thread gives up B (heap havocked where nothing is left).
+        {
+            let fr = Frame { old: Some(before.clone()), ..self.frame(path, ucx) };
+            let mut st = path.state.clone();
+            let parts: Vec<(&Expr, ExCx)> = pre
+                .iter()
+                .map(|s| {
+                    (&s.expr, ExCx {
+                        code: codes::PRECONDITION,
+                        what: "barrier precondition may not hold".into(),
+                        span: Some(s.span),
+                        perm_code: codes::PERMISSION,
+                        perm_span: None,
+                        related: vec![(span, "the barrier".into())],
+                        check_only: false,
+                        scale: None,
+                    })
+                })
+                .collect();
+            self.exhale_all(&path.guard.clone(), &mut st, &fr, &parts, &Term::tru(), None);
+            path.state = st;
+        }
+        // 2. All threads together: B' must follow from B. A divergent barrier
+        // was reported already; the check assumes every thread arrives.
+        if !pcx.divergent.contains(&span) {
+            self.redistribution(&pcx, pre, post, span, path, ucx);
+        }
+        // 3. The thread gets B'; `\old` is the state just before the barrier.
+        let fr = Frame { old: Some(before), ..self.frame(path, ucx) };
+        let mut st = path.state.clone();
+        for s in post {
+            self.inhale(&path.guard.clone(), &mut st, &fr, &s.expr, &Term::tru(), None, true);
+        }
+        path.state = st;
+    }
+
+    fn redistribution(&mut self, pcx: &ParCx, pre: &[Spec], post: &[Spec], span: Span, path: &Path, ucx: &UnitCx) {
+        let g = self.side_guard(&path.guard);
+        // Thread locals that may differ between threads become functions of the
+        // iteration variables; uniform ones keep the thread's value.
+        let mut env = path.env.clone();
+        let iter_names: Vec<Name> = pcx.iters.iter().map(|i| i.0.clone()).collect();
+        let mut per_thread: HashSet<Name> = HashSet::new();
+        let mut nonuniform: Vec<&Name> = pcx.nonuniform.iter().filter(|n| !iter_names.contains(n)).collect();
+        nonuniform.sort();
+        for n in nonuniform {
+            if let Some(v) = env.get(n).cloned() {
+                let f = self.fresh_name(&format!("{n}@thread"));
+                env.per_thread.push((n.clone(), f.into(), v.sort(), iter_names.clone()));
+                per_thread.insert(n.clone());
+            }
+        }
+        let mut st = self.fresh_state();
+        {
+            let fr = Frame { env: &env, old: Some(st.clone()), ..self.frame(path, ucx) };
+            for s in pre {
+                for conj in conjuncts(&s.expr) {
+                    let (q, unused) = quantify(conj, &pcx.iters, &per_thread);
+                    let scale = scale_of(&unused, &pcx.bounds);
+                    self.inhale(&g, &mut st, &fr, &q, &Term::tru(), scale.as_ref(), false);
+                }
+            }
+        }
+        let fr = Frame { env: &env, old: Some(st.clone()), ..self.frame(path, ucx) };
+        let mut quantified: Vec<(Expr, ExCx)> = Vec::new();
+        for s in post {
+            for conj in conjuncts(&s.expr) {
+                let (q, unused) = quantify(conj, &pcx.iters, &per_thread);
+                quantified.push((q, ExCx {
+                    code: codes::POSTCONDITION,
+                    what: "barrier postcondition may not follow from the barrier preconditions of all threads (a barrier only redistributes)".into(),
+                    span: Some(s.span),
+                    perm_code: codes::PERMISSION,
+                    perm_span: Some(s.span),
+                    related: vec![(span, "the barrier".into())],
+                    check_only: false,
+                    scale: scale_of(&unused, &pcx.bounds),
+                }));
+            }
+        }
+        let refs: Vec<(&Expr, ExCx)> = quantified.iter().map(|(q, ex)| (q, ex.clone())).collect();
+        self.exhale_all(&g, &mut st, &fr, &refs, &Term::tru(), None);
+    }
+}
+
+/// The number of threads a conjunct stands for when it does not mention the
+/// iteration variables `unused` (indices into the block's iterators): the
+/// product of their range sizes; `None` when it mentions all of them.
+fn scale_of(unused: &[usize], bounds: &[(Term, Term)]) -> Option<Term> {
+    if unused.is_empty() {
+        return None;
+    }
+    let mut t = Term::int(1);
+    for &i in unused {
+        let (l, h) = &bounds[i];
+        t = t.mul(&h.sub(l));
+    }
+    Some(t)
+}
+
+pub(super) fn conjuncts(e: &Expr) -> Vec<&Expr> {
+    match &e.kind {
+        ExprKind::Binary { op: BinOp::Star | BinOp::And, lhs, rhs } => {
+            let mut v = conjuncts(lhs);
+            v.extend(conjuncts(rhs));
+            v
+        }
+        _ => vec![e],
+    }
+}
+
+/// A par or barrier contract conjunct as all threads together see it:
+/// quantified over the iteration variables it mentions (a `\forall*` if it
+/// holds permissions), and the indices of the iteration variables it does not
+/// mention (its permissions count once per value of those). A conjunct that
+/// mentions one of the `per_thread` locals depends on every iteration variable.
+fn quantify(conj: &Expr, iters: &[(Name, Expr, Expr)], per_thread: &HashSet<Name>) -> (Expr, Vec<usize>) {
+    let all = per_thread.iter().any(|n| mentions_var(conj, n));
+    let used: Vec<usize> = (0..iters.len()).filter(|&i| all || mentions_var(conj, &iters[i].0)).collect();
+    let unused: Vec<usize> = (0..iters.len()).filter(|i| !used.contains(i)).collect();
+    let pure = super::super::lower::is_pure(conj);
+    let mut e = conj.clone();
+    for &i in used.iter().rev() {
+        let (n, lo, hi) = &iters[i];
+        let sp = conj.span;
+        let var = Expr { kind: ExprKind::Var(Ident::new(&**n, sp)), span: sp, ty: Ty::Int };
+        let b = |op, l: Expr, r: Expr| Expr { kind: ExprKind::Binary { op, lhs: Box::new(l), rhs: Box::new(r) }, span: sp, ty: Ty::Bool };
+        let guard = b(BinOp::And, b(BinOp::Le, lo.clone(), var.clone()), b(BinOp::Lt, var, hi.clone()));
+        e = Expr {
+            kind: ExprKind::Quant {
+                kind: if pure { QuantKind::Forall } else { QuantKind::ForallStar },
+                binder: Param { ty: Type::new(TypeKind::Int, sp), name: Ident::new(&**n, sp), span: sp },
+                guard: Box::new(guard),
+                body: Box::new(e),
+            },
+            span: sp,
+            ty: Ty::Bool,
+        };
+    }
+    (e, unused)
+}
+
+fn mentions_var(e: &Expr, n: &str) -> bool {
+    use crate::ast::visit::Visitor;
+    struct M<'a>(&'a str, bool);
+    impl Visitor for M<'_> {
+        fn visit_expr(&mut self, e: &Expr) {
+            if let ExprKind::Var(x) = &e.kind {
+                if &*x.name == self.0 {
+                    self.1 = true;
+                }
+            }
+            crate::ast::visit::walk_expr(self, e);
+        }
+    }
+    let mut m = M(n, false);
+    m.visit_expr(e);
+    m.1
+}

@@ -1,0 +1,261 @@
+//! Uniformity of a `par` body (after GPUVerify's `UniformityAnalyser`), on the
+//! core IR.
+//!
+//! A thread local is *uniform* when all threads of the block have the same value
+//! for it at every point they all reach: every assignment to it happens under
+//! uniform control flow and assigns an expression built from uniform locals,
+//! host variables (the threads cannot assign them), literals and pure
+//! functions — never the iteration variables, heap reads (threads may see
+//! different cells) or the result of a method call. A local declared without a
+//! value holds an arbitrary value per thread, so it is not uniform. The
+//! analysis is flow-insensitive and iterated to a fixpoint; it only ever errs
+//! towards "not uniform".
+//!
+//! Control flow is uniform when every enclosing `if` and loop condition is a
+//! uniform expression. The verifier uses the result twice (`encode/par.rs`):
+//! a barrier under non-uniform control is *divergent* — some threads may wait
+//! at it forever — and is rejected; and in a barrier's redistribution check
+//! non-uniform locals are functions of the iteration variables, not one value
+//! shared by all threads.
+
+use super::ir::Stmt;
+use crate::ast::{visit::Visitor, Expr, ExprKind, Name, Span, Ty};
+use std::collections::HashSet;
+
+#[derive(Debug, Default)]
+pub struct Uniformity {
+    /// Names that may differ between threads (the iteration variables included).
+    pub nonuniform: HashSet<Name>,
+    /// Barriers under thread-dependent control flow.
+    pub divergent: Vec<Span>,
+    /// For each divergent barrier: the span of a condition that makes it so.
+    pub reason: Vec<(Span, Span)>,
+}
+
+/// Analyses the body of one par block. `iters`: its iteration variables;
+/// `host`: the names visible at the `par` (locals and parameters of the host).
+pub fn analyse(body: &[Stmt], iters: &[Name], host: &HashSet<Name>) -> Uniformity {
+    let mut a = Analysis { nonuniform: iters.iter().cloned().collect(), host, locals: HashSet::new(), changed: false, divergent: Vec::new() };
+    declared(body, &mut a.locals);
+    a.locals.extend(iters.iter().cloned());
+    loop {
+        a.changed = false;
+        a.block(body, None, false);
+        if !a.changed {
+            break;
+        }
+    }
+    a.block(body, None, true);
+    let mut u = Uniformity { nonuniform: a.nonuniform, ..Default::default() };
+    for (b, c) in a.divergent {
+        u.divergent.push(b);
+        u.reason.push((b, c));
+    }
+    u
+}
+
+struct Analysis<'h> {
+    nonuniform: HashSet<Name>,
+    host: &'h HashSet<Name>,
+    /// Locals declared in the body (and the iteration variables).
+    locals: HashSet<Name>,
+    changed: bool,
+    /// (barrier, condition that makes it divergent)
+    divergent: Vec<(Span, Span)>,
+}
+
+impl Analysis<'_> {
+    fn mark(&mut self, n: &Name) {
+        if self.nonuniform.insert(n.clone()) {
+            self.changed = true;
+        }
+    }
+
+    /// `ctrl`: the span of an enclosing non-uniform condition, if any.
+    fn block(&mut self, stmts: &[Stmt], ctrl: Option<Span>, last: bool) {
+        for (i, s) in stmts.iter().enumerate() {
+            match s {
+                Stmt::Local { name, .. } => {
+                    // `int x = e;` is lowered to a declaration followed by its
+                    // assignment; only a declaration without one is arbitrary.
+                    let initialised = match stmts.get(i + 1) {
+                        Some(Stmt::Assign { name: n, .. }) | Some(Stmt::NewArray { target: n, .. }) => n == name,
+                        Some(Stmt::Call(c)) => c.target.as_ref() == Some(name),
+                        _ => false,
+                    };
+                    if !initialised {
+                        self.mark(name);
+                    }
+                }
+                Stmt::Assign { name, value, .. } => {
+                    if ctrl.is_some() || !self.uniform(value) {
+                        self.mark(name);
+                    }
+                }
+                Stmt::NewArray { target, .. } => self.mark(target),
+                Stmt::Call(c) => {
+                    if let Some(t) = &c.target {
+                        self.mark(t);
+                    }
+                    for (l, _) in &c.yields {
+                        self.mark(l);
+                    }
+                }
+                Stmt::If { cond, then_branch, else_branch, .. } => {
+                    let c = ctrl.or_else(|| (!self.uniform(cond)).then_some(cond.span));
+                    self.block(then_branch, c, last);
+                    self.block(else_branch, c, last);
+                }
+                Stmt::While { cond, body, .. } => {
+                    let c = ctrl.or_else(|| (!self.uniform(cond)).then_some(cond.span));
+                    self.block(body, c, last);
+                }
+                Stmt::Barrier { span, .. } => {
+                    if let (Some(c), true) = (ctrl, last) {
+                        self.divergent.push((*span, c));
+                    }
+                }
+                // A nested par block's threads cannot assign our locals; its
+                // barriers belong to it and are analysed when it is encoded.
+                Stmt::Par { .. } => {}
+                Stmt::FieldWrite { .. }
+                | Stmt::ArrayWrite { .. }
+                | Stmt::Inhale { .. }
+                | Stmt::Exhale { .. }
+                | Stmt::Assert { .. }
+                | Stmt::Assume { .. }
+                | Stmt::Return { .. } => {}
+            }
+        }
+    }
+
+    /// No iteration variable, non-uniform local or heap read.
+    fn uniform(&self, e: &Expr) -> bool {
+        let mut v = Check { a: self, bound: Vec::new(), ok: true };
+        v.visit_expr(e);
+        v.ok
+    }
+}
+
+fn declared(stmts: &[Stmt], out: &mut HashSet<Name>) {
+    for s in stmts {
+        match s {
+            Stmt::Local { name, .. } => {
+                out.insert(name.clone());
+            }
+            Stmt::If { then_branch, else_branch, .. } => {
+                declared(then_branch, out);
+                declared(else_branch, out);
+            }
+            Stmt::While { body, .. } => declared(body, out),
+            _ => {
+                let mut v = Vec::new();
+                s.assigned_locals(&mut v);
+                out.extend(v);
+            }
+        }
+    }
+}
+
+struct Check<'a, 'h> {
+    a: &'a Analysis<'h>,
+    /// Quantifier and `\let` binders in scope.
+    bound: Vec<Name>,
+    ok: bool,
+}
+
+impl Visitor for Check<'_, '_> {
+    fn visit_expr(&mut self, e: &Expr) {
+        if !self.ok {
+            return;
+        }
+        match &e.kind {
+            ExprKind::Var(x) => {
+                let n = &x.name;
+                if self.bound.contains(n) {
+                    return;
+                }
+                if self.a.nonuniform.contains(n) {
+                    self.ok = false;
+                } else if !self.a.locals.contains(n) && !self.a.host.contains(n) {
+                    // An implicit field of `this` (or a class name, which is
+                    // harmless but rare): a heap read.
+                    self.ok = false;
+                }
+            }
+            ExprKind::Field { obj, field } if &*field.name == "length" && matches!(obj.ty, Ty::Array(_)) => self.visit_expr(obj),
+            ExprKind::Field { .. } | ExprKind::Unfolding { .. } | ExprKind::New { .. } | ExprKind::NewArray { .. } => self.ok = false,
+            ExprKind::Index { base, .. } if matches!(base.ty, Ty::Array(_)) => self.ok = false,
+            ExprKind::Quant { binder, guard, body, .. } => {
+                self.bound.push(binder.name.name.clone());
+                self.visit_expr(guard);
+                self.visit_expr(body);
+                self.bound.pop();
+            }
+            ExprKind::Let { binder, value, body } => {
+                self.visit_expr(value);
+                self.bound.push(binder.name.name.clone());
+                self.visit_expr(body);
+                self.bound.pop();
+            }
+            _ => crate::ast::visit::walk_expr(self, e),
+        }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::ast::{Ident, Span};
+
+    fn var(n: &str) -> Expr {
+        Expr { kind: ExprKind::Var(Ident::new(n, Span::DUMMY)), span: Span::DUMMY, ty: Ty::Int }
+    }
+    fn assign(n: &str, v: Expr) -> Stmt {
+        Stmt::Assign { name: n.into(), value: v, span: Span::DUMMY }
+    }
+    fn barrier(at: usize) -> Stmt {
+        Stmt::Barrier { label: "k".into(), pre: vec![], post: vec![], span: Span::new(at, at + 1) }
+    }
+
+    #[test]
+    fn tid_dependent_values_and_control() {
+        let host: HashSet<Name> = ["n".into()].into_iter().collect();
+        let body = vec![
+            Stmt::Local { name: "u".into(), ty: Ty::Int, span: Span::DUMMY },
+            assign("u", var("n")),
+            Stmt::Local { name: "t".into(), ty: Ty::Int, span: Span::DUMMY },
+            assign("t", var("tid")),
+            Stmt::Local { name: "w".into(), ty: Ty::Int, span: Span::DUMMY },
+            assign("w", var("u")),
+            // `w` is assigned again under a condition on `t`: not uniform.
+            Stmt::If { cond: var("t"), then_branch: vec![assign("w", var("n")), barrier(7)], else_branch: vec![], span: Span::DUMMY },
+            Stmt::While { invariants: vec![], cond: var("u"), body: vec![barrier(9)], modified: vec![], span: Span::DUMMY },
+            // Declared without a value: arbitrary per thread.
+            Stmt::Local { name: "x".into(), ty: Ty::Int, span: Span::DUMMY },
+        ];
+        let u = analyse(&body, &["tid".into()], &host);
+        assert!(!u.nonuniform.contains("u"));
+        assert!(u.nonuniform.contains("t"));
+        assert!(u.nonuniform.contains("w"));
+        assert!(u.nonuniform.contains("x"));
+        assert_eq!(u.divergent, vec![Span::new(7, 8)]);
+    }
+
+    #[test]
+    fn fixpoint_through_loops() {
+        // `a = b` before `b = tid`: only the fixpoint sees that `a` is not uniform.
+        let body = vec![
+            Stmt::Local { name: "a".into(), ty: Ty::Int, span: Span::DUMMY },
+            assign("a", var("a")),
+            Stmt::Local { name: "b".into(), ty: Ty::Int, span: Span::DUMMY },
+            assign("b", var("a")),
+            Stmt::While { invariants: vec![], cond: var("b"), body: vec![assign("a", var("c")), barrier(3)], modified: vec![], span: Span::DUMMY },
+            Stmt::Local { name: "c".into(), ty: Ty::Int, span: Span::DUMMY },
+            assign("c", var("tid")),
+        ];
+        let u = analyse(&body, &["tid".into()], &HashSet::new());
+        assert!(u.nonuniform.contains("a") && u.nonuniform.contains("b"));
+        assert_eq!(u.divergent, vec![Span::new(3, 4)]);
+    }
+}
