@@ -22,6 +22,7 @@ mod expr;
 /// PVL's truncating `/` and `%`, for other stages that build SMT terms (transforms).
 pub use expr::{trunc_div, trunc_mod};
 mod functions;
+mod qp;
 pub mod seq;
 mod state;
 mod stmt;
@@ -146,6 +147,10 @@ pub struct Encoder<'a> {
     pub current_function: Option<usize>,
     pub recursive_sites: Vec<functions::RecSite>,
     pub checks: u32,
+    /// Quantified permissions encoded with inverse functions ([`qp`]), and the
+    /// ground instances of their inverse axioms already assumed.
+    pub qp_invs: Vec<qp::QpInv>,
+    pub qp_inst_done: HashSet<String>,
 }
 
 impl<'a> Encoder<'a> {
@@ -164,6 +169,8 @@ impl<'a> Encoder<'a> {
             current_function: None,
             recursive_sites: Vec::new(),
             checks: 0,
+            qp_invs: Vec::new(),
+            qp_inst_done: HashSet::new(),
         };
         e.background();
         e
