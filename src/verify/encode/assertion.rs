@@ -194,6 +194,10 @@ impl Encoder<'_> {
             ExprKind::Quant { kind: QuantKind::ForallStar | QuantKind::Forall, .. } if !super::super::lower::is_pure(e) => {
                 self.quantified(run, st, e, e, cond, Vec::new());
             }
+            ExprKind::Builtin { func: crate::ast::Builtin::Matrix, args } => match super::qp::matrix_assertion(args, e.span) {
+                Some(m) => self.assertion(run, st, &m, cond),
+                None => self.unsupported(format!("`{}` (not a 2-D array)", self.snippet(e)), e.span),
+            },
             _ if super::super::lower::is_pure(e) => self.pure_part(run, st, e, cond),
             _ => self.unsupported(format!("this assertion (`{}`)", self.snippet(e)), e.span),
         }

@@ -29,8 +29,11 @@
 //!   family, and the instance at the matched tuple is assumed. Matching only
 //!   *proposes* a tuple; any instance of a valid axiom is sound, so a poor match
 //!   can cost completeness but never soundness.
+//! * **`\matrix(m, M, N)`** ([`matrix_assertion`]) is spelled out as an
+//!   assertion; its row distinctness is what 2-D quantified permissions need.
 
 use super::state::State;
+use crate::ast::{BinOp, Expr, ExprKind, Ident, Param, QuantKind, Span, Ty, Type, TypeKind};
 use super::{Encoder, Term};
 use crate::verify::smt::term::{Node, Op};
 use crate::verify::smt::Sort;
@@ -322,4 +325,47 @@ mod tests {
         assert!(same_heap_family("H[a:Arr]@12", "H[a:Arr]~3"));
         assert!(!same_heap_family("H[a:Arr]@12", "H[a:Int]~3"));
     }
+}
+
+/// `\matrix(m, M, N)` spelled out (pvl-reference: "`m` is a non-null array of
+/// length `M` whose rows are non-null, pairwise distinct arrays of length `N`;
+/// it also carries a `read` permission on every row reference `m[i]`"):
+///
+/// ```text
+/// m != null ** m.length == M
+///   ** (\forall* int i; 0 <= i && i < M; Perm(m[i], read))
+///   ** (\forall int i; 0 <= i && i < M; m[i] != null && m[i].length == N)
+///   ** (\forall int i; 0 <= i && i < M; (\forall int k; 0 <= k && k < M && i != k; m[i] != m[k]))
+/// ```
+///
+/// The row distinctness is what makes `\forall* i, j; Perm((m[i])[j], p)`
+/// injective. `None` when `m` is not a 2-D array.
+pub fn matrix_assertion(args: &[Expr], sp: Span) -> Option<Expr> {
+    let [m, rows, cols] = args else { return None };
+    let Ty::Array(row_ty) = &m.ty else { return None };
+    if !matches!(**row_ty, Ty::Array(_)) {
+        return None;
+    }
+    let mk = |kind: ExprKind, ty: Ty| Expr { kind, span: sp, ty };
+    let bin = |op: BinOp, l: Expr, r: Expr| mk(ExprKind::Binary { op, lhs: Box::new(l), rhs: Box::new(r) }, Ty::Bool);
+    let var = |n: &str| mk(ExprKind::Var(Ident::new(n, sp)), Ty::Int);
+    let row = |n: &str| mk(ExprKind::Index { base: Box::new(m.clone()), index: Box::new(var(n)) }, (**row_ty).clone());
+    let len = |e: Expr| mk(ExprKind::Field { obj: Box::new(e), field: Ident::new("length", sp) }, Ty::Int);
+    let null = mk(ExprKind::Null, (**row_ty).clone());
+    let in_range = |n: &str| bin(BinOp::And, bin(BinOp::Le, mk(ExprKind::IntLit(0), Ty::Int), var(n)), bin(BinOp::Lt, var(n), rows.clone()));
+    let quant = |kind: QuantKind, n: &str, guard: Expr, body: Expr| {
+        let binder = Param { ty: Type::new(TypeKind::Int, sp), name: Ident::new(n, sp), span: sp };
+        mk(ExprKind::Quant { kind, binder, guard: Box::new(guard), body: Box::new(body) }, Ty::Bool)
+    };
+    // Binder names that no program can write (PVL identifiers have no `@`).
+    let (i, k) = ("i@matrix", "k@matrix");
+    let perm = mk(ExprKind::Perm { loc: Box::new(row(i)), amount: Box::new(mk(ExprKind::Read, Ty::Unknown)) }, Ty::Bool);
+    let parts = vec![
+        bin(BinOp::Ne, m.clone(), mk(ExprKind::Null, m.ty.clone())),
+        bin(BinOp::Eq, len(m.clone()), rows.clone()),
+        quant(QuantKind::ForallStar, i, in_range(i), perm),
+        quant(QuantKind::Forall, i, in_range(i), bin(BinOp::And, bin(BinOp::Ne, row(i), null), bin(BinOp::Eq, len(row(i)), cols.clone()))),
+        quant(QuantKind::Forall, i, in_range(i), quant(QuantKind::Forall, k, bin(BinOp::And, in_range(k), bin(BinOp::Ne, var(i), var(k))), bin(BinOp::Ne, row(i), row(k)))),
+    ];
+    parts.into_iter().reduce(|a, b| bin(BinOp::Star, a, b))
 }
