@@ -12,8 +12,9 @@
 //!   inverted syntactically: location `(x, j)` gains `p(inv(j))` when `x = a`,
 //!   `j − d` is divisible by `k` and `c(inv(j))`, where `inv(j) = (j − d)/k`.
 //!   Injectivity is then syntactic; in every other case it is checked with Z3 (on
-//!   inhale too), and the mask update needs inverse functions, which alpine does
-//!   not have yet: it reports such permissions as unsupported.
+//!   inhale too) and the mask update goes through inverse functions (`qp.rs`).
+//!   Binders pinned by the condition (`i == n-1 ==> Perm(a[0], 1)`) are
+//!   substituted away first.
 //! * Amounts: `write` = 1, `none` = 0, `p\q` a real, `read` a wildcard — a fresh
 //!   positive amount on inhale, a fresh amount strictly below what is held on
 //!   exhale, so a `read` never adds up to `write`.
@@ -193,6 +194,10 @@ impl Encoder<'_> {
             ExprKind::Quant { kind: QuantKind::ForallStar | QuantKind::Forall, .. } if !super::super::lower::is_pure(e) => {
                 self.quantified(run, st, e, e, cond, Vec::new());
             }
+            ExprKind::Builtin { func: crate::ast::Builtin::Matrix, args } => match super::qp::matrix_assertion(args, e.span) {
+                Some(m) => self.assertion(run, st, &m, cond),
+                None => self.unsupported(format!("`{}` (not a 2-D array)", self.snippet(e)), e.span),
+            },
             _ if super::super::lower::is_pure(e) => self.pure_part(run, st, e, cond),
             _ => self.unsupported(format!("this assertion (`{}`)", self.snippet(e)), e.span),
         }
@@ -247,6 +252,12 @@ impl Encoder<'_> {
             return;
         };
         let p = self.amount(run, &mut cx, amount);
+        self.perm_at(run, st, e, loc, fam, args, p, cond);
+    }
+
+    /// A permission to one location `args` of `fam` (`p`: `None` for a wildcard).
+    #[allow(clippy::too_many_arguments)]
+    fn perm_at(&mut self, run: &mut Run, st: &mut State, e: &Expr, loc: &Expr, fam: Rc<str>, args: Vec<Term>, p: Option<Term>, cond: &Term) {
         let guard = run.guard.clone();
         let at = |xs: &[Term]| Term::and(xs.iter().zip(&args).map(|(x, a)| x.eq(a)).collect());
         match run.mode {
@@ -268,7 +279,7 @@ impl Encoder<'_> {
             }
             Mode::Exhale => {
                 let ex = run.ex.expect("exhale context").clone();
-                let held = self.read_mask(st, &fam, args.clone());
+                let held = self.read_mask_at(st, &fam, args.clone());
                 let (goal, p) = match p {
                     Some(p) => (held.ge(&p), p),
                     None => {
@@ -330,7 +341,13 @@ impl Encoder<'_> {
                     Mode::Inhale => {
                         let vars: Vec<(Rc<str>, Sort)> = binders.iter().filter_map(|b| const_var(&b.1)).collect();
                         let names: Vec<Rc<str>> = vars.iter().map(|v| v.0.clone()).collect();
-                        let matrix = range.implies(&t);
+                        // Pinned binders (`tid == n-1 ==> a[0] == f(tid)`) are
+                        // substituted: the fact becomes (partly) ground and
+                        // needs no trigger for them.
+                        let pin = super::qp::pinned(&range, &names);
+                        let vars: Vec<(Rc<str>, Sort)> = vars.into_iter().filter(|v| !pin.contains_key(&v.0)).collect();
+                        let names: Vec<Rc<str>> = vars.iter().map(|v| v.0.clone()).collect();
+                        let matrix = range.implies(&t).subst(&pin);
                         let pats = super::triggers::choose(&names, &matrix);
                         let q = Term::forall(vars, pats, matrix, &format!("forall*@{}", e.span.start));
                         self.assume(&run.guard.clone(), cond.implies(&q));
@@ -363,7 +380,19 @@ impl Encoder<'_> {
         let p = self.amount(run, &mut cx, amount);
         let range = Term::and(binders.iter().map(|b| b.2.clone()).collect());
         let guard = run.guard.clone();
-        let vars: Vec<Rc<str>> = binders.iter().filter_map(|b| const_var(&b.1)).map(|v| v.0).collect();
+        let all: Vec<(Rc<str>, Sort)> = binders.iter().filter_map(|b| const_var(&b.1)).collect();
+        let all_names: Vec<Rc<str>> = all.iter().map(|v| v.0.clone()).collect();
+        // Binders pinned by the condition (`i == n-1 ==> Perm(a[0], 1)`) are
+        // substituted away; with all of them pinned this is a plain permission.
+        let pin = super::qp::pinned(&range, &all_names);
+        let (args, range, p): (Vec<Term>, Term, Option<Term>) =
+            (args.iter().map(|a| a.subst(&pin)).collect(), range.subst(&pin), p.map(|p| p.subst(&pin)));
+        let bvars: Vec<(Rc<str>, Sort)> = all.into_iter().filter(|v| !pin.contains_key(&v.0)).collect();
+        if bvars.is_empty() {
+            self.perm_at(run, st, e, loc, fam, args, p, &cond.and2(&range));
+            return;
+        }
+        let vars: Vec<Rc<str>> = bvars.iter().map(|v| v.0.clone()).collect();
 
         // Syntactic inverse: one binder, array receiver independent of it, affine index.
         let inverse = if vars.len() == 1 && args.len() == 2 && !args[0].mentions(&vars[0]) {
@@ -373,26 +402,26 @@ impl Encoder<'_> {
         };
         if inverse.is_none() {
             // Injectivity: two different binder values with permission give
-            // different locations.
+            // different locations. Needed before the inverse functions are
+            // defined (their axiom would otherwise be inconsistent).
             let copy = |me: &mut Self, tag: &str| -> HashMap<Rc<str>, Term> {
-                vars.iter().map(|v| (v.clone(), me.fresh_const(&format!("{v}{tag}"), sort_of_var(binders, v)))).collect()
+                bvars.iter().map(|(v, s)| (v.clone(), me.fresh_const(&format!("{v}{tag}"), s.clone()))).collect()
             };
             let (m1, m2) = (copy(self, "'1"), copy(self, "'2"));
             let pos = |p: &Option<Term>, m: &HashMap<Rc<str>, Term>| p.as_ref().map(|p| p.subst(m).gt(&Term::real(0, 1))).unwrap_or(Term::tru());
             let distinct_vars = Term::or(vars.iter().map(|v| m1[v].ne(&m2[v])).collect());
-            let hyp = Term::and(vec![cond.clone(), range.subst(&m1), range.subst(&m2), pos(&p, &m1), pos(&p, &m2), distinct_vars]);
+            let mut hyp = vec![cond.clone(), range.subst(&m1), range.subst(&m2), pos(&p, &m1), pos(&p, &m2), distinct_vars];
+            hyp.extend(super::qp::product_hints(&args, &vars, &m1, &m2));
+            let hyp = Term::and(hyp);
             let same = Term::and(args.iter().map(|a| a.subst(&m1).eq(&a.subst(&m2))).collect());
             let b = Blame::new(codes::NOT_INJECTIVE, format!("quantified permission to `{}` may not be injective", self.snippet(loc)), whole.span);
-            let ok = self.prove(&guard, &hyp, &same.not(), Some((Some(run.frame.env), b)));
-            if ok {
-                self.unsupported(format!("a quantified permission to `{}` whose index is not affine in the bound variable", self.snippet(loc)), loc.span);
+            if !self.prove(&guard, &hyp, &same.not(), Some((Some(run.frame.env), b))) {
+                return;
             }
-            return;
         }
-        let (k, d) = inverse.expect("checked");
-        let v = vars[0].clone();
         let ex = run.ex.cloned();
         // Amount per location, for wildcards.
+        let explicit = p.is_some();
         let p = match (p, run.mode) {
             (Some(p), _) => p,
             (None, Mode::Inhale) => {
@@ -400,28 +429,13 @@ impl Encoder<'_> {
                 self.assume(&guard, w.gt(&Term::real(0, 1)));
                 w
             }
-            (None, Mode::Exhale) => {
-                // A function: each location gives away its own amount below what it holds.
-                let wf = self.fresh_name("wildcard_fn");
-                let (xv, jv) = (self.fresh_name("x"), self.fresh_name("j"));
-                let (x, j) = (Term::konst(&xv, super::arr_sort()), Term::konst(&jv, Sort::Int));
-                let held = self.read_mask(st, &fam, vec![x.clone(), j.clone()]);
-                let w = Term::app(&wf, vec![x, j], Sort::Real);
-                let ax = Term::forall(
-                    vec![(Rc::from(xv.as_str()), super::arr_sort()), (Rc::from(jv.as_str()), Sort::Int)],
-                    vec![vec![w.clone()]],
-                    held.gt(&Term::real(0, 1)).implies(&Term::real(0, 1).lt(&w).and2(&w.lt(&held))),
-                    &wf,
-                );
-                self.assume(&guard, ax);
-                // The amount at each location is the function's value there.
-                Term::app(&wf, args.clone(), Sort::Real)
-            }
+            // Each location gives away its own amount below what it holds.
+            (None, Mode::Exhale) => self.wildcard_fn(&guard, st, &fam, &args),
         };
         if run.mode == Mode::Exhale {
             let ex = ex.clone().expect("exhale context");
-            let held = self.read_mask(st, &fam, args.clone());
-            let goal = if amount.is_some_and(|a| !matches!(a.kind, ExprKind::Read)) { held.ge(&p) } else { held.gt(&Term::real(0, 1)) };
+            let held = self.read_mask_at(st, &fam, args.clone());
+            let goal = if explicit { held.ge(&p) } else { held.gt(&Term::real(0, 1)) };
             let msg = format!("{}: insufficient permission for `{}`", ex.what, self.snippet(loc));
             let b = ex.blame(ex.perm_code, msg, ex.perm_span.unwrap_or(e.span));
             self.check(&guard, Some(run.frame.env), &[cond.clone(), range.clone()], goal, b);
@@ -430,6 +444,13 @@ impl Encoder<'_> {
                 return;
             }
         }
+        let Some((k, d)) = inverse else {
+            let leaf = super::qp::QpLeaf { fam: &fam, vars: &bvars, range: &range, args: &args, p: &p, inhale: run.mode == Mode::Inhale };
+            self.qp_inverse_update(&guard, cond, st, leaf);
+            run.touched.insert(fam);
+            return;
+        };
+        let v = vars[0].clone();
         let arr = args[0].clone();
         let sign = if run.mode == Mode::Inhale { 1 } else { -1 };
         self.update_mask(st, &fam, |xs| {
@@ -455,10 +476,6 @@ fn const_var(t: &Term) -> Option<(Rc<str>, Sort)> {
         Node::Const(n, s) => Some((n.clone(), s.clone())),
         _ => None,
     }
-}
-
-fn sort_of_var(binders: &[(Name, Term, Term)], v: &Rc<str>) -> Sort {
-    binders.iter().filter_map(|b| const_var(&b.1)).find(|(n, _)| n == v).map(|(_, s)| s).unwrap_or(Sort::Int)
 }
 
 /// `t = k·v + d` with `k ≠ 0` a constant and `d` free of `v`.

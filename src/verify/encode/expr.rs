@@ -14,6 +14,7 @@ use super::state::State;
 use super::{arr_sort, null_of, triggers, Blame, Encoder, Env, Term};
 use crate::ast::{BinOp, Builtin, CollectionKind, Expr, ExprKind, Name, QuantKind, Ty, UnOp};
 use crate::diagnostics::codes;
+use crate::verify::smt::term::{Node, Op};
 use crate::verify::smt::Sort;
 use std::rc::Rc;
 
@@ -145,7 +146,7 @@ impl Encoder<'_> {
             let s = self.families[&loc.fam].val.clone();
             return self.fresh_const("unsupported", s);
         };
-        let m = self.read_mask(&st, &loc.fam, loc.args.clone());
+        let m = self.read_mask_at(&st, &loc.fam, loc.args.clone());
         let msg = format!("insufficient permission to read `{}`", self.snippet(e));
         self.def_check(cx, m.gt(&Term::real(0, 1)), Blame::new(codes::PERMISSION, msg, e.span));
         self.read_heap(&st, &loc.fam, loc.args)
@@ -263,6 +264,30 @@ impl Encoder<'_> {
                 cx.binders.pop();
                 let forall = *kind == QuantKind::Forall;
                 let matrix = if forall { g.implies(&b) } else { g.and2(&b) };
+                // A binder fixed by a conjunct `v == t` of the range (or of the
+                // body's antecedent / conjunction) is substituted: exact, and the
+                // result needs no trigger (`tid == n-1 ==> a[0] == f(tid)`).
+                let fixing = match (forall, b.node()) {
+                    (true, Node::Op(Op::Implies, a, _)) => g.and2(&a[0]),
+                    (true, _) => g.clone(),
+                    (false, _) => matrix.clone(),
+                };
+                let pin = super::qp::pinned(&fixing, std::slice::from_ref(&name));
+                if !pin.is_empty() {
+                    return matrix.subst(&pin);
+                }
+                let qid = format!("{}@{}", kind.keyword(), e.span.start);
+                // `∀i. g ⇒ ∀j. h ⇒ b` becomes one quantifier over `(i, j)`:
+                // the outer one alone has no valid pattern (its candidates
+                // mention the inner variable).
+                if let (true, Some((inner_vars, inner_body))) = (forall, inner_forall(&b)) {
+                    let mut vars = vec![(name, sort)];
+                    vars.extend(inner_vars);
+                    let names: Vec<Rc<str>> = vars.iter().map(|v| v.0.clone()).collect();
+                    let matrix = g.implies(&inner_body);
+                    let pats = triggers::choose(&names, &matrix);
+                    return Term::forall(vars, pats, matrix, &qid);
+                }
                 let mut pats = triggers::choose(std::slice::from_ref(&name), &matrix);
                 let (mut name, mut matrix) = (name, matrix);
                 if pats.is_empty() && sort == Sort::Int {
@@ -271,7 +296,6 @@ impl Encoder<'_> {
                         (name, matrix, pats) = (j, m, p);
                     }
                 }
-                let qid = format!("{}@{}", kind.keyword(), e.span.start);
                 if forall {
                     Term::forall(vec![(name, sort)], pats, matrix, &qid)
                 } else {
@@ -421,4 +445,12 @@ pub fn trunc_div(a: &Term, b: &Term) -> Term {
 /// PVL `%`: the remainder of truncating division (sign of the dividend).
 pub fn trunc_mod(a: &Term, b: &Term) -> Term {
     a.sub(&b.mul(&trunc_div(a, b)))
+}
+
+/// The variables and body of a universal quantifier (`None` for anything else).
+fn inner_forall(t: &Term) -> Option<(Vec<(Rc<str>, Sort)>, Term)> {
+    match t.node() {
+        Node::Quant(q) if q.forall => Some((q.vars.clone(), q.body.clone())),
+        _ => None,
+    }
 }

@@ -23,6 +23,7 @@ mod expr;
 pub use expr::{trunc_div, trunc_mod};
 mod functions;
 mod par;
+mod qp;
 pub mod seq;
 mod state;
 mod stmt;
@@ -162,6 +163,10 @@ pub struct Encoder<'a> {
     checked: HashMap<(Term, Term), bool>,
     /// The par blocks whose thread body is being encoded, innermost last.
     par_stack: Vec<par::ParCx>,
+    /// Quantified permissions encoded with inverse functions ([`qp`]), and the
+    /// ground instances of their inverse axioms already assumed.
+    pub qp_invs: Vec<qp::QpInv>,
+    pub qp_inst_done: HashSet<String>,
 }
 
 impl<'a> Encoder<'a> {
@@ -182,6 +187,8 @@ impl<'a> Encoder<'a> {
             checks: 0,
             checked: HashMap::new(),
             par_stack: Vec::new(),
+            qp_invs: Vec::new(),
+            qp_inst_done: HashSet::new(),
         };
         e.background();
         e

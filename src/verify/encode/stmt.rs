@@ -307,7 +307,7 @@ impl Encoder<'_> {
     }
 
     fn write(&mut self, path: &mut Path, fam: &std::rc::Rc<str>, args: Vec<Term>, v: Term, span: Span, what: &str) {
-        let held = self.read_mask(&path.state, fam, args.clone());
+        let held = self.read_mask_at(&path.state, fam, args.clone());
         let b = Blame::new(codes::PERMISSION, format!("insufficient permission to write `{what}`"), span);
         self.check(&path.guard, Some(&path.env), &[], held.ge(&Term::real(1, 1)), b);
         self.update_heap(&mut path.state, fam, |xs, old| {
