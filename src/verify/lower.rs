@@ -19,6 +19,8 @@ use super::ir::{self, Spec, Stmt};
 use crate::ast::{self, ClauseKind, Expr, ExprKind, LoopKind, MethodBody, Name, Span, StmtKind, Ty};
 use std::collections::HashSet;
 
+mod sync;
+
 pub fn lower(program: &ast::Program) -> ir::Program {
     let mut out = ir::Program { methods: Vec::new(), functions: Vec::new(), fields: Vec::new(), unsupported: Vec::new() };
     for class in &program.classes {
@@ -99,6 +101,7 @@ pub fn lower(program: &ast::Program) -> ir::Program {
                 .collect()],
             everywhere,
             unsupported: Vec::new(),
+            invariants: Vec::new(),
         };
         let body = cx.block(&block.stmts);
         let unsupported = std::mem::take(&mut cx.unsupported);
@@ -157,6 +160,8 @@ struct Lower<'a> {
     scopes: Vec<HashSet<Name>>,
     everywhere: Vec<Spec>,
     unsupported: Vec<(String, Span)>,
+    /// Enclosing `invariant` blocks, innermost last (see `sync.rs`).
+    invariants: Vec<sync::OpenInvariant>,
 }
 
 impl Lower<'_> {
@@ -252,8 +257,8 @@ impl Lower<'_> {
             StmtKind::Block(b) => out.extend(self.block(&b.stmts)),
             StmtKind::Par(p) => self.lower_par(p, span, out),
             StmtKind::Sync { kind, .. } => self.unsupported(format!("`{}`", kind.keyword()), span),
-            StmtKind::Atomic { .. } => self.unsupported("`atomic` blocks", span),
-            StmtKind::InvariantBlock { .. } => self.unsupported("`invariant` blocks", span),
+            StmtKind::Atomic { invariants, body } => self.lower_atomic(invariants, body, span, out),
+            StmtKind::InvariantBlock { name, resource, body } => self.lower_invariant_block(name, resource, body, span, out),
             StmtKind::Barrier(_) => self.unsupported("barriers", span),
         }
     }
