@@ -19,11 +19,18 @@ use super::ir::{self, Spec, Stmt};
 use crate::ast::{self, ClauseKind, Expr, ExprKind, LoopKind, MethodBody, Name, Span, StmtKind, Ty};
 use std::collections::HashSet;
 
+mod locks;
 mod sync;
 
 pub fn lower(program: &ast::Program) -> ir::Program {
     let mut out = ir::Program { methods: Vec::new(), functions: Vec::new(), fields: Vec::new(), unsupported: Vec::new() };
+    let lock_invs = locks::lock_invariants(program);
+    let rewritten = locks::rewrite_held(program, &lock_invs, &mut out.unsupported);
+    let program = rewritten.as_ref().unwrap_or(program);
     for class in &program.classes {
+        if lock_invs.contains_key(&class.name.name) {
+            out.fields.push((class.name.name.clone(), Name::from(locks::HELD), Ty::Bool));
+        }
         for m in &class.members {
             if let ast::Member::Field(f) = m {
                 out.fields.push((class.name.name.clone(), f.name.name.clone(), f.ty.to_ty()));
@@ -35,6 +42,9 @@ pub fn lower(program: &ast::Program) -> ir::Program {
     for class in &program.classes {
         for m in &class.members {
             let ast::Member::Method(m) = m else { continue };
+            if locks::is_lock_invariant(m) {
+                continue;
+            }
             if m.is_predicate() {
                 out.unsupported.push((format!("predicate `{}`", m.name), m.name.span));
                 continue;
@@ -102,8 +112,11 @@ pub fn lower(program: &ast::Program) -> ir::Program {
             everywhere,
             unsupported: Vec::new(),
             invariants: Vec::new(),
+            locks: &lock_invs,
+            fields: &out.fields,
+            committing: false,
         };
-        let body = cx.block(&block.stmts);
+        let body = if m.is_constructor() { cx.constructor_body(&block.stmts, m.name.span) } else { cx.block(&block.stmts) };
         let unsupported = std::mem::take(&mut cx.unsupported);
         out.unsupported.extend(unsupported);
         out.methods[i].body = Some(body);
@@ -162,6 +175,11 @@ struct Lower<'a> {
     unsupported: Vec<(String, Span)>,
     /// Enclosing `invariant` blocks, innermost last (see `sync.rs`).
     invariants: Vec<sync::OpenInvariant>,
+    /// Each class's lock invariant (see `locks.rs`).
+    locks: &'a std::collections::HashMap<Name, Expr>,
+    fields: &'a [(Name, Name, Ty)],
+    /// Lowering a constructor whose object's lock invariant is not committed yet.
+    committing: bool,
 }
 
 impl Lower<'_> {
@@ -256,7 +274,7 @@ impl Lower<'_> {
             }
             StmtKind::Block(b) => out.extend(self.block(&b.stmts)),
             StmtKind::Par(p) => self.lower_par(p, span, out),
-            StmtKind::Sync { kind, .. } => self.unsupported(format!("`{}`", kind.keyword()), span),
+            StmtKind::Sync { kind, obj } => self.lower_sync(*kind, obj, span, out),
             StmtKind::Atomic { invariants, body } => self.lower_atomic(invariants, body, span, out),
             StmtKind::InvariantBlock { name, resource, body } => self.lower_invariant_block(name, resource, body, span, out),
             StmtKind::Barrier(_) => self.unsupported("barriers", span),
@@ -368,7 +386,7 @@ impl Lower<'_> {
                 span,
             }),
             ExprKind::NewArray { .. } => self.unsupported("multi-dimensional `new`", value.span),
-            ExprKind::New { .. } => self.unsupported("object creation (`new C()`)", value.span),
+            ExprKind::New { class, args } => self.lower_new(name, class, args, value.span, out),
             _ => out.push(Stmt::Assign { name, value: value.clone(), span }),
         }
     }

@@ -22,6 +22,7 @@ mod expr;
 /// PVL's truncating `/` and `%`, for other stages that build SMT terms (transforms).
 pub use expr::{trunc_div, trunc_mod};
 mod functions;
+mod objects;
 pub mod seq;
 mod state;
 mod stmt;
