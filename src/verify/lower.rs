@@ -93,6 +93,7 @@ pub fn lower(program: &ast::Program) -> ir::Program {
             }
         }
     }
+    locks::thread_methods(&mut out);
     let classes: HashSet<Name> = program.classes.iter().map(|c| c.name.name.clone()).collect();
     for (i, (m, everywhere)) in sigs.into_iter().enumerate() {
         let MethodBody::Block(block) = &m.body else { continue };

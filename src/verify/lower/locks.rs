@@ -9,7 +9,15 @@
 //!   exhales both; `wait o` gives both up and gets them back (another thread may
 //!   have changed the locations in between); `notify o` only needs `held(o)`;
 //! * `x = new C(args)` is a fresh non-null reference (IR `Fresh`) on which the
-//!   constructor is called like a method.
+//!   constructor is called like a method;
+//! * threads: for a class with a `run()` method, a new object comes with the token
+//!   `idle` (ghost field `$idle`); `fork t` exhales `idle(t)` and `run`'s
+//!   precondition for `t` and gives `running(t)`; `join t` takes `running(t)` and
+//!   inhales `run`'s postcondition for `t`. The two halves are synthesized abstract
+//!   methods (contracts only) named `fork` and `join` — keywords, so no user
+//!   method has these names — and the call machinery does the receiver
+//!   substitution. A token can only come from one `new`, so no thread is forked
+//!   twice, joined twice or joined without being forked.
 //!
 //! `held(o)` is a full permission to a ghost field `$held` of `o`'s class, so it is
 //! an ordinary resource in contracts and loop invariants. Locks are not
@@ -22,7 +30,8 @@
 //!   `par` blocks, use locks or `return` before its end: the object is not
 //!   committed yet, and a method locking it would inhale the invariant's
 //!   permissions a second time, next to the constructor's own;
-//! * `fork`/`join` are not supported.
+//! * `fork`/`join` of a class whose `run` has parameters, or whose postcondition
+//!   uses `\old` (it would mean the state at `join`, not at `fork`).
 
 use super::super::ir::{self, Stmt};
 use super::Lower;
@@ -31,6 +40,68 @@ use std::collections::HashMap;
 
 /// The name of the ghost field that holds the token `held(o)`.
 pub(super) const HELD: &str = "$held";
+
+/// Ghost fields of thread objects: the tokens `idle(t)` and `running(t)`.
+pub(super) const IDLE: &str = "$idle";
+pub(super) const RUNNING: &str = "$running";
+
+/// `Perm(obj.field, write)` for a ghost token field.
+fn token(obj: Expr, field: &str, span: Span) -> Expr {
+    let loc = Expr { kind: ExprKind::Field { obj: Box::new(obj), field: ast::Ident::new(field, span) }, span, ty: Ty::Bool };
+    let amount = Expr { kind: ExprKind::Write, span, ty: Ty::Frac };
+    Expr { kind: ExprKind::Perm { loc: Box::new(loc), amount: Box::new(amount) }, span, ty: Ty::Resource }
+}
+
+fn mentions_old(e: &Expr) -> bool {
+    use crate::ast::visit::{walk_expr, Visitor};
+    struct F(bool);
+    impl Visitor for F {
+        fn visit_expr(&mut self, e: &Expr) {
+            if matches!(e.kind, ExprKind::Old(_)) {
+                self.0 = true;
+            }
+            walk_expr(self, e)
+        }
+    }
+    let mut f = F(false);
+    f.visit_expr(e);
+    f.0
+}
+
+/// For every class with a method `run()` (no parameters, not static, no ghost
+/// parameters, no `\old` in its postcondition): the token fields and the abstract
+/// methods `fork` (run's precondition → `running`) and `join`
+/// (`running` → run's postcondition). Appended after the user's methods, so their
+/// indices do not change.
+pub(super) fn thread_methods(out: &mut ir::Program) {
+    let runs: Vec<usize> = (0..out.methods.len())
+        .filter(|&i| {
+            let m = &out.methods[i];
+            &*m.name == "run"
+                && m.params.is_empty()
+                && !m.is_static
+                && m.given.is_empty()
+                && m.yields.is_empty()
+                && !m.post.iter().any(|s| mentions_old(&s.expr))
+        })
+        .collect();
+    for i in runs {
+        let run = out.methods[i].clone();
+        let this = this_expr(&run.class, run.name_span);
+        let running = ir::Spec { expr: token(this, RUNNING, run.name_span), span: run.name_span };
+        out.fields.push((run.class.clone(), Name::from(IDLE), Ty::Bool));
+        out.fields.push((run.class.clone(), Name::from(RUNNING), Ty::Bool));
+        let abstract_method = |name: &str, pre: Vec<ir::Spec>, post: Vec<ir::Spec>| ir::Method {
+            name: Name::from(name),
+            pre,
+            post,
+            body: None,
+            ..run.clone()
+        };
+        out.methods.push(abstract_method("fork", run.pre.clone(), vec![running.clone()]));
+        out.methods.push(abstract_method("join", vec![running], run.post.clone()));
+    }
+}
 
 /// Each class's `resource lock_invariant() = body;`.
 pub(super) fn lock_invariants(program: &ast::Program) -> HashMap<Name, Expr> {
@@ -121,7 +192,7 @@ impl Lower<'_> {
     /// `lock o;`, `unlock o;`, `wait o;`, `notify o;` (`fork`/`join`: unsupported).
     pub(super) fn lower_sync(&mut self, kind: SyncKind, obj: &Expr, span: Span, out: &mut Vec<Stmt>) {
         if matches!(kind, SyncKind::Fork | SyncKind::Join) {
-            return self.unsupported(format!("`{}`", kind.keyword()), span);
+            return self.lower_fork_join(kind, obj, span, out);
         }
         if self.committing {
             return self.unsupported(format!("`{}` inside a constructor of a class with a lock invariant", kind.keyword()), span);
@@ -144,6 +215,32 @@ impl Lower<'_> {
         }
     }
 
+    /// `fork t;` / `join t;` through the synthesized `fork` / `join`.
+    fn lower_fork_join(&mut self, kind: SyncKind, obj: &Expr, span: Span, out: &mut Vec<Stmt>) {
+        let Ty::Class(class) = &obj.ty else {
+            return self.unsupported(format!("`{}` of this expression", kind.keyword()), obj.span);
+        };
+        let half = if kind == SyncKind::Fork { "fork" } else { "join" };
+        let Some(callee) = self.methods.iter().position(|m| m.class == *class && &*m.name == half) else {
+            return self.unsupported(
+                format!("`{}` of a `{class}`: it needs a method `run()` without parameters and without `\\old` in its postcondition", kind.keyword()),
+                span,
+            );
+        };
+        if kind == SyncKind::Fork {
+            out.push(Stmt::Exhale { expr: token(obj.clone(), IDLE, obj.span), span });
+        }
+        out.push(Stmt::Call(ir::Call {
+            target: None,
+            receiver: Some(obj.clone()),
+            callee,
+            args: Vec::new(),
+            given: Vec::new(),
+            yields: Vec::new(),
+            span,
+        }));
+    }
+
     /// A constructor's body: the new object's fields, the body, the commit of the
     /// lock invariant.
     pub(super) fn constructor_body(&mut self, stmts: &[ast::Stmt], name_span: Span) -> Vec<Stmt> {
@@ -151,7 +248,8 @@ impl Lower<'_> {
         let this = this_expr(&class, name_span);
         let mut out = vec![Stmt::Fresh { obj: this.clone(), span: name_span }];
         for (c, f, ty) in self.fields.iter() {
-            if *c != class || &**f == HELD {
+            // Ghost token fields are not the constructor's to hold.
+            if *c != class || f.starts_with('$') {
                 continue;
             }
             let loc = Expr { kind: ExprKind::Field { obj: Box::new(this.clone()), field: ast::Ident::new(&**f, name_span) }, span: name_span, ty: ty.clone() };
@@ -206,6 +304,10 @@ impl Lower<'_> {
             yields: Vec::new(),
             span,
         }));
+        // A new thread object is idle.
+        if self.methods.iter().any(|m| m.class == class.name && &*m.name == "fork") {
+            out.push(Stmt::Inhale { expr: token(var.clone(), IDLE, span), span });
+        }
         out.push(Stmt::Assign { name: target, value: var, span });
     }
 }
