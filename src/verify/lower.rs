@@ -20,6 +20,7 @@ use crate::ast::{self, ClauseKind, Expr, ExprKind, LoopKind, MethodBody, Name, S
 use std::collections::HashSet;
 
 mod locks;
+mod predicates;
 mod sync;
 
 pub fn lower(program: &ast::Program) -> ir::Program {
@@ -27,6 +28,8 @@ pub fn lower(program: &ast::Program) -> ir::Program {
     let lock_invs = locks::lock_invariants(program);
     let rewritten = locks::rewrite_held(program, &lock_invs, &mut out.unsupported);
     let program = rewritten.as_ref().unwrap_or(program);
+    let expanded = predicates::expand_inline(program, &mut out.unsupported);
+    let program = expanded.as_ref().unwrap_or(program);
     for class in &program.classes {
         if lock_invs.contains_key(&class.name.name) {
             out.fields.push((class.name.name.clone(), Name::from(locks::HELD), Ty::Bool));
@@ -42,7 +45,7 @@ pub fn lower(program: &ast::Program) -> ir::Program {
     for class in &program.classes {
         for m in &class.members {
             let ast::Member::Method(m) = m else { continue };
-            if locks::is_lock_invariant(m) {
+            if locks::is_lock_invariant(m) || predicates::is_inline_predicate(m) {
                 continue;
             }
             if m.is_predicate() {
