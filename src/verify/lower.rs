@@ -120,7 +120,7 @@ pub fn lower(program: &ast::Program) -> ir::Program {
             fields: &out.fields,
             committing: false,
         };
-        let body = if m.is_constructor() { cx.constructor_body(&block.stmts, m.name.span) } else { cx.block(&block.stmts) };
+        let body = if m.is_constructor() { cx.constructor_body(&block.stmts, m.name.span, &method.pre, &method.params) } else { cx.block(&block.stmts) };
         let unsupported = std::mem::take(&mut cx.unsupported);
         out.unsupported.extend(unsupported);
         out.methods[i].body = Some(body);

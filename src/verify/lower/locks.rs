@@ -243,8 +243,16 @@ impl Lower<'_> {
 
     /// A constructor's body: the new object's fields, the body, the commit of the
     /// lock invariant.
-    pub(super) fn constructor_body(&mut self, stmts: &[ast::Stmt], name_span: Span) -> Vec<Stmt> {
+    pub(super) fn constructor_body(&mut self, stmts: &[ast::Stmt], name_span: Span, pre: &[ir::Spec], params: &[(Name, Ty)]) -> Vec<Stmt> {
         let class = self.class.clone();
+        // The object does not exist before the call, so a precondition about it
+        // can never be met by a caller, and `Fresh` below would contradict it
+        // and make the body verify vacuously: rejected instead.
+        for s in pre {
+            if self.mentions_new_object(&s.expr, params) {
+                self.unsupported("a constructor precondition about the object being constructed", s.span);
+            }
+        }
         let this = this_expr(&class, name_span);
         let mut out = vec![Stmt::Fresh { obj: this.clone(), span: name_span }];
         for (c, f, ty) in self.fields.iter() {
@@ -279,6 +287,32 @@ impl Lower<'_> {
             out.push(Stmt::Exhale { expr: inv, span: name_span });
         }
         out
+    }
+
+    /// Whether `e` mentions `this` or (implicitly) a field of the current class.
+    fn mentions_new_object(&self, e: &Expr, params: &[(Name, Ty)]) -> bool {
+        use crate::ast::visit::{walk_expr, Visitor};
+        struct M<'a> {
+            fields: Vec<&'a Name>,
+            params: &'a [(Name, Ty)],
+            found: bool,
+        }
+        impl Visitor for M<'_> {
+            fn visit_expr(&mut self, e: &Expr) {
+                match &e.kind {
+                    ExprKind::This => self.found = true,
+                    ExprKind::Var(x) if self.fields.contains(&&x.name) && !self.params.iter().any(|(p, _)| *p == x.name) => {
+                        self.found = true
+                    }
+                    _ => {}
+                }
+                walk_expr(self, e)
+            }
+        }
+        let fields = self.fields.iter().filter(|(c, _, _)| *c == self.class).map(|(_, f, _)| f).collect();
+        let mut m = M { fields, params, found: false };
+        m.visit_expr(e);
+        m.found
     }
 
     /// `target = new C(args)`: a fresh object, then the constructor call on it.
