@@ -100,6 +100,10 @@ pub enum Stmt {
     FieldWrite { obj: Expr, class: Name, field: Name, value: Expr, span: Span },
     ArrayWrite { arr: Expr, index: Expr, value: Expr, span: Span },
     NewArray { target: Name, elem: Ty, len: Expr, span: Span },
+    /// `obj` is a newly allocated object: non-null, and no permission to any field
+    /// of it is held (so it differs from every object the state holds a field of).
+    /// Emitted before a constructor call and at the start of a constructor body.
+    Fresh { obj: Expr, span: Span },
     Call(Call),
     Inhale { expr: Expr, span: Span },
     Exhale { expr: Expr, span: Span },

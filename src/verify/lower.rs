@@ -19,9 +19,21 @@ use super::ir::{self, Spec, Stmt};
 use crate::ast::{self, ClauseKind, Expr, ExprKind, LoopKind, MethodBody, Name, Span, StmtKind, Ty};
 use std::collections::HashSet;
 
+mod locks;
+mod predicates;
+mod sync;
+
 pub fn lower(program: &ast::Program) -> ir::Program {
     let mut out = ir::Program { methods: Vec::new(), functions: Vec::new(), fields: Vec::new(), unsupported: Vec::new() };
+    let lock_invs = locks::lock_invariants(program);
+    let rewritten = locks::rewrite_held(program, &lock_invs, &mut out.unsupported);
+    let program = rewritten.as_ref().unwrap_or(program);
+    let expanded = predicates::expand_inline(program, &mut out.unsupported);
+    let program = expanded.as_ref().unwrap_or(program);
     for class in &program.classes {
+        if lock_invs.contains_key(&class.name.name) {
+            out.fields.push((class.name.name.clone(), Name::from(locks::HELD), Ty::Bool));
+        }
         for m in &class.members {
             if let ast::Member::Field(f) = m {
                 out.fields.push((class.name.name.clone(), f.name.name.clone(), f.ty.to_ty()));
@@ -33,6 +45,9 @@ pub fn lower(program: &ast::Program) -> ir::Program {
     for class in &program.classes {
         for m in &class.members {
             let ast::Member::Method(m) = m else { continue };
+            if locks::is_lock_invariant(m) || predicates::is_inline_predicate(m) {
+                continue;
+            }
             if m.is_predicate() {
                 out.unsupported.push((format!("predicate `{}`", m.name), m.name.span));
                 continue;
@@ -81,6 +96,7 @@ pub fn lower(program: &ast::Program) -> ir::Program {
             }
         }
     }
+    locks::thread_methods(&mut out);
     let classes: HashSet<Name> = program.classes.iter().map(|c| c.name.name.clone()).collect();
     for (i, (m, everywhere)) in sigs.into_iter().enumerate() {
         let MethodBody::Block(block) = &m.body else { continue };
@@ -100,8 +116,12 @@ pub fn lower(program: &ast::Program) -> ir::Program {
             everywhere,
             par_labels: Vec::new(),
             unsupported: Vec::new(),
+            invariants: Vec::new(),
+            locks: &lock_invs,
+            fields: &out.fields,
+            committing: false,
         };
-        let body = cx.block(&block.stmts);
+        let body = if m.is_constructor() { cx.constructor_body(&block.stmts, m.name.span, &method.pre, &method.params) } else { cx.block(&block.stmts) };
         let unsupported = std::mem::take(&mut cx.unsupported);
         out.unsupported.extend(unsupported);
         out.methods[i].body = Some(body);
@@ -160,6 +180,13 @@ struct Lower<'a> {
     /// Names of the enclosing par units, innermost last (`None`: unnamed).
     par_labels: Vec<Option<Name>>,
     unsupported: Vec<(String, Span)>,
+    /// Enclosing `invariant` blocks, innermost last (see `sync.rs`).
+    invariants: Vec<sync::OpenInvariant>,
+    /// Each class's lock invariant (see `locks.rs`).
+    locks: &'a std::collections::HashMap<Name, Expr>,
+    fields: &'a [(Name, Name, Ty)],
+    /// Lowering a constructor whose object's lock invariant is not committed yet.
+    committing: bool,
 }
 
 impl Lower<'_> {
@@ -254,9 +281,9 @@ impl Lower<'_> {
             }
             StmtKind::Block(b) => out.extend(self.block(&b.stmts)),
             StmtKind::Par(p) => self.lower_par(p, span, out),
-            StmtKind::Sync { kind, .. } => self.unsupported(format!("`{}`", kind.keyword()), span),
-            StmtKind::Atomic { .. } => self.unsupported("`atomic` blocks", span),
-            StmtKind::InvariantBlock { .. } => self.unsupported("`invariant` blocks", span),
+            StmtKind::Sync { kind, obj } => self.lower_sync(*kind, obj, span, out),
+            StmtKind::Atomic { invariants, body } => self.lower_atomic(invariants, body, span, out),
+            StmtKind::InvariantBlock { name, resource, body } => self.lower_invariant_block(name, resource, body, span, out),
             StmtKind::Barrier(b) => self.lower_barrier(b, span, out),
         }
     }
@@ -397,7 +424,7 @@ impl Lower<'_> {
                 span,
             }),
             ExprKind::NewArray { .. } => self.unsupported("multi-dimensional `new`", value.span),
-            ExprKind::New { .. } => self.unsupported("object creation (`new C()`)", value.span),
+            ExprKind::New { class, args } => self.lower_new(name, class, args, value.span, out),
             _ => out.push(Stmt::Assign { name, value: value.clone(), span }),
         }
     }

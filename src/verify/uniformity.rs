@@ -93,6 +93,12 @@ impl Analysis<'_> {
                     }
                 }
                 Stmt::NewArray { target, .. } => self.mark(target),
+                // Each thread's `new` makes its own object.
+                Stmt::Fresh { obj, .. } => {
+                    if let crate::ast::ExprKind::Var(x) = &obj.kind {
+                        self.mark(&x.name);
+                    }
+                }
                 Stmt::Call(c) => {
                     if let Some(t) = &c.target {
                         self.mark(t);

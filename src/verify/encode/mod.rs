@@ -24,6 +24,7 @@ pub use expr::{trunc_div, trunc_mod};
 mod functions;
 mod par;
 mod qp;
+mod objects;
 pub mod seq;
 mod state;
 mod stmt;

@@ -211,6 +211,11 @@ impl Encoder<'_> {
                 let what = format!("{}[{}]", self.snippet(arr), self.snippet(index));
                 self.write(path, &loc.fam, loc.args, v, *span, &what);
             }
+            Stmt::Fresh { obj, .. } => {
+                let o = self.eval(obj, path, ucx);
+                let g = path.guard.clone();
+                self.fresh_object(&g, &path.state, &o);
+            }
             Stmt::NewArray { target, elem, len, span } => {
                 let n = self.eval(len, path, ucx);
                 let b = Blame::new(codes::ARRAY_BOUNDS, "array size may be negative", len.span);

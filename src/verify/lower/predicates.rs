@@ -1,0 +1,166 @@
+//! Inline predicates: `inline resource p(args) = body;` means its body wherever it
+//! is used, so every use `p(e1, ..)` (or `this.p(..)`) is replaced by the body with
+//! the parameters replaced by the arguments, before anything else is lowered.
+//!
+//! What is not expanded is reported (never silently ignored): a use through
+//! another receiver (`o.p()`, whose body would read `o`'s fields, not `this`'s),
+//! an argument that a quantifier of the body would capture, and expansions nested
+//! deeper than [`MAX_DEPTH`] (a recursive inline predicate has no finite meaning).
+//! Non-inline predicates stay unsupported (see `lower.rs`).
+
+use crate::ast::{self, Expr, ExprKind, MethodBody, Name, Span};
+use std::collections::HashMap;
+
+const MAX_DEPTH: usize = 8;
+
+struct Inline {
+    params: Vec<Name>,
+    body: Expr,
+}
+
+/// `inline resource p(..) = e;`
+pub(super) fn is_inline_predicate(m: &ast::Method) -> bool {
+    m.is_predicate() && m.modifiers.is_inline && matches!(m.body, MethodBody::Expr(_))
+}
+
+/// A copy of `program` with the inline predicates expanded, or `None` when it
+/// has none.
+pub(super) fn expand_inline(program: &ast::Program, unsupported: &mut Vec<(String, Span)>) -> Option<ast::Program> {
+    let mut preds: HashMap<(Name, Name), Inline> = HashMap::new();
+    for class in &program.classes {
+        for m in &class.members {
+            if let ast::Member::Method(m) = m {
+                if let (true, MethodBody::Expr(e)) = (is_inline_predicate(m), &m.body) {
+                    let params = m.params.iter().map(|p| p.name.name.clone()).collect();
+                    preds.insert((class.name.name.clone(), m.name.name.clone()), Inline { params, body: e.clone() });
+                }
+            }
+        }
+    }
+    if preds.is_empty() {
+        return None;
+    }
+    let mut p = program.clone();
+    let mut x = Expand { preds: &preds, class: Name::from(""), depth: 0, unsupported };
+    use crate::ast::visit::VisitMut;
+    for class in &mut p.classes {
+        x.class = class.name.name.clone();
+        for m in &mut class.members {
+            if let ast::Member::Method(m) = m {
+                if is_inline_predicate(m) {
+                    // Expanded at its uses; its own body is not lowered.
+                    continue;
+                }
+                x.visit_method_mut(m);
+            }
+        }
+    }
+    Some(p)
+}
+
+struct Expand<'a> {
+    preds: &'a HashMap<(Name, Name), Inline>,
+    class: Name,
+    depth: usize,
+    unsupported: &'a mut Vec<(String, Span)>,
+}
+
+impl crate::ast::visit::VisitMut for Expand<'_> {
+    fn visit_expr_mut(&mut self, e: &mut Expr) {
+        crate::ast::visit::walk_expr_mut(self, e);
+        let ExprKind::Call { receiver, method, args } = &e.kind else { return };
+        let Some(pred) = self.preds.get(&(self.class.clone(), method.name.clone())) else { return };
+        if !matches!(receiver.as_deref(), None | Some(Expr { kind: ExprKind::This, .. })) {
+            self.unsupported.push((format!("inline predicate `{}` used through another receiver", method.name), e.span));
+            return;
+        }
+        if self.depth >= MAX_DEPTH {
+            self.unsupported.push((format!("inline predicate `{}` expanded too deeply (recursive?)", method.name), e.span));
+            return;
+        }
+        let mut binders = Vec::new();
+        binder_names(&pred.body, &mut binders);
+        let mut arg_vars = Vec::new();
+        for a in args {
+            var_names(a, &mut arg_vars);
+        }
+        if arg_vars.iter().any(|v| binders.contains(v)) {
+            self.unsupported.push((format!("an argument of inline predicate `{}` that its body's quantifier would capture", method.name), e.span));
+            return;
+        }
+        let map: HashMap<Name, Expr> = pred.params.iter().cloned().zip(args.iter().cloned()).collect();
+        let mut body = substitute(&pred.body, &map);
+        // Errors inside the body point at the use.
+        self.depth += 1;
+        self.visit_expr_mut(&mut body);
+        self.depth -= 1;
+        *e = body;
+    }
+}
+
+fn binder_names(e: &Expr, out: &mut Vec<Name>) {
+    use crate::ast::visit::{walk_expr, Visitor};
+    struct B<'a>(&'a mut Vec<Name>);
+    impl Visitor for B<'_> {
+        fn visit_expr(&mut self, e: &Expr) {
+            match &e.kind {
+                ExprKind::Quant { binder, .. } | ExprKind::Let { binder, .. } => self.0.push(binder.name.name.clone()),
+                _ => {}
+            }
+            walk_expr(self, e)
+        }
+    }
+    B(out).visit_expr(e);
+}
+
+fn var_names(e: &Expr, out: &mut Vec<Name>) {
+    use crate::ast::visit::{walk_expr, Visitor};
+    struct V<'a>(&'a mut Vec<Name>);
+    impl Visitor for V<'_> {
+        fn visit_expr(&mut self, e: &Expr) {
+            if let ExprKind::Var(x) = &e.kind {
+                self.0.push(x.name.clone());
+            }
+            walk_expr(self, e)
+        }
+    }
+    V(out).visit_expr(e);
+}
+
+/// `e` with the free occurrences of the keys of `map` replaced by their values.
+fn substitute(e: &Expr, map: &HashMap<Name, Expr>) -> Expr {
+    use crate::ast::visit::{walk_expr_mut, VisitMut};
+    struct S<'a> {
+        map: &'a HashMap<Name, Expr>,
+        bound: Vec<Name>,
+    }
+    impl VisitMut for S<'_> {
+        fn visit_expr_mut(&mut self, e: &mut Expr) {
+            match &mut e.kind {
+                ExprKind::Var(x) => {
+                    if !self.bound.contains(&x.name) {
+                        if let Some(v) = self.map.get(&x.name) {
+                            *e = v.clone();
+                        }
+                    }
+                }
+                ExprKind::Quant { binder, guard, body, .. } => {
+                    self.bound.push(binder.name.name.clone());
+                    self.visit_expr_mut(guard);
+                    self.visit_expr_mut(body);
+                    self.bound.pop();
+                }
+                ExprKind::Let { binder, value, body } => {
+                    self.visit_expr_mut(value);
+                    self.bound.push(binder.name.name.clone());
+                    self.visit_expr_mut(body);
+                    self.bound.pop();
+                }
+                _ => walk_expr_mut(self, e),
+            }
+        }
+    }
+    let mut e = e.clone();
+    S { map, bound: Vec::new() }.visit_expr_mut(&mut e);
+    e
+}
