@@ -129,9 +129,15 @@ fn var_names(e: &Expr, out: &mut Vec<Name>) {
 
 /// `e` with the free occurrences of the keys of `map` replaced by their values.
 fn substitute(e: &Expr, map: &HashMap<Name, Expr>) -> Expr {
+    replace_free(e, &mut |_, n| map.get(n).cloned())
+}
+
+/// `e` with each free variable occurrence `occ` named `n` replaced by `f(occ, n)`
+/// where that is `Some` (quantifier and `\let` binders shadow).
+pub(super) fn replace_free(e: &Expr, f: &mut dyn FnMut(&Expr, &Name) -> Option<Expr>) -> Expr {
     use crate::ast::visit::{walk_expr_mut, VisitMut};
     struct S<'a> {
-        map: &'a HashMap<Name, Expr>,
+        f: &'a mut dyn FnMut(&Expr, &Name) -> Option<Expr>,
         bound: Vec<Name>,
     }
     impl VisitMut for S<'_> {
@@ -139,8 +145,9 @@ fn substitute(e: &Expr, map: &HashMap<Name, Expr>) -> Expr {
             match &mut e.kind {
                 ExprKind::Var(x) => {
                     if !self.bound.contains(&x.name) {
-                        if let Some(v) = self.map.get(&x.name) {
-                            *e = v.clone();
+                        let n = x.name.clone();
+                        if let Some(v) = (self.f)(e, &n) {
+                            *e = v;
                         }
                     }
                 }
@@ -161,6 +168,6 @@ fn substitute(e: &Expr, map: &HashMap<Name, Expr>) -> Expr {
         }
     }
     let mut e = e.clone();
-    S { map, bound: Vec::new() }.visit_expr_mut(&mut e);
+    S { f, bound: Vec::new() }.visit_expr_mut(&mut e);
     e
 }

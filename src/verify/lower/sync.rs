@@ -154,42 +154,17 @@ fn free_vars(e: &Expr, bound: &mut Vec<Name>, out: &mut Vec<(Name, ast::Ty)>) {
     F { bound, out }.visit_expr(e);
 }
 
-/// `e` with the free occurrences of the keys of `map` renamed.
+/// `e` with the free occurrences of the keys of `map` renamed (spans and types kept).
 fn rename(e: &Expr, map: &HashMap<Name, Name>) -> Expr {
-    use crate::ast::visit::{walk_expr_mut, VisitMut};
-    struct R<'a> {
-        map: &'a HashMap<Name, Name>,
-        bound: Vec<Name>,
+    if map.is_empty() {
+        return e.clone();
     }
-    impl VisitMut for R<'_> {
-        fn visit_expr_mut(&mut self, e: &mut Expr) {
-            match &mut e.kind {
-                ExprKind::Var(x) => {
-                    if !self.bound.contains(&x.name) {
-                        if let Some(n) = self.map.get(&x.name) {
-                            x.name = n.clone();
-                        }
-                    }
-                }
-                ExprKind::Quant { binder, guard, body, .. } => {
-                    self.bound.push(binder.name.name.clone());
-                    self.visit_expr_mut(guard);
-                    self.visit_expr_mut(body);
-                    self.bound.pop();
-                }
-                ExprKind::Let { binder, value, body } => {
-                    self.visit_expr_mut(value);
-                    self.bound.push(binder.name.name.clone());
-                    self.visit_expr_mut(body);
-                    self.bound.pop();
-                }
-                _ => walk_expr_mut(self, e),
-            }
+    super::predicates::replace_free(e, &mut |occ, n| {
+        let new = map.get(n)?;
+        let mut v = occ.clone();
+        if let ExprKind::Var(x) = &mut v.kind {
+            x.name = new.clone();
         }
-    }
-    let mut e = e.clone();
-    if !map.is_empty() {
-        R { map, bound: Vec::new() }.visit_expr_mut(&mut e);
-    }
-    e
+        Some(v)
+    })
 }
