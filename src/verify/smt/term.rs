@@ -381,27 +381,7 @@ impl Term {
         }
         let out = match self.node() {
             Node::Const(n, _) => map.get(n).cloned().unwrap_or_else(|| self.clone()),
-            Node::IntLit(_) | Node::RealLit(..) | Node::BoolLit(_) => self.clone(),
-            Node::App(f, args, s) => {
-                let args: Vec<Term> = args.iter().map(|a| a.subst_memo(map, memo)).collect();
-                Term(Rc::new(Node::App(f.clone(), args, s.clone())))
-            }
-            Node::Op(op, args, s) => {
-                let args: Vec<Term> = args.iter().map(|a| a.subst_memo(map, memo)).collect();
-                rebuild_op(*op, args, s.clone())
-            }
-            Node::Quant(q) => {
-                let body = q.body.subst_memo(map, memo);
-                let patterns =
-                    q.patterns.iter().map(|p| p.iter().map(|t| t.subst_memo(map, memo)).collect()).collect();
-                Term(Rc::new(Node::Quant(Box::new(Quant {
-                    forall: q.forall,
-                    vars: q.vars.clone(),
-                    patterns,
-                    body,
-                    qid: q.qid.clone(),
-                }))))
-            }
+            _ => self.map_children(&mut |c| c.subst_memo(map, memo)),
         };
         memo.insert(key, out.clone());
         out
@@ -412,19 +392,19 @@ impl Term {
         if self == from {
             return to.clone();
         }
+        self.map_children(&mut |c| c.replace(from, to))
+    }
+
+    /// The same node with `f` applied to each direct subterm (a quantifier's body
+    /// and patterns); leaves are returned as they are.
+    fn map_children(&self, f: &mut dyn FnMut(&Term) -> Term) -> Term {
         match self.node() {
             Node::Const(..) | Node::IntLit(_) | Node::RealLit(..) | Node::BoolLit(_) => self.clone(),
-            Node::App(f, args, s) => {
-                let args: Vec<Term> = args.iter().map(|a| a.replace(from, to)).collect();
-                Term(Rc::new(Node::App(f.clone(), args, s.clone())))
-            }
-            Node::Op(op, args, s) => {
-                let args: Vec<Term> = args.iter().map(|a| a.replace(from, to)).collect();
-                rebuild_op(*op, args, s.clone())
-            }
+            Node::App(g, args, s) => Term(Rc::new(Node::App(g.clone(), args.iter().map(|a| f(a)).collect(), s.clone()))),
+            Node::Op(op, args, s) => rebuild_op(*op, args.iter().map(|a| f(a)).collect(), s.clone()),
             Node::Quant(q) => {
-                let body = q.body.replace(from, to);
-                let patterns = q.patterns.iter().map(|p| p.iter().map(|t| t.replace(from, to)).collect()).collect();
+                let body = f(&q.body);
+                let patterns = q.patterns.iter().map(|p| p.iter().map(|t| f(t)).collect()).collect();
                 Term(Rc::new(Node::Quant(Box::new(Quant {
                     forall: q.forall,
                     vars: q.vars.clone(),
