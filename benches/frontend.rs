@@ -9,6 +9,10 @@
 use std::path::{Path, PathBuf};
 use std::time::{Duration, Instant};
 
+/// The allocator of the `alpine` binary (src/main.rs), so the figures are what it gets.
+#[global_allocator]
+static GLOBAL: mimalloc::MiMalloc = mimalloc::MiMalloc;
+
 fn corpus() -> Vec<(String, String)> {
     let dir = match std::env::var_os("ALPINE_CORPUS") {
         Some(d) => PathBuf::from(d),
@@ -150,6 +154,7 @@ fn row(label: &str, lines: usize, best: Stages, median: Duration) {
 }
 
 fn main() {
+    alpine::init_thread_pool(); // as the `alpine` binary does
     // `cargo test --benches` runs this without `--bench`; keep that fast.
     let quick = !std::env::args().any(|a| a == "--bench");
     let runs = if quick { 1 } else { 10 };

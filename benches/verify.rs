@@ -16,7 +16,12 @@ use alpine::diagnostics::SourceFile;
 use alpine::verify::{verify_program, Options};
 use std::time::{Duration, Instant};
 
+/// The allocator of the `alpine` binary (src/main.rs), so the figures are what it gets.
+#[global_allocator]
+static GLOBAL: mimalloc::MiMalloc = mimalloc::MiMalloc;
+
 fn main() {
+    alpine::init_thread_pool(); // as the `alpine` binary does
     let Some(sequential) = common::verify_corpus_files() else { return };
     let Some(gpu) = common::gpu_corpus_files() else { return };
     let only = std::env::var("ALPINE_BENCH_SET").unwrap_or_default();

@@ -50,6 +50,20 @@ pub fn frontend(file: &SourceFile) -> FrontendResult {
 /// The outcome of [`frontend`] for one file.
 pub type FrontendResult = Result<(Program, Vec<Diagnostic>), Vec<Diagnostic>>;
 
+/// Stack of each thread of the global rayon pool. Parsing runs on the calling thread
+/// when its stack has room for the file's nesting bound (src/syntax/mod.rs,
+/// `run_parser`); rayon's default 2 MiB is too small for most corpus files, so each
+/// parse was handed to a big-stack parser thread and waited for, which made parsing
+/// the corpus on 2 threads slower than on one. The memory is only reserved.
+pub const POOL_STACK: usize = 64 << 20;
+
+/// Configures the global rayon pool (used by [`frontend_all`] and the verifier) with
+/// [`POOL_STACK`]-sized stacks. Call it once at start-up, before any parallel work;
+/// later calls, or a pool some other code configured first, are left alone.
+pub fn init_thread_pool() {
+    let _ = rayon::ThreadPoolBuilder::new().stack_size(POOL_STACK).build_global();
+}
+
 /// [`frontend`] for several independent files, processed in parallel on all cores;
 /// the results are in the order of `files`.
 pub fn frontend_all(files: &[SourceFile]) -> Vec<FrontendResult> {

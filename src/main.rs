@@ -9,6 +9,12 @@
 
 mod cli;
 
+/// mimalloc instead of glibc malloc: the front end allocates many small nodes (see
+/// Cargo.toml); benches/frontend.rs and benches/verify.rs use the same allocator.
+#[global_allocator]
+static GLOBAL: mimalloc::MiMalloc = mimalloc::MiMalloc;
+
 fn main() {
+    alpine::init_thread_pool();
     std::process::exit(cli::run());
 }
