@@ -278,6 +278,8 @@ pub fn run(args: OptimiseArgs, reporter: &Reporter) -> i32 {
                 reporter.report(&result, &r.diagnostics());
             }
             eprintln!("error: the optimised program does not verify ({} of {} units failed); nothing written", failed.len(), reports.len());
+            let names: Vec<String> = failed.iter().map(|r| r.name.clone()).collect();
+            eprintln!("{}", blame_note(&file, &names, &opts));
             return EXIT_CHECK_FAILED;
         }
         if !reporter.json() {
@@ -295,6 +297,28 @@ pub fn run(args: OptimiseArgs, reporter: &Reporter) -> i32 {
         }
     }
     EXIT_OK
+}
+
+/// Says whose fault a failed re-verification is: the units that failed after the
+/// rewrite are verified again in the *input*. If they fail there too, the input's
+/// proof is the problem (alpine cannot tell whether the rewrite is right); if they
+/// verify, the rewrite broke the proof, which is a bug in alpine.
+fn blame_note(input: &SourceFile, units: &[String], opts: &alpine::verify::Options) -> String {
+    let Ok((program, _)) = alpine::frontend(input) else {
+        return "note: the input program does not check either".into();
+    };
+    let opts = alpine::verify::Options { only: units.to_vec(), ..opts.clone() };
+    let reports = alpine::verify::verify_program(&program, &input.text, &opts);
+    let failing: Vec<&str> = reports.iter().filter(|r| !r.proved()).map(|r| r.name.as_str()).collect();
+    if failing.is_empty() {
+        format!("note: the input verifies ({}): the rewrite broke the proof, which is a bug in alpine; please report it", units.join(", "))
+    } else {
+        format!(
+            "note: the input does not verify either ({}): run `alpine verify {}` and fix its proof first",
+            failing.join(", "),
+            input.name
+        )
+    }
 }
 
 /// Where `--flag value` stands on the command line (for command-line order).

@@ -3,11 +3,12 @@
 //!
 //! Supported: `int` (64-bit, overflow is an error), `boolean`, arrays
 //! (`new T[n]`, `a[i]`, `a.length`), sequences (`seq<T>{..}`, `s[i]`, `|s|`,
-//! `+`/`++` concatenation, `head`, `tail`, `isEmpty`, `x in s`), objects with
-//! fields (`new C()`, `o.f`, bare field names of `this`), local declarations,
-//! assignments, `x++`/`x--`, `if`, `while`, `for`, `return`, blocks, calls to
-//! methods and pure functions of the program (by name; `with`/`then` ghost
-//! blocks are skipped), `? :`, PVL's truncating `/` and `%`. A `par` block of
+//! `+`/`++` concatenation, `::`, `head`, `tail`, `isEmpty`, `x in s`, slices
+//! `s[lo..hi]`, updates `s[i -> v]`, `removeAt`), `\let`, objects with fields (`new C()`,
+//! `o.f`, bare field names of `this`), local declarations, assignments,
+//! `x++`/`x--`, `if`, `while`, `for`, `return`, blocks, calls to methods and pure
+//! functions of the program (`m(..)`, `this.m(..)`, `o.m(..)`, `Class.m(..)`;
+//! `with`/`then` ghost blocks are skipped), `? :`, PVL's truncating `/` and `%`. A `par` block of
 //! one unit without barriers runs its threads one after the other (equivalent
 //! for the race-free kernels the verifier accepts).
 //!
@@ -100,7 +101,16 @@ pub struct Interp<'p> {
     program: &'p Program,
     /// Statements and expressions left before the run is abandoned.
     pub fuel: u64,
+    /// Calls in progress; past [`MAX_CALL_DEPTH`] the run stops with an error
+    /// instead of overflowing the stack (a lemma called outside its precondition
+    /// may recurse forever).
+    depth: usize,
 }
+
+/// Deepest call nesting a run may reach. Each level costs a few KiB of the
+/// caller's stack (one `eval` frame per nested expression): run deep programs on
+/// a thread with a large stack.
+pub const MAX_CALL_DEPTH: usize = 1_000;
 
 struct Frame {
     this: Option<Value>,
@@ -118,7 +128,7 @@ impl Frame {
 
 impl<'p> Interp<'p> {
     pub fn new(program: &'p Program, fuel: u64) -> Interp<'p> {
-        Interp { program, fuel }
+        Interp { program, fuel, depth: 0 }
     }
 
     fn method(&self, class: &str, name: &str) -> Result<&'p Method, Error> {
@@ -163,22 +173,35 @@ impl<'p> Interp<'p> {
             }
         }
         let mut f = Frame { this, scopes: vec![scope] };
-        match &m.body {
+        if self.depth >= MAX_CALL_DEPTH {
+            return err(format!("call depth limit reached (calling {class}.{name})"));
+        }
+        self.depth += 1;
+        let r = match &m.body {
             MethodBody::Expr(e) => self.eval(&mut f, e),
-            MethodBody::Block(b) => match self.block(&mut f, &b.stmts)? {
-                Flow::Return(v) => Ok(v),
-                Flow::Normal => Ok(Value::Void),
+            MethodBody::Block(b) => match self.block(&mut f, &b.stmts) {
+                Ok(Flow::Return(v)) => Ok(v),
+                Ok(Flow::Normal) => Ok(Value::Void),
+                Err(e) => Err(e),
             },
             MethodBody::Abstract => err(format!("{name} has no body")),
-        }
+        };
+        self.depth -= 1;
+        r
     }
 
     /// Evaluates a contract clause (precondition) for input filtering.
     pub fn holds(&mut self, class: &str, m: &Method, this: Option<Value>, args: &[Value], e: &Expr) -> Result<bool, Error> {
         let _ = class;
+        self.eval_in(m, this, args, e)?.bool()
+    }
+
+    /// Evaluates `e` in the pre-state of `m` called on `this` with `args` (for
+    /// building inputs that meet a precondition).
+    pub fn eval_in(&mut self, m: &Method, this: Option<Value>, args: &[Value], e: &Expr) -> Result<Value, Error> {
         let scope = m.params.iter().map(|p| p.name.name.clone()).zip(args.iter().cloned()).collect();
         let mut f = Frame { this, scopes: vec![scope] };
-        self.eval(&mut f, e)?.bool()
+        self.eval(&mut f, e)
     }
 
     fn tick(&mut self) -> Result<(), Error> {
@@ -382,14 +405,41 @@ impl<'p> Interp<'p> {
                 }
             }
             ExprKind::Binary { op, lhs, rhs } => return self.binary(f, *op, lhs, rhs),
-            ExprKind::Call { receiver: None, method, args } => {
+            ExprKind::Call { receiver, method, args } => {
+                let (class, this) = self.callee(f, receiver.as_deref(), method.as_str())?;
                 let args = args.iter().map(|a| self.eval(f, a)).collect::<Result<Vec<_>, _>>()?;
-                let class = match &f.this {
-                    Some(Value::Obj(o)) => o.borrow().class.clone(),
-                    _ => self.class_of_method(method.as_str())?,
-                };
-                let this = f.this.clone();
                 self.call(&class, method.as_str(), this, args)?
+            }
+            ExprKind::Slice { base, lo, hi } => {
+                let Value::Seq(s) = self.eval(f, base)? else { return err("slicing a non-sequence") };
+                let lo = match lo {
+                    Some(e) => self.eval(f, e)?.int()?,
+                    None => 0,
+                };
+                let hi = match hi {
+                    Some(e) => self.eval(f, e)?.int()?,
+                    None => s.len() as i64,
+                };
+                if !(0 <= lo && lo <= hi && hi <= s.len() as i64) {
+                    return err("slice out of bounds");
+                }
+                Value::Seq(Rc::new(s[lo as usize..hi as usize].to_vec()))
+            }
+            ExprKind::SeqUpdate { base, index, value } => {
+                let Value::Seq(s) = self.eval(f, base)? else { return err("updating a non-sequence") };
+                let i = self.eval(f, index)?.int()?;
+                let v = self.eval(f, value)?;
+                let mut out = s.to_vec();
+                let slot = usize::try_from(i).ok().and_then(|i| out.get_mut(i)).ok_or_else(|| Error("index out of bounds".into()))?;
+                *slot = v;
+                Value::Seq(Rc::new(out))
+            }
+            ExprKind::Let { binder, value, body } => {
+                let v = self.eval(f, value)?;
+                f.scopes.push(HashMap::from([(binder.name.name.clone(), v)]));
+                let r = self.eval(f, body);
+                f.scopes.pop();
+                r?
             }
             ExprKind::Builtin { func, args } if args.len() == 1 => match (func, self.eval(f, &args[0])?) {
                 (Builtin::Head, Value::Seq(s)) => s.first().cloned().ok_or_else(|| Error("head of empty".into()))?,
@@ -397,6 +447,14 @@ impl<'p> Interp<'p> {
                 (Builtin::IsEmpty, Value::Seq(s)) => Value::Bool(s.is_empty()),
                 _ => return err("unsupported built-in"),
             },
+            ExprKind::Builtin { func: Builtin::RemoveAt, args } if args.len() == 2 => {
+                let Value::Seq(s) = self.eval(f, &args[0])? else { return err("removeAt of a non-sequence") };
+                let i = self.eval(f, &args[1])?.int()?;
+                let i = usize::try_from(i).ok().filter(|&i| i < s.len()).ok_or_else(|| Error("index out of bounds".into()))?;
+                let mut out = s.to_vec();
+                out.remove(i);
+                Value::Seq(Rc::new(out))
+            }
             ExprKind::WithThen { expr, .. } => self.eval(f, expr)?,
             ExprKind::Perm { .. } | ExprKind::PointsTo { .. } | ExprKind::Value(_) => Value::Bool(true),
             ExprKind::Quant { kind: QuantKind::ForallStar, .. } => Value::Bool(true),
@@ -414,6 +472,34 @@ impl<'p> Interp<'p> {
             }
             _ => return err("expression not supported"),
         })
+    }
+
+    /// The class and `this` of a call `receiver.method(..)`: no receiver or `this`
+    /// calls on the current object (or, in a static context, the class that declares
+    /// `method`); a class name calls a static method; any other receiver must
+    /// evaluate to an object.
+    fn callee(&mut self, f: &mut Frame, receiver: Option<&Expr>, method: &str) -> Result<(Name, Option<Value>), Error> {
+        let this_call = |f: &Frame, it: &Self| -> Result<(Name, Option<Value>), Error> {
+            match &f.this {
+                Some(Value::Obj(o)) => Ok((o.borrow().class.clone(), f.this.clone())),
+                _ => Ok((it.class_of_method(method)?, None)),
+            }
+        };
+        match receiver.map(|r| &r.kind) {
+            None | Some(ExprKind::This) => this_call(f, self),
+            Some(ExprKind::Var(c))
+                if f.lookup(c.as_str()).is_none() && self.program.classes.iter().any(|k| k.name.as_str() == c.as_str()) =>
+            {
+                Ok((c.name.clone(), None))
+            }
+            Some(_) => match self.eval(f, receiver.expect("a receiver"))? {
+                Value::Obj(o) => {
+                    let class = o.borrow().class.clone();
+                    Ok((class, Some(Value::Obj(o))))
+                }
+                _ => err(format!("call of `{method}` on null")),
+            },
+        }
     }
 
     fn class_of_method(&self, name: &str) -> Result<Name, Error> {
@@ -531,6 +617,36 @@ mod tests {
         let mut it = Interp::new(&p, 10_000);
         assert_eq!(it.call("C", "m", None, vec![Value::Int(-7)]).unwrap().deep(), "-4");
         assert_eq!(it.call("C", "loop", None, vec![]).unwrap_err(), Error("out of fuel".into()));
+    }
+
+    #[test]
+    fn runs_sequence_updates_slices_and_qualified_calls() {
+        let p = program(
+            "class C { static pure seq<int> put(seq<int> xs, int n, int v) = xs[n -> v]; \
+             seq<int> swap(seq<int> xs, int i, int j) { int t = xs[i]; seq<int> r = C.put(xs, i, xs[j]); return C.put(r, j, t); } \
+             seq<int> m(seq<int> xs) { seq<int> r = this.swap(xs, 0, 2); return removeAt(r[1..] + r[..1] + seq<int>{(\\let int k = |r|; k * 10)}, 0); } }",
+        );
+        let mut it = Interp::new(&p, 100_000);
+        let s = |v: Vec<i64>| Value::Seq(Rc::new(v.into_iter().map(Value::Int).collect()));
+        let this = it.new_object("C");
+        let r = it.call("C", "m", Some(this), vec![s(vec![1, 2, 3])]).unwrap();
+        assert_eq!(r.deep(), "seq{1,3,30}");
+        // Out-of-range updates and slices are errors, not panics.
+        let p = program("class C { seq<int> u(seq<int> xs) { return xs[3 -> 0]; } seq<int> v(seq<int> xs) { return xs[2..1]; } }");
+        let mut it = Interp::new(&p, 1_000);
+        assert!(it.call("C", "u", None, vec![s(vec![1])]).is_err());
+        assert!(it.call("C", "v", None, vec![s(vec![1, 2, 3])]).is_err());
+    }
+
+    #[test]
+    fn unbounded_recursion_stops_with_an_error() {
+        let p = program("class C { int f(int n) { return f(n + 1); } }");
+        let mut it = Interp::new(&p, u64::MAX);
+        // On a thread with room for MAX_CALL_DEPTH levels.
+        let r = std::thread::scope(|s| {
+            std::thread::Builder::new().stack_size(256 << 20).spawn_scoped(s, || it.call("C", "f", None, vec![Value::Int(0)]).map(|v| v.deep())).unwrap().join().unwrap()
+        });
+        assert_eq!(r.unwrap_err(), Error("call depth limit reached (calling C.f)".into()));
     }
 
     #[test]
