@@ -77,6 +77,7 @@ pub const OPTIMISE_CORPUS_DIRS: &[&str] = &[
     "loop_unroll/manual/Loop",
     "loop_unroll/sequential/NestedLoops",
     "loop_unroll/graphs/Reach",
+    "loop_unroll/maps/maps_example_dafny",
     "loop_unroll/sequences/BubbleSort",
     "loop_unroll/sequences/MaxSort",
     "loop_unroll/sortingalgorithms/bubblesort",
@@ -91,6 +92,7 @@ pub const OPTIMISE_CORPUS_DIRS: &[&str] = &[
     "iteration_merging/manual/Loop",
     "iteration_merging/sequential/NestedLoops",
     "iteration_merging/graphs/Reach",
+    "iteration_merging/maps/maps_example_dafny",
     "iteration_merging/sortingalgorithms/bubblesort",
     "iteration_merging/sortingalgorithms/insertionsort",
     "iteration_merging/sortingalgorithms/selectionsort",
@@ -112,7 +114,9 @@ pub const VERIFY_CORPUS_DIRS: &[&str] = &[
     "loop_unroll/sortingalgorithms/*",
     "iteration_merging/sortingalgorithms/*",
     "loop_unroll/graphs/Reach",
+    "loop_unroll/maps/maps_example_dafny",
     "iteration_merging/graphs/Reach",
+    "iteration_merging/maps/maps_example_dafny",
 ];
 
 /// How many files [`VERIFY_CORPUS_DIRS`] names; a different count means the corpus
