@@ -114,9 +114,7 @@ pub const VERIFY_CORPUS_DIRS: &[&str] = &[
     "loop_unroll/sortingalgorithms/*",
     "iteration_merging/sortingalgorithms/*",
     "loop_unroll/graphs/Reach",
-    "loop_unroll/maps/maps_example_dafny",
     "iteration_merging/graphs/Reach",
-    "iteration_merging/maps/maps_example_dafny",
 ];
 
 /// How many files [`VERIFY_CORPUS_DIRS`] names; a different count means the corpus
