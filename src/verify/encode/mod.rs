@@ -14,7 +14,8 @@
 //!
 //! Submodules: [`expr`] (expressions and their well-definedness), [`assertion`]
 //! (inhale/exhale, quantified permissions), [`stmt`] (statements, loops, calls),
-//! [`par`] (`par` blocks and barriers), [`functions`] (pure functions), [`seq`] (sequence axioms),
+//! [`par`] (`par` blocks and barriers), [`functions`] (pure functions), [`heapfn`]
+//! (pure functions that read the heap), [`seq`] (sequence axioms),
 //! [`triggers`] (patterns), [`state`] (heap/mask versions).
 
 mod assertion;
@@ -22,6 +23,7 @@ mod expr;
 /// PVL's truncating `/` and `%`, for other stages that build SMT terms (transforms).
 pub use expr::{trunc_div, trunc_mod};
 mod functions;
+mod heapfn;
 mod par;
 mod qp;
 mod objects;
