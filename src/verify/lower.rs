@@ -20,6 +20,7 @@ use crate::ast::{self, ClauseKind, Expr, ExprKind, LoopKind, MethodBody, Name, S
 use std::collections::HashSet;
 
 mod locks;
+mod new_matrix;
 mod predicates;
 mod sync;
 
@@ -59,10 +60,14 @@ pub fn lower(program: &ast::Program) -> ir::Program {
                 let body = match &m.body {
                     MethodBody::Expr(e) => Some(e.clone()),
                     MethodBody::Abstract => None,
-                    MethodBody::Block(b) => {
-                        out.unsupported.push(("a pure method with a statement body".into(), b.span));
-                        None
-                    }
+                    // `pure T f() { return e; }` is `pure T f() = e;`.
+                    MethodBody::Block(b) => match b.stmts.as_slice() {
+                        [ast::Stmt { kind: StmtKind::Return(Some(e)), .. }] => Some(e.clone()),
+                        _ => {
+                            out.unsupported.push(("a pure method with a statement body".into(), b.span));
+                            None
+                        }
+                    },
                 };
                 out.functions.push(ir::Function {
                     class: class.name.name.clone(),
@@ -423,7 +428,10 @@ impl Lower<'_> {
                 len: dims[0].clone(),
                 span,
             }),
-            ExprKind::NewArray { .. } => self.unsupported("multi-dimensional `new`", value.span),
+            ExprKind::NewArray { elem, dims } => match new_matrix::lower(&name, &elem.to_ty(), dims, value.span) {
+                Some(stmts) => out.extend(stmts),
+                None => self.unsupported("this multi-dimensional `new`", value.span),
+            },
             ExprKind::New { class, args } => self.lower_new(name, class, args, value.span, out),
             _ => out.push(Stmt::Assign { name, value: value.clone(), span }),
         }

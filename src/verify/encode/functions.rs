@@ -61,6 +61,9 @@ impl Encoder<'_> {
         let Some(idx) = self.find_function(&class, name, args) else {
             return self.unsupported_term(e, "a call of a method inside an expression");
         };
+        if super::heapfn::reads_heap(self.prog, idx) {
+            return self.heap_function_call(e, idx, receiver, args, cx);
+        }
         let f = &self.prog.functions[idx];
         let vals: Vec<Term> = args.iter().map(|a| self.expr(a, cx)).collect();
         let limited = cx.limited == Some(idx);
@@ -113,6 +116,10 @@ impl Encoder<'_> {
     pub fn function_axioms(&mut self, own: Option<usize>) {
         let g = Term::tru();
         for (idx, f) in self.prog.functions.iter().enumerate() {
+            // Heap-reading functions have no state-free symbol (`heapfn.rs`).
+            if super::heapfn::reads_heap(self.prog, idx) {
+                continue;
+            }
             let mut env = Env::default();
             env.push();
             let mut vars = Vec::new();
@@ -163,6 +170,9 @@ impl Encoder<'_> {
 }
 
 pub fn verify_function(enc: &mut Encoder, idx: usize) {
+    if super::heapfn::reads_heap(enc.prog, idx) {
+        return super::heapfn::verify_heap_function(enc, idx);
+    }
     let f = &enc.prog.functions[idx];
     let g = enc.fresh_const("g", Sort::Bool);
     let mut env = Env::default();

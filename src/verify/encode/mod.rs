@@ -14,7 +14,8 @@
 //!
 //! Submodules: [`expr`] (expressions and their well-definedness), [`assertion`]
 //! (inhale/exhale, quantified permissions), [`stmt`] (statements, loops, calls),
-//! [`par`] (`par` blocks and barriers), [`functions`] (pure functions), [`seq`] (sequence axioms),
+//! [`par`] (`par` blocks and barriers), [`functions`] (pure functions), [`heapfn`]
+//! (pure functions that read the heap), [`seq`] (sequence axioms),
 //! [`maps`], [`bags`], [`sets`] (map, multiset and set axioms), [`collections`] (their expressions),
 //! [`triggers`] (patterns), [`state`] (heap/mask versions).
 
@@ -26,6 +27,7 @@ mod expr;
 pub use expr::{trunc_div, trunc_mod};
 mod functions;
 pub mod maps;
+mod heapfn;
 mod par;
 pub mod sets;
 mod qp;
