@@ -139,14 +139,15 @@ fn par_map<T: Sync, R: Send>(items: &[T], f: impl Fn(&T) -> R + Sync) -> Vec<R> 
 }
 
 /// One verifier run: a corpus file as it is, or a mutant's text written to a
-/// scratch directory under the original file name (the programs of the suite have
-/// no companion files, so nothing else has to be beside it).
+/// scratch directory under the original file name, next to copies of the
+/// original's companion files (a program of several files, `alpine::workspace`).
 enum Job<'a> {
     File(PathBuf),
     /// `unit` is the mutated method (`Class.method`): it is verified first, alone,
     /// and the whole program only when that unit verifies (a mutated contract can
     /// make a caller fail instead). Either way the verdict is the program's.
-    Text { name: String, text: &'a str, unit: Option<String> },
+    /// `origin` is the corpus file the mutant was made from.
+    Text { name: String, text: &'a str, unit: Option<String>, origin: PathBuf },
 }
 
 /// Runs the jobs in parallel, each in a scratch directory of its own (for the
@@ -156,9 +157,13 @@ fn run_all(jobs: &[Job]) -> Vec<Outcome> {
         let scratch = tempfile::tempdir().expect("scratch directory");
         match job {
             Job::File(path) => verify(path, scratch.path(), None),
-            Job::Text { name, text, unit } => {
+            Job::Text { name, text, unit, origin } => {
                 let dir = scratch.path().join("mutant");
                 std::fs::create_dir(&dir).expect("scratch directory");
+                for c in alpine::workspace::companions(origin, text) {
+                    let base = Path::new(&c.name).file_name().expect("a companion is a file").to_owned();
+                    std::fs::write(dir.join(base), &c.text).expect("companion copied");
+                }
                 let file = dir.join(name);
                 std::fs::write(&file, text).expect("mutant written");
                 match unit.as_deref().map(|u| verify(&file, scratch.path(), Some(u))) {
@@ -469,6 +474,7 @@ fn soundness_suite(full: bool, set: Set) {
             name: Path::new(rel).file_name().unwrap().to_string_lossy().into_owned(),
             text: &m.text,
             unit: m.id.split("::").nth(1).map(str::to_string),
+            origin: corpus.join(rel),
         })
         .collect();
     let started = Instant::now();
