@@ -140,7 +140,8 @@ fn par_map<T: Sync, R: Send>(items: &[T], f: impl Fn(&T) -> R + Sync) -> Vec<R> 
 
 /// One verifier run: a corpus file as it is, or a mutant's text written to a
 /// scratch directory under the original file name, next to copies of the
-/// original's companion files (a program of several files, `alpine::workspace`).
+/// original's companion files (a program of several files, `alpine::workspace`),
+/// which are verified too when the mutant itself verifies.
 enum Job<'a> {
     File(PathBuf),
     /// `unit` is the mutated method (`Class.method`): it is verified first, alone,
@@ -160,15 +161,28 @@ fn run_all(jobs: &[Job]) -> Vec<Outcome> {
             Job::Text { name, text, unit, origin } => {
                 let dir = scratch.path().join("mutant");
                 std::fs::create_dir(&dir).expect("scratch directory");
+                let mut companions = Vec::new();
                 for c in alpine::workspace::companions(origin, text) {
                     let base = Path::new(&c.name).file_name().expect("a companion is a file").to_owned();
-                    std::fs::write(dir.join(base), &c.text).expect("companion copied");
+                    std::fs::write(dir.join(&base), &c.text).expect("companion copied");
+                    companions.push(dir.join(base));
                 }
                 let file = dir.join(name);
                 std::fs::write(&file, text).expect("mutant written");
-                match unit.as_deref().map(|u| verify(&file, scratch.path(), Some(u))) {
+                let own = match unit.as_deref().map(|u| verify(&file, scratch.path(), Some(u))) {
                     Some(rejected @ Outcome::Exit(1, _)) => rejected,
                     _ => verify(&file, scratch.path(), None),
+                };
+                // The program is all its files: a mutated contract may only break
+                // a companion that relies on it (each file is verified against the
+                // others' declarations).
+                match own {
+                    Outcome::Exit(0, _) => companions
+                        .iter()
+                        .map(|c| verify(c, scratch.path(), None))
+                        .find(|o| !matches!(o, Outcome::Exit(0, _)))
+                        .unwrap_or(own),
+                    other => other,
                 }
             }
         }
