@@ -59,7 +59,15 @@ impl Encoder<'_> {
             None => cx.class.clone(),
         };
         let Some(idx) = self.find_function(&class, name, args) else {
-            return self.unsupported_term(e, "a call of a method inside an expression");
+            // A non-pure call is lowered only as a statement of its own (see
+            // `lower/calls.rs`); anywhere else its effect would have to be ordered
+            // within the expression.
+            let what = if self.prog.methods.iter().any(|m| *m.class == *class && &*m.name == name) {
+                "a call of a method inside an expression (a method call must be a statement, the whole right-hand side of an assignment, or a `return` value)"
+            } else {
+                "a call of a method the verifier does not know"
+            };
+            return self.unsupported_term(e, what);
         };
         if super::heapfn::reads_heap(self.prog, idx) {
             return self.heap_function_call(e, idx, receiver, args, cx);
