@@ -39,7 +39,6 @@ const SKIPPED: &[(&str, &str)] = &[
     ("MatrixGrid", "GPU kernel with barriers: the verifier lacks par-barrier support"),
     ("PrefixSumBlelloch", "GPU kernel with barriers: the verifier lacks par-barrier support"),
     ("PrefixSumKoggeStone", "GPU kernel with barriers: the verifier lacks par-barrier support"),
-    ("maps", "maps and seq lemmas are not supported by the verifier yet"),
     ("verifythis", "needs seq lemmas the verifier does not have yet"),
     ("waitnotify", "locks and wait/notify are not supported by the verifier yet"),
 ];
@@ -456,6 +455,12 @@ fn differential_check() {
                     runs += 1;
                     match (&a, &b) {
                         (Ok(x), Ok(y)) if x == y => compared += 1,
+                        (Err(x), _) if x.contains("not supported") && !affected.contains(m.name.as_str()) => {
+                            // Not a method the optimisation changed (e.g. map code
+                            // next to the optimised loop): nothing to compare.
+                            eprintln!("skipping {rel} {}: not changed by the optimisation; interpreter: {x}", m.name);
+                            break;
+                        }
                         (Err(x), _) if x.contains("not supported") => {
                             failures.push(format!("{rel} {}: interpreter: {x}", m.name));
                         }

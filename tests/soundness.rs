@@ -139,14 +139,16 @@ fn par_map<T: Sync, R: Send>(items: &[T], f: impl Fn(&T) -> R + Sync) -> Vec<R> 
 }
 
 /// One verifier run: a corpus file as it is, or a mutant's text written to a
-/// scratch directory under the original file name (the programs of the suite have
-/// no companion files, so nothing else has to be beside it).
+/// scratch directory under the original file name, next to copies of the
+/// original's companion files (a program of several files, `alpine::workspace`),
+/// which are verified too when the mutant itself verifies.
 enum Job<'a> {
     File(PathBuf),
     /// `unit` is the mutated method (`Class.method`): it is verified first, alone,
     /// and the whole program only when that unit verifies (a mutated contract can
     /// make a caller fail instead). Either way the verdict is the program's.
-    Text { name: String, text: &'a str, unit: Option<String> },
+    /// `origin` is the corpus file the mutant was made from.
+    Text { name: String, text: &'a str, unit: Option<String>, origin: PathBuf },
 }
 
 /// Runs the jobs in parallel, each in a scratch directory of its own (for the
@@ -156,14 +158,31 @@ fn run_all(jobs: &[Job]) -> Vec<Outcome> {
         let scratch = tempfile::tempdir().expect("scratch directory");
         match job {
             Job::File(path) => verify(path, scratch.path(), None),
-            Job::Text { name, text, unit } => {
+            Job::Text { name, text, unit, origin } => {
                 let dir = scratch.path().join("mutant");
                 std::fs::create_dir(&dir).expect("scratch directory");
+                let mut companions = Vec::new();
+                for c in alpine::workspace::companions(origin, text) {
+                    let base = Path::new(&c.name).file_name().expect("a companion is a file").to_owned();
+                    std::fs::write(dir.join(&base), &c.text).expect("companion copied");
+                    companions.push(dir.join(base));
+                }
                 let file = dir.join(name);
                 std::fs::write(&file, text).expect("mutant written");
-                match unit.as_deref().map(|u| verify(&file, scratch.path(), Some(u))) {
+                let own = match unit.as_deref().map(|u| verify(&file, scratch.path(), Some(u))) {
                     Some(rejected @ Outcome::Exit(1, _)) => rejected,
                     _ => verify(&file, scratch.path(), None),
+                };
+                // The program is all its files: a mutated contract may only break
+                // a companion that relies on it (each file is verified against the
+                // others' declarations).
+                match own {
+                    Outcome::Exit(0, _) => companions
+                        .iter()
+                        .map(|c| verify(c, scratch.path(), None))
+                        .find(|o| !matches!(o, Outcome::Exit(0, _)))
+                        .unwrap_or(own),
+                    other => other,
                 }
             }
         }
@@ -469,6 +488,7 @@ fn soundness_suite(full: bool, set: Set) {
             name: Path::new(rel).file_name().unwrap().to_string_lossy().into_owned(),
             text: &m.text,
             unit: m.id.split("::").nth(1).map(str::to_string),
+            origin: corpus.join(rel),
         })
         .collect();
     let started = Instant::now();

@@ -79,14 +79,24 @@ fn fixture_root() -> PathBuf {
     Path::new(env!("CARGO_MANIFEST_DIR")).join("tests/verify")
 }
 
-/// The `.pvl` files of `tests/verify/<dir>`, sorted, filtered by `ALPINE_VERIFY_FILTER`.
+/// The `.pvl` files of `tests/verify/<dir>` and of its subdirectories (one level: a
+/// program of several files, whose files are companions of each other through their
+/// `//:: cases` header), sorted, filtered by `ALPINE_VERIFY_FILTER`. A file with a
+/// `//:: companion` header line is only a companion of the others, not a fixture.
 fn fixture_paths(dir: &str) -> Vec<PathBuf> {
     let d = fixture_root().join(dir);
     let filter = std::env::var("ALPINE_VERIFY_FILTER").ok();
-    let mut out: Vec<PathBuf> = std::fs::read_dir(&d)
-        .unwrap_or_else(|e| panic!("cannot read {}: {e}", d.display()))
-        .map(|e| e.expect("directory entry").path())
+    let entries = |d: &Path| -> Vec<PathBuf> {
+        std::fs::read_dir(d)
+            .unwrap_or_else(|e| panic!("cannot read {}: {e}", d.display()))
+            .map(|e| e.expect("directory entry").path())
+            .collect()
+    };
+    let mut out: Vec<PathBuf> = entries(&d)
+        .into_iter()
+        .flat_map(|p| if p.is_dir() { entries(&p) } else { vec![p] })
         .filter(|p| p.extension().is_some_and(|e| e == "pvl"))
+        .filter(|p| !std::fs::read_to_string(p).is_ok_and(|t| t.lines().any(|l| l.trim() == "//:: companion")))
         .filter(|p| filter.as_deref().map_or(true, |f| p.to_string_lossy().contains(f)))
         .collect();
     out.sort();
@@ -96,7 +106,7 @@ fn fixture_paths(dir: &str) -> Vec<PathBuf> {
 /// Reads a fixture: its `//:: flags` header and its `//~` annotations. A malformed
 /// annotation is an error (so a typo cannot silently drop an expectation).
 fn load(dir: &str, path: &Path) -> Result<Fixture, String> {
-    let name = format!("{dir}/{}", path.file_name().unwrap().to_string_lossy());
+    let name = format!("{dir}/{}", path.strip_prefix(fixture_root().join(dir)).unwrap_or(path).to_string_lossy());
     let text = std::fs::read_to_string(path).map_err(|e| format!("{name}: cannot read: {e}"))?;
     let mut flags = Vec::new();
     let mut expects = Vec::new();
@@ -239,6 +249,8 @@ fn run_alpine(args: &[String], limit: Duration) -> Result<RunResult, String> {
 /// One error or warning from the JSON output.
 #[derive(Debug)]
 struct Diag {
+    /// The file the diagnostic is about (a companion's, in a program of several files).
+    file: String,
     line: usize,
     severity: Severity,
     /// The code without `alpine::verify::` (other codes are kept whole).
@@ -277,7 +289,8 @@ fn diagnostics(stdout: &str, problems: &mut Vec<String>) -> Vec<Diag> {
         let code = code.strip_prefix(VERIFY_PREFIX).unwrap_or(code).to_owned();
         let line = v["span"]["line"].as_u64().unwrap_or(0) as usize;
         let message = v["message"].as_str().unwrap_or("").to_owned();
-        out.push(Diag { line, severity, code, message });
+        let file = v["file"].as_str().unwrap_or("").to_owned();
+        out.push(Diag { file, line, severity, code, message });
     }
     out
 }
@@ -321,7 +334,14 @@ fn check(kind: Kind, fx: &Fixture, limit: Duration) -> Vec<String> {
         Some(c) => problems.push(format!("exit code {c}, expected {want}")),
         None => problems.push(format!("killed by a signal (a crash?): {}", excerpt(&run.stderr, &run.stdout))),
     }
-    let diags = diagnostics(&run.stdout, &mut problems);
+    let mut diags = diagnostics(&run.stdout, &mut problems);
+    // The annotations are about the fixture's own lines; a diagnostic about a
+    // companion file is always unexpected.
+    let me = fx.path.to_string_lossy();
+    for d in diags.iter().filter(|d| d.file != me) {
+        problems.push(format!("{} line {}: unexpected {}", d.file, d.line, d.describe()));
+    }
+    diags.retain(|d| d.file == me);
     match kind {
         Kind::Pass => {
             for d in &diags {

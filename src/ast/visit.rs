@@ -773,3 +773,33 @@ pub fn strip_spans(p: &mut Program) {
     p.blank_lines.clear();
     Strip.visit_program_mut(p);
 }
+
+/// Moves every span of `p` by `delta` bytes: for a file whose text is placed at
+/// offset `delta` of a larger text (the verifier sees a file and its companions as
+/// one text, see `crate::workspace`). Dummy spans stay dummy. Types are kept.
+pub fn shift_spans(p: &mut Program, delta: u32) {
+    struct Shift(u32);
+    impl Shift {
+        fn shift(&self, s: &mut Span) {
+            if !s.is_dummy() {
+                s.start += self.0;
+                s.end += self.0;
+            }
+        }
+    }
+    impl VisitMut for Shift {
+        fn visit_span_mut(&mut self, s: &mut Span) {
+            self.shift(s);
+        }
+        fn visit_ident_mut(&mut self, i: &mut Ident) {
+            self.shift(&mut i.span);
+        }
+        fn visit_num_mut(&mut self, n: &mut Num) {
+            self.shift(&mut n.span);
+        }
+    }
+    Shift(delta).visit_program_mut(p);
+    for b in &mut p.blank_lines {
+        *b += delta;
+    }
+}

@@ -271,11 +271,16 @@ pub fn run(args: OptimiseArgs, reporter: &Reporter) -> i32 {
             return EXIT_CHECK_FAILED;
         };
         let opts = alpine::verify::Options { timeout_secs: args.timeout.max(1), ..Default::default() };
-        let reports = alpine::verify::verify_program(&program, &out, &opts);
+        // The companions of the input file are the optimised program's too.
+        let ws = alpine::workspace::Workspace::load(Path::new(&file.name), &out, &program);
+        let reports = alpine::verify::verify_program_with(&program, &ws.programs(), &ws.text, &opts);
         let failed: Vec<_> = reports.iter().filter(|r| !r.proved()).collect();
         if !failed.is_empty() {
             for r in &failed {
-                reporter.report(&result, &r.diagnostics());
+                for d in r.diagnostics() {
+                    let (f, d) = ws.place(&result, d);
+                    reporter.report(f, &[d]);
+                }
             }
             eprintln!("error: the optimised program does not verify ({} of {} units failed); nothing written", failed.len(), reports.len());
             let names: Vec<String> = failed.iter().map(|r| r.name.clone()).collect();
@@ -308,7 +313,8 @@ fn blame_note(input: &SourceFile, units: &[String], opts: &alpine::verify::Optio
         return "note: the input program does not check either".into();
     };
     let opts = alpine::verify::Options { only: units.to_vec(), ..opts.clone() };
-    let reports = alpine::verify::verify_program(&program, &input.text, &opts);
+    let ws = alpine::workspace::Workspace::load(Path::new(&input.name), &input.text, &program);
+    let reports = alpine::verify::verify_program_with(&program, &ws.programs(), &ws.text, &opts);
     let failing: Vec<&str> = reports.iter().filter(|r| !r.proved()).map(|r| r.name.as_str()).collect();
     if failing.is_empty() {
         format!("note: the input verifies ({}): the rewrite broke the proof, which is a bug in alpine; please report it", units.join(", "))

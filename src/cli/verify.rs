@@ -1,6 +1,7 @@
 //! `alpine verify FILE...` — prove every method and pure function.
 
 use super::{io, Reporter, EXIT_BAD_INPUT, EXIT_CHECK_FAILED, EXIT_OK};
+use alpine::diagnostics::{Diagnostic, Severity};
 use alpine::verify::{self, Options};
 
 #[derive(clap::Args, Debug)]
@@ -52,7 +53,21 @@ pub fn run(args: VerifyArgs, reporter: &Reporter) -> i32 {
                 continue;
             }
         };
-        let reports = verify::verify_program(&program, &file.text, &opts);
+        // A program of several files: the classes of the file's companions are
+        // known through their declarations (see `alpine::workspace`).
+        let ws = alpine::workspace::Workspace::load(std::path::Path::new(&file.name), &file.text, &program);
+        for (companion, d) in &ws.broken {
+            let note = Diagnostic {
+                severity: Severity::Warning,
+                ..Diagnostic::error(
+                    d.code,
+                    format!("this companion of `{}` does not check; the verifier leaves its classes out: {}", file.name, d.message),
+                    d.span,
+                )
+            };
+            reporter.report(companion, &[note]);
+        }
+        let reports = verify::verify_program_with(&program, &ws.programs(), &ws.text, &opts);
         if reports.is_empty() && !opts.only.is_empty() {
             eprintln!("error: {}: no method or function named {}", file.name, opts.only.join(", "));
             status = EXIT_BAD_INPUT;
@@ -63,7 +78,10 @@ pub fn run(args: VerifyArgs, reporter: &Reporter) -> i32 {
                 let mark = if r.proved() { "✓" } else { "✗" };
                 println!("{mark} {} ({:.2} s)", r.name, r.time.as_secs_f64());
             }
-            reporter.report(&file, &r.diagnostics());
+            for d in r.diagnostics() {
+                let (f, d) = ws.place(&file, d);
+                reporter.report(f, &[d]);
+            }
             if !r.proved() && status == EXIT_OK {
                 status = EXIT_CHECK_FAILED;
             }

@@ -19,11 +19,21 @@ use super::ir::{self, Spec, Stmt};
 use crate::ast::{self, ClauseKind, Expr, ExprKind, LoopKind, MethodBody, Name, Span, StmtKind, Ty};
 use std::collections::HashSet;
 
+mod calls;
+mod imports;
 mod locks;
+mod new_matrix;
 mod predicates;
 mod sync;
 
 pub fn lower(program: &ast::Program) -> ir::Program {
+    lower_with(program, &[])
+}
+
+/// [`lower`] with the declarations of the classes of `companions` (see `imports.rs`).
+pub fn lower_with(program: &ast::Program, companions: &[&ast::Program]) -> ir::Program {
+    let merged = imports::with_companions(program, companions);
+    let program = merged.as_ref().unwrap_or(program);
     let mut out = ir::Program { methods: Vec::new(), functions: Vec::new(), fields: Vec::new(), unsupported: Vec::new() };
     let lock_invs = locks::lock_invariants(program);
     let rewritten = locks::rewrite_held(program, &lock_invs, &mut out.unsupported);
@@ -59,10 +69,14 @@ pub fn lower(program: &ast::Program) -> ir::Program {
                 let body = match &m.body {
                     MethodBody::Expr(e) => Some(e.clone()),
                     MethodBody::Abstract => None,
-                    MethodBody::Block(b) => {
-                        out.unsupported.push(("a pure method with a statement body".into(), b.span));
-                        None
-                    }
+                    // `pure T f() { return e; }` is `pure T f() = e;`.
+                    MethodBody::Block(b) => match b.stmts.as_slice() {
+                        [ast::Stmt { kind: StmtKind::Return(Some(e)), .. }] => Some(e.clone()),
+                        _ => {
+                            out.unsupported.push(("a pure method with a statement body".into(), b.span));
+                            None
+                        }
+                    },
                 };
                 out.functions.push(ir::Function {
                     class: class.name.name.clone(),
@@ -246,7 +260,7 @@ impl Lower<'_> {
                 None => {
                     // A bare variable (e.g. the `k` in `for (k; ...)`) does nothing.
                     if !matches!(e.kind, ExprKind::Var(_)) {
-                        self.unsupported("an expression statement that is not a method call", span)
+                        self.not_a_call_statement(e, span)
                     }
                 }
             },
@@ -378,6 +392,10 @@ impl Lower<'_> {
     }
 
     fn assign(&mut self, target: &Expr, value: &Expr, span: Span, out: &mut Vec<Stmt>) {
+        let local_target = matches!(&target.kind, ExprKind::Var(x) if self.is_local(&x.name));
+        if !local_target && self.is_call_or_new(value, span) {
+            return self.assign_through_temp(target, value, span, out);
+        }
         match &target.kind {
             ExprKind::Var(x) if self.is_local(&x.name) => self.assign_local(x.name.clone(), value, span, out),
             ExprKind::Var(x) => {
@@ -396,14 +414,6 @@ impl Lower<'_> {
     }
 
     fn field_write(&mut self, obj: Expr, field: Name, value: &Expr, span: Span, out: &mut Vec<Stmt>) {
-        if self.call(value, None, span).is_some() || matches!(value.kind, ExprKind::NewArray { .. } | ExprKind::New { .. }) {
-            // `this.f = m();`: through a temporary.
-            let tmp: Name = Name::from(format!("$tmp{}", span.start));
-            out.push(Stmt::Local { name: tmp.clone(), ty: value.ty.clone(), span });
-            self.assign_local(tmp.clone(), value, span, out);
-            let value = Expr { kind: ExprKind::Var(ast::Ident::new(&*tmp, span)), span: value.span, ty: value.ty.clone() };
-            return self.field_write(obj, field, &value, span, out);
-        }
         let class = match &obj.ty {
             Ty::Class(c) => c.clone(),
             _ => self.class.clone(),
@@ -423,7 +433,10 @@ impl Lower<'_> {
                 len: dims[0].clone(),
                 span,
             }),
-            ExprKind::NewArray { .. } => self.unsupported("multi-dimensional `new`", value.span),
+            ExprKind::NewArray { elem, dims } => match new_matrix::lower(&name, &elem.to_ty(), dims, value.span) {
+                Some(stmts) => out.extend(stmts),
+                None => self.unsupported("this multi-dimensional `new`", value.span),
+            },
             ExprKind::New { class, args } => self.lower_new(name, class, args, value.span, out),
             _ => out.push(Stmt::Assign { name, value: value.clone(), span }),
         }
@@ -449,10 +462,7 @@ impl Lower<'_> {
         if self.functions.iter().any(|f| f.class == class && f.name == method.name) {
             return None;
         }
-        let callee = self
-            .methods
-            .iter()
-            .position(|m| m.class == class && m.name == method.name && m.params.len() == args.len())?;
+        let callee = self.find_method(&class, &method.name, args)?;
         let receiver = match receiver.as_deref() {
             Some(Expr { kind: ExprKind::Var(c), .. }) if !self.is_local(&c.name) && self.classes.contains(&c.name) => None,
             r => r.cloned(),

@@ -119,15 +119,25 @@ enum UnitRef {
 
 /// Verifies every method and pure function of a type-checked program.
 pub fn verify_program(program: &ast::Program, src: &str, opts: &Options) -> Vec<UnitReport> {
-    let ir = lower::lower(program);
+    verify_program_with(program, &[], src, opts)
+}
+
+/// [`verify_program`] for one file of a program of several files: the classes of
+/// `companions` (type-checked, their spans placed after `program`'s in `src`, see
+/// `crate::workspace`) that `program` does not declare are known through their
+/// declarations — fields, contracts, lock invariants, predicates, pure functions —
+/// and none of their bodies is verified here.
+pub fn verify_program_with(program: &ast::Program, companions: &[&ast::Program], src: &str, opts: &Options) -> Vec<UnitReport> {
+    let ir = lower::lower_with(program, companions);
+    let own: std::collections::HashSet<&str> = program.classes.iter().map(|c| &*c.name.name).collect();
     let mut units: Vec<(UnitRef, String, Span)> = Vec::new();
     for (i, f) in ir.functions.iter().enumerate() {
-        if f.body.is_some() {
+        if f.body.is_some() && own.contains(&*f.class) {
             units.push((UnitRef::Function(i), format!("{}.{}", f.class, f.name), f.span));
         }
     }
     for (i, m) in ir.methods.iter().enumerate() {
-        if m.body.is_some() {
+        if m.body.is_some() && own.contains(&*m.class) {
             units.push((UnitRef::Method(i), format!("{}.{}", m.class, m.name), m.span));
         }
     }

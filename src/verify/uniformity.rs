@@ -5,8 +5,9 @@
 //! for it at every point they all reach: every assignment to it happens under
 //! uniform control flow and assigns an expression built from uniform locals,
 //! host variables (the threads cannot assign them), literals and pure
-//! functions — never the iteration variables, heap reads (threads may see
-//! different cells) or the result of a method call. A local declared without a
+//! functions that do not read the heap — never the iteration variables, heap
+//! reads (threads may see different cells, also through a pure function) or
+//! the result of a method call. A local declared without a
 //! value holds an arbitrary value per thread, so it is not uniform. The
 //! analysis is flow-insensitive and iterated to a fixpoint; it only ever errs
 //! towards "not uniform".
@@ -35,7 +36,13 @@ pub struct Uniformity {
 /// Analyses the body of one par block. `iters`: its iteration variables;
 /// `host`: the names visible at the `par` (locals and parameters of the host).
 pub fn analyse(body: &[Stmt], iters: &[Name], host: &HashSet<Name>) -> Uniformity {
-    let mut a = Analysis { nonuniform: iters.iter().cloned().collect(), host, locals: HashSet::new(), changed: false, divergent: Vec::new() };
+    analyse_with_heap_fns(body, iters, host, &HashSet::new())
+}
+
+/// [`analyse`], where a call of a pure function named in `heap_fns` (one that
+/// reads the heap, `encode/heapfn.rs`) counts as a heap read.
+pub fn analyse_with_heap_fns(body: &[Stmt], iters: &[Name], host: &HashSet<Name>, heap_fns: &HashSet<Name>) -> Uniformity {
+    let mut a = Analysis { nonuniform: iters.iter().cloned().collect(), host, heap_fns, locals: HashSet::new(), changed: false, divergent: Vec::new() };
     declared(body, &mut a.locals);
     a.locals.extend(iters.iter().cloned());
     loop {
@@ -57,6 +64,8 @@ pub fn analyse(body: &[Stmt], iters: &[Name], host: &HashSet<Name>) -> Uniformit
 struct Analysis<'h> {
     nonuniform: HashSet<Name>,
     host: &'h HashSet<Name>,
+    /// Pure functions that read the heap: their calls are heap reads.
+    heap_fns: &'h HashSet<Name>,
     /// Locals declared in the body (and the iteration variables).
     locals: HashSet<Name>,
     changed: bool,
@@ -192,6 +201,7 @@ impl Visitor for Check<'_, '_> {
             ExprKind::Field { obj, field } if &*field.name == "length" && matches!(obj.ty, Ty::Array(_)) => self.visit_expr(obj),
             ExprKind::Field { .. } | ExprKind::Unfolding { .. } | ExprKind::New { .. } | ExprKind::NewArray { .. } => self.ok = false,
             ExprKind::Index { base, .. } if matches!(base.ty, Ty::Array(_)) => self.ok = false,
+            ExprKind::Call { method, .. } if self.a.heap_fns.contains(&method.name) => self.ok = false,
             ExprKind::Quant { binder, guard, body, .. } => {
                 self.bound.push(binder.name.name.clone());
                 self.visit_expr(guard);
@@ -263,5 +273,25 @@ mod tests {
         let u = analyse(&body, &["tid".into()], &HashSet::new());
         assert!(u.nonuniform.contains("a") && u.nonuniform.contains("b"));
         assert_eq!(u.divergent, vec![Span::new(3, 4)]);
+    }
+
+    #[test]
+    fn heap_reading_function_calls_are_not_uniform() {
+        let call = |f: &str| Expr {
+            kind: ExprKind::Call { receiver: None, method: Ident::new(f, Span::DUMMY), args: vec![var("n")] },
+            span: Span::DUMMY,
+            ty: Ty::Int,
+        };
+        let host: HashSet<Name> = ["n".into()].into_iter().collect();
+        let body = vec![
+            Stmt::Local { name: "h".into(), ty: Ty::Int, span: Span::DUMMY },
+            assign("h", call("get")),
+            Stmt::Local { name: "p".into(), ty: Ty::Int, span: Span::DUMMY },
+            assign("p", call("twice")),
+        ];
+        let heap: HashSet<Name> = ["get".into()].into_iter().collect();
+        let u = analyse_with_heap_fns(&body, &["tid".into()], &host, &heap);
+        assert!(u.nonuniform.contains("h"));
+        assert!(!u.nonuniform.contains("p"));
     }
 }

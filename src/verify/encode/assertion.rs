@@ -247,12 +247,30 @@ impl Encoder<'_> {
     fn perm(&mut self, run: &mut Run, st: &mut State, e: &Expr, loc: &Expr, amount: Option<&Expr>, cond: &Term, _b: &[()]) {
         let read = run.pre.clone();
         let mut cx = self.acx(run, &read, cond);
-        let Some(Loc { fam, args }) = self.location(loc, &mut cx) else {
+        let Some(Loc { fam, args }) = self.perm_location(loc, &mut cx) else {
             self.unsupported(format!("a permission to `{}`", self.snippet(loc)), loc.span);
             return;
         };
         let p = self.amount(run, &mut cx, amount);
         self.perm_at(run, st, e, loc, fam, args, p, cond);
+    }
+
+    /// The location of a single `Perm(x.f, p)`. As in Viper, `x` need not be
+    /// known non-null: positive permission to a field of `null` is never held
+    /// (inhaling it assumes `x != null`, see [`Encoder::perm_at`]), so an exhale
+    /// at `null` fails for lack of permission. `requires Perm(move, 1\2) **
+    /// Perm(move.i, read)` is thus self-framing. Array cells keep their null and
+    /// bounds checks ([`Encoder::location`]).
+    fn perm_location(&mut self, loc: &Expr, cx: &mut ECx) -> Option<Loc> {
+        match &loc.kind {
+            ExprKind::Field { obj, field } if matches!(obj.ty, crate::ast::Ty::Class(_)) => {
+                let crate::ast::Ty::Class(class) = &obj.ty else { return None };
+                let o = self.expr(obj, cx);
+                let fam = self.field_family(class, &field.name)?;
+                Some(Loc { fam, args: vec![o] })
+            }
+            _ => self.location(loc, cx),
+        }
     }
 
     /// A permission to one location `args` of `fam` (`p`: `None` for a wildcard).

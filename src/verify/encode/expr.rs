@@ -191,6 +191,10 @@ impl Encoder<'_> {
                     self.def_check(cx, inb, Blame::new(codes::SEQ_BOUNDS, format!("sequence index `{}` may be out of bounds", self.snippet(index)), e.span));
                     f.index(&s, &i)
                 }
+                Ty::Map(..) => match self.map_lookup(base, index, cx) {
+                    Some(t) => t,
+                    None => self.unsupported_term(e, "indexing this type"),
+                },
                 _ => self.unsupported_term(e, "indexing this type"),
             },
             ExprKind::Slice { base, lo, hi } => {
@@ -208,6 +212,9 @@ impl Encoder<'_> {
                 if h.is_some() { f.take(&dropped, &ht.sub(&lt)) } else { dropped }
             }
             ExprKind::SeqUpdate { base, index, value } => {
+                if let Some(t) = self.map_update(base, index, value, cx) {
+                    return t;
+                }
                 let Ty::Seq(elem) = &base.ty else { return self.unsupported_term(e, "updating this type") };
                 let f = self.seq_fns_of(elem);
                 let s = self.expr(base, cx);
@@ -223,7 +230,10 @@ impl Encoder<'_> {
                     let s = self.expr(inner, cx);
                     f.len(&s)
                 }
-                _ => self.unsupported_term(e, "`|…|` of this type"),
+                _ => match self.collection_size(inner, cx) {
+                    Some(t) => t,
+                    None => self.unsupported_term(e, "`|…|` of this type"),
+                },
             },
             ExprKind::Collection { kind: CollectionKind::Seq, elems, .. } => {
                 let Ty::Seq(elem) = &e.ty else { return self.unsupported_term(e, "this sequence literal") };
@@ -238,7 +248,13 @@ impl Encoder<'_> {
                 }
                 acc.unwrap_or_else(|| f.empty())
             }
-            ExprKind::Builtin { func, args } => self.builtin(e, *func, args, cx),
+            ExprKind::Collection { kind: CollectionKind::Bag, elems, .. } => self.bag_literal(e, elems, cx),
+            ExprKind::Collection { kind: CollectionKind::Set, elems, .. } => self.set_literal(e, elems, cx),
+            ExprKind::MapLit { entries, .. } => self.map_literal(e, entries, cx),
+            ExprKind::Builtin { func, args } => match self.map_builtin(e, *func, args, cx) {
+                Some(t) => t,
+                None => self.builtin(e, *func, args, cx),
+            },
             ExprKind::Unary { op: UnOp::Not, operand } => self.expr(operand, cx).not(),
             ExprKind::Unary { op: UnOp::Neg, operand } => self.expr(operand, cx).neg(),
             ExprKind::Binary { op, lhs, rhs } => self.binary(e, *op, lhs, rhs, cx),
@@ -374,6 +390,9 @@ impl Encoder<'_> {
                 }
             }
             _ => {
+                if let Some(t) = self.collection_binary(e, op, lhs, rhs, cx) {
+                    return t;
+                }
                 let mut l = self.expr(lhs, cx);
                 let mut r = self.expr(rhs, cx);
                 if matches!(lhs.kind, ExprKind::Null) {
@@ -381,6 +400,15 @@ impl Encoder<'_> {
                 }
                 if matches!(rhs.kind, ExprKind::Null) {
                     r = null_of(&l.sort());
+                }
+                // Arithmetic and ordering exist in SMT only on numbers; an operand
+                // of any other sort here (a stand-in for an unsupported value) would
+                // make an ill-sorted term that Z3 rejects with its whole batch.
+                let numeric = |t: &Term| matches!(t.sort(), Sort::Int | Sort::Real);
+                let arith = matches!(op, BinOp::Lt | BinOp::Le | BinOp::Gt | BinOp::Ge | BinOp::Sub | BinOp::Mul | BinOp::Div | BinOp::Mod | BinOp::Frac)
+                    || (op == BinOp::Add && !matches!(lhs.ty, Ty::Seq(_)));
+                if arith && !(numeric(&l) && numeric(&r)) {
+                    return self.unsupported_term(e, "this operator on these operands");
                 }
                 let seq = |me: &mut Self, t: &Ty| match t {
                     Ty::Seq(el) => Some(me.seq_fns_of(el)),

@@ -59,8 +59,19 @@ impl Encoder<'_> {
             None => cx.class.clone(),
         };
         let Some(idx) = self.find_function(&class, name, args) else {
-            return self.unsupported_term(e, "a call of a method inside an expression");
+            // A non-pure call is lowered only as a statement of its own (see
+            // `lower/calls.rs`); anywhere else its effect would have to be ordered
+            // within the expression.
+            let what = if self.prog.methods.iter().any(|m| *m.class == *class && &*m.name == name) {
+                "a call of a method inside an expression (a method call must be a statement, the whole right-hand side of an assignment, or a `return` value)"
+            } else {
+                "a call of a method the verifier does not know"
+            };
+            return self.unsupported_term(e, what);
         };
+        if super::heapfn::reads_heap(self.prog, idx) {
+            return self.heap_function_call(e, idx, receiver, args, cx);
+        }
         let f = &self.prog.functions[idx];
         let vals: Vec<Term> = args.iter().map(|a| self.expr(a, cx)).collect();
         let limited = cx.limited == Some(idx);
@@ -113,6 +124,10 @@ impl Encoder<'_> {
     pub fn function_axioms(&mut self, own: Option<usize>) {
         let g = Term::tru();
         for (idx, f) in self.prog.functions.iter().enumerate() {
+            // Heap-reading functions have no state-free symbol (`heapfn.rs`).
+            if super::heapfn::reads_heap(self.prog, idx) {
+                continue;
+            }
             let mut env = Env::default();
             env.push();
             let mut vars = Vec::new();
@@ -163,6 +178,9 @@ impl Encoder<'_> {
 }
 
 pub fn verify_function(enc: &mut Encoder, idx: usize) {
+    if super::heapfn::reads_heap(enc.prog, idx) {
+        return super::heapfn::verify_heap_function(enc, idx);
+    }
     let f = &enc.prog.functions[idx];
     let g = enc.fresh_const("g", Sort::Bool);
     let mut env = Env::default();

@@ -14,15 +14,22 @@
 //!
 //! Submodules: [`expr`] (expressions and their well-definedness), [`assertion`]
 //! (inhale/exhale, quantified permissions), [`stmt`] (statements, loops, calls),
-//! [`par`] (`par` blocks and barriers), [`functions`] (pure functions), [`seq`] (sequence axioms),
+//! [`par`] (`par` blocks and barriers), [`functions`] (pure functions), [`heapfn`]
+//! (pure functions that read the heap), [`seq`] (sequence axioms),
+//! [`maps`], [`bags`], [`sets`] (map, multiset and set axioms), [`collections`] (their expressions),
 //! [`triggers`] (patterns), [`state`] (heap/mask versions).
 
 mod assertion;
+pub mod bags;
+mod collections;
 mod expr;
 /// PVL's truncating `/` and `%`, for other stages that build SMT terms (transforms).
 pub use expr::{trunc_div, trunc_mod};
 mod functions;
+pub mod maps;
+mod heapfn;
 mod par;
+pub mod sets;
 mod qp;
 mod objects;
 pub mod seq;
@@ -150,6 +157,9 @@ pub struct Encoder<'a> {
     fresh: u32,
     pub failures: Vec<Failure>,
     seq_done: HashSet<Sort>,
+    /// The map, bag and set instances (and map key sets) whose axioms are
+    /// asserted, by name.
+    theories_done: HashSet<String>,
     pub families: HashMap<Rc<str>, state::FamilyInfo>,
     epoch_zero_done: HashSet<Rc<str>>,
     /// The pure function whose own unit is being verified (recursive calls are
@@ -200,6 +210,7 @@ impl<'a> Encoder<'a> {
             fresh: 0,
             failures: Vec::new(),
             seq_done: HashSet::new(),
+            theories_done: HashSet::new(),
             families: HashMap::new(),
             epoch_zero_done: HashSet::new(),
             current_function: None,
@@ -425,6 +436,9 @@ impl<'a> Encoder<'a> {
                 let es = self.sort_of(e);
                 self.seq_fns(es).sort
             }
+            Ty::Map(k, v) => self.map_fns(k, v).sort,
+            Ty::Bag(e) => self.bag_fns(e).sort,
+            Ty::Set(e) => self.set_fns(e).sort,
             _ => Sort::named(&format!("{ty}")),
         }
     }

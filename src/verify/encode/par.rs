@@ -89,7 +89,7 @@ impl Encoder<'_> {
             p.host_depth = Some(p.env.depth());
             p.env.push();
             let iter_names: Vec<Name> = b.iters.iter().map(|i| i.0.clone()).collect();
-            let u = uniformity::analyse(&b.body, &iter_names, &host_names);
+            let u = uniformity::analyse_with_heap_fns(&b.body, &iter_names, &host_names, &super::heapfn::heap_function_names(self.prog));
             for d in &u.divergent {
                 let mut f = crate::verify::Failure::new(
                     codes::BARRIER_DIVERGENCE,

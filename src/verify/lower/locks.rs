@@ -317,11 +317,7 @@ impl Lower<'_> {
 
     /// `target = new C(args)`: a fresh object, then the constructor call on it.
     pub(super) fn lower_new(&mut self, target: Name, class: &ast::Ident, args: &[Expr], span: Span, out: &mut Vec<Stmt>) {
-        let Some(callee) = self
-            .methods
-            .iter()
-            .position(|m| m.class == class.name && m.name == class.name && m.params.len() == args.len())
-        else {
+        let Some(callee) = self.find_method(&class.name, &class.name, args) else {
             return self.unsupported(format!("`new {}` without a matching constructor", class.name), span);
         };
         let tmp: Name = Name::from(format!("$new{}", span.start));
