@@ -5,6 +5,10 @@
 //!
 //! The program is a cube-sum identity (Fermat, n = 3) that Z3's nonlinear
 //! arithmetic cannot settle: it keeps searching until a limit stops it.
+//!
+//! Failing fast (issue #4): after one query of a unit timed out, the unit's
+//! later queries get a short limit, and `--unit-timeout` bounds a whole unit;
+//! obligations past it are reported as not checked. Neither ever passes more.
 
 use std::process::{Command, Output};
 use std::time::{Duration, Instant};
@@ -18,9 +22,13 @@ const HARD: &str = "class Hard {
 ";
 
 fn verify(args: &[&str]) -> (Output, Duration) {
+    verify_text(HARD, args)
+}
+
+fn verify_text(text: &str, args: &[&str]) -> (Output, Duration) {
     let dir = tempfile::tempdir().unwrap();
     let file = dir.path().join("hard.pvl");
-    std::fs::write(&file, HARD).unwrap();
+    std::fs::write(&file, text).unwrap();
     let start = Instant::now();
     let out = Command::new(env!("CARGO_BIN_EXE_alpine"))
         .arg("verify")
@@ -81,4 +89,66 @@ fn a_limit_large_enough_changes_nothing_for_an_easy_program() {
         let out = Command::new(env!("CARGO_BIN_EXE_alpine")).arg("verify").args(args).arg(&file).output().unwrap();
         assert_eq!(out.status.code(), Some(0), "{args:?}: {}", String::from_utf8_lossy(&out.stderr));
     }
+}
+
+/// Three hard assertions in one unit, then an easy false one.
+/// (Independent variables: a failed check is assumed afterwards, so a second
+/// question about `x, y, z` would be easy.)
+const HARD3: &str = "class Hard {
+    requires x > 0 && y > 0 && z > 0 && u > 0 && v > 0 && w > 0 && p > 0 && q > 0 && r > 0;
+    void fermat(int x, int y, int z, int u, int v, int w, int p, int q, int r, boolean b) {
+        assert x * x * x + y * y * y != z * z * z;
+        assert u * u * u + v * v * v != w * w * w;
+        assert p * p * p + q * q * q != r * r * r;
+        assert b;
+    }
+}
+";
+
+#[test]
+fn after_a_timeout_the_unit_fails_fast() {
+    let (out, took) = verify_text(HARD3, &["--timeout", "3", "--unit-timeout", "0"]);
+    assert_eq!(out.status.code(), Some(1), "{}", String::from_utf8_lossy(&out.stderr));
+    let d = diagnostics(&out);
+    assert_eq!(d.len(), 4, "{d:?}");
+    assert_eq!((d[0].0, d[0].1.as_str(), d[0].2.as_str()), (4, "alpine::verify::unknown", "assertion may not hold: could not prove (timeout after 3 s)"));
+    for (line, i) in [(5, 1), (6, 2)] {
+        assert_eq!((d[i].0, d[i].1.as_str()), (line, "alpine::verify::unknown"));
+        assert_eq!(d[i].2, "assertion may not hold: could not prove (timeout after 1 s: an earlier obligation of this unit timed out)");
+    }
+    // The easy obligation is still checked, and still fails (a model is found fast).
+    assert_eq!((d[3].0, d[3].1.as_str()), (7, "alpine::verify::assert"));
+    // 3 s + 1 s + 1 s, where three full limits would take 9 s.
+    assert!(took < Duration::from_secs(8), "took {took:?}");
+}
+
+#[test]
+fn the_unit_budget_bounds_a_unit_and_counts_what_it_skipped() {
+    let (out, took) = verify_text(HARD3, &["--timeout", "60", "--unit-timeout", "2"]);
+    assert_eq!(out.status.code(), Some(1), "{}", String::from_utf8_lossy(&out.stderr));
+    let d = diagnostics(&out);
+    assert_eq!(d.len(), 2, "{d:?}");
+    assert_eq!((d[0].0, d[0].1.as_str()), (4, "alpine::verify::unknown"));
+    assert!(d[0].2.starts_with("assertion may not hold: could not prove (timeout after "), "{}", d[0].2);
+    assert!(d[0].2.ends_with(": the rest of the unit's time budget (--unit-timeout))"), "{}", d[0].2);
+    // The other three are not run: one report, at the first of them, counting the rest.
+    assert_eq!((d[1].0, d[1].1.as_str()), (5, "alpine::verify::unknown"));
+    assert_eq!(
+        d[1].2,
+        "assertion may not hold: not checked (the unit's time budget ran out: --unit-timeout 2 s; 2 later obligations of the unit were not checked either)"
+    );
+    assert!(took < Duration::from_secs(6), "took {took:?}");
+}
+
+#[test]
+fn a_unit_budget_large_enough_changes_nothing() {
+    let text = "class E {\n    requires x > 0;\n    ensures \\result > 1;\n    int f(int x) {\n        return x + 1;\n    }\n}\n";
+    let (out, _) = verify_text(text, &["--unit-timeout", "5"]);
+    assert_eq!(out.status.code(), Some(0), "{}", String::from_utf8_lossy(&out.stderr));
+    // An easy false obligation fails for its own reason, not a limit.
+    let (out, _) = verify_text(&text.replace("> 1", "> 2"), &["--unit-timeout", "5"]);
+    assert_eq!(out.status.code(), Some(1));
+    let d = diagnostics(&out);
+    assert_eq!(d.len(), 1, "{d:?}");
+    assert_eq!(d[0].1, "alpine::verify::postcondition");
 }

@@ -16,6 +16,13 @@ pub struct VerifyArgs {
     /// Z3's deterministic resource limit per query (0 = none).
     #[arg(long, default_value_t = 0)]
     rlimit: u32,
+    /// Wall-clock budget of one proof unit (a method or pure function), in
+    /// seconds (0 = none). A query gets at most what is left of it; obligations
+    /// met after it ran out are failures reported as "not checked". After one
+    /// query of a unit timed out, its later queries get a tenth of --timeout (at
+    /// least 1 s).
+    #[arg(long, value_name = "SECS", default_value_t = verify::DEFAULT_UNIT_TIMEOUT_SECS)]
+    unit_timeout: u64,
     /// Also warn when a method's end or a loop body is unreachable (a vacuous
     /// contract).
     #[arg(long)]
@@ -30,7 +37,7 @@ pub struct VerifyArgs {
 }
 
 pub fn run(args: VerifyArgs, reporter: &Reporter) -> i32 {
-    let opts = Options { timeout_secs: args.timeout.max(1), rlimit: args.rlimit, smoke: args.smoke, dump_smt: args.dump_smt.is_some(), only: args.only.clone() };
+    let opts = Options { timeout_secs: args.timeout.max(1), rlimit: args.rlimit, unit_timeout_secs: args.unit_timeout, smoke: args.smoke, dump_smt: args.dump_smt.is_some(), only: args.only.clone() };
     let mut status = EXIT_OK;
     for path in &args.files {
         let file = match io::read_source(path) {

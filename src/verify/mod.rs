@@ -24,12 +24,19 @@ use crate::diagnostics::{codes, Diagnostic, Severity};
 use rayon::prelude::*;
 use std::time::{Duration, Instant};
 
+/// Default of `--unit-timeout`.
+pub const DEFAULT_UNIT_TIMEOUT_SECS: u64 = 30;
+
 #[derive(Clone, Debug)]
 pub struct Options {
     /// Wall-clock limit per Z3 query, in seconds.
     pub timeout_secs: u64,
     /// Z3's deterministic resource limit per query (0 = none).
     pub rlimit: u32,
+    /// Wall-clock budget of one proof unit, in seconds (0 = none): each query
+    /// gets at most what is left of it, and obligations met after it ran out
+    /// are reported as not checked.
+    pub unit_timeout_secs: u64,
     /// Also check that method ends and loop bodies are reachable.
     pub smoke: bool,
     /// Keep the SMT-LIB sent to Z3 in the unit reports.
@@ -40,7 +47,7 @@ pub struct Options {
 
 impl Default for Options {
     fn default() -> Options {
-        Options { timeout_secs: 10, rlimit: 0, smoke: false, dump_smt: false, only: Vec::new() }
+        Options { timeout_secs: 10, rlimit: 0, unit_timeout_secs: DEFAULT_UNIT_TIMEOUT_SECS, smoke: false, dump_smt: false, only: Vec::new() }
     }
 }
 
@@ -52,6 +59,13 @@ impl Options {
 
     pub fn timeout_ms(&self) -> u32 {
         u32::try_from(self.timeout_secs.saturating_mul(1000)).unwrap_or(u32::MAX).max(1)
+    }
+
+    /// The limit of every query of a unit after one of its queries timed out:
+    /// a tenth of `--timeout`, at least 1 s (or `--timeout` if that is less).
+    pub fn after_timeout_ms(&self) -> u32 {
+        let t = self.timeout_ms();
+        t.min((t / 10).max(1000))
     }
 }
 

@@ -413,12 +413,20 @@ impl Encoder<'_> {
         let vars: Vec<Rc<str>> = bvars.iter().map(|v| v.0.clone()).collect();
 
         // Syntactic inverse: one binder, array receiver independent of it, affine index.
+        // (Through plainly defined functions: `a[newIdx(tid, k, 10)]` is `a[tid + k*10]`.)
         let inverse = if vars.len() == 1 && args.len() == 2 && !args[0].mentions(&vars[0]) {
-            affine(&args[1], &vars[0])
+            affine(&self.unfold_defs(&args[1]), &vars[0])
         } else {
             None
         };
-        if inverse.is_none() {
+        // Tiled and linearised indices: a closed-form inverse (`qp_solve.rs`),
+        // which also proves injectivity.
+        let solved = if inverse.is_none() && args.len() == 2 && !vars.iter().any(|v| args[0].mentions(v)) {
+            self.solve_qp(&guard, cond, &args[1], &range, &bvars)
+        } else {
+            None
+        };
+        if inverse.is_none() && solved.is_none() {
             // Injectivity: two different binder values with permission give
             // different locations. Needed before the inverse functions are
             // defined (their axiom would otherwise be inconsistent).
@@ -429,6 +437,15 @@ impl Encoder<'_> {
             let pos = |p: &Option<Term>, m: &HashMap<Rc<str>, Term>| p.as_ref().map(|p| p.subst(m).gt(&Term::real(0, 1))).unwrap_or(Term::tru());
             let distinct_vars = Term::or(vars.iter().map(|v| m1[v].ne(&m2[v])).collect());
             let mut hyp = vec![cond.clone(), range.subst(&m1), range.subst(&m2), pos(&p, &m1), pos(&p, &m2), distinct_vars];
+            if let (Mode::Inhale, Some(p)) = (run.mode, &p) {
+                // Two instances that together hold more than a full permission
+                // cannot name one location: inhaling both would exceed the
+                // good-mask bound, so that state is infeasible (it would be
+                // `false` after the inhale). Only pairs that fit into one
+                // location need proving distinct. (On exhale no such argument
+                // exists: the check is what keeps the exhale honest.)
+                hyp.push(p.subst(&m1).add(&p.subst(&m2)).le(&Term::real(1, 1)));
+            }
             hyp.extend(super::qp::product_hints(&args, &vars, &m1, &m2));
             let hyp = Term::and(hyp);
             let same = Term::and(args.iter().map(|a| a.subst(&m1).eq(&a.subst(&m2))).collect());
@@ -462,6 +479,12 @@ impl Encoder<'_> {
                 return;
             }
         }
+        if let Some(sv) = &solved {
+            let arr = args[0].clone();
+            self.solved_update(st, &fam, sv, &arr, &args[1], cond, &p, run.mode == Mode::Inhale);
+            run.touched.insert(fam);
+            return;
+        }
         let Some((k, d)) = inverse else {
             let leaf = super::qp::QpLeaf { fam: &fam, vars: &bvars, range: &range, args: &args, p: &p, inhale: run.mode == Mode::Inhale };
             self.qp_inverse_update(&guard, cond, st, leaf);
@@ -471,6 +494,11 @@ impl Encoder<'_> {
         let v = vars[0].clone();
         let arr = args[0].clone();
         let sign = if run.mode == Mode::Inhale { 1 } else { -1 };
+        // The condition at the inverse with plain definitions unfolded: a
+        // function application at `inv(j)` would be a new term for every
+        // location the mask is read at, and quantifiers triggered by such
+        // applications (`a[newIdx(tid, k, 10)] == …`) would feed on them.
+        let range = self.unfold_defs(&range);
         self.update_mask(st, &fam, |xs| {
             let (x, j) = (&xs[0], &xs[1]);
             let shifted = j.sub(&d);
@@ -482,7 +510,7 @@ impl Encoder<'_> {
             let mut m = HashMap::new();
             m.insert(v.clone(), inv);
             let hit = Term::and(vec![x.eq(&arr), divisible, cond.clone(), range.subst(&m)]);
-            let amt = p.subst(&m);
+            let amt = super::qp_solve::amount_at(&p, &args, xs).subst(&m);
             hit.ite(&if sign > 0 { amt } else { amt.neg() }, &Term::real(0, 1))
         });
         run.touched.insert(fam);

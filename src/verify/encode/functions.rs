@@ -160,6 +160,9 @@ impl Encoder<'_> {
                 cx.check = false;
                 cx.limited = Some(idx);
                 let b = self.expr(body, &mut cx);
+                if f.pre.is_empty() && !super::qp_solve::applies(&b, &fname(f, true)) {
+                    self.fn_defs.insert(Rc::from(fname(f, false).as_str()), (vars.iter().map(|v| v.0.clone()).collect(), b.clone()));
+                }
                 self.smt.assert(Term::forall(vars.clone(), vec![vec![full.clone()]], pre.implies(&full.eq(&b)), &format!("{qid}:def")));
             }
             let mut posts = Vec::new();

@@ -28,9 +28,11 @@ pub use expr::{trunc_div, trunc_mod};
 mod functions;
 pub mod maps;
 mod heapfn;
+mod limits;
 mod par;
 pub mod sets;
 mod qp;
+mod qp_solve;
 mod objects;
 pub mod seq;
 mod state;
@@ -185,6 +187,11 @@ pub struct Encoder<'a> {
     /// ground instances of their inverse axioms already assumed.
     pub qp_invs: Vec<qp::QpInv>,
     pub qp_inst_done: HashSet<String>,
+    /// Pure functions with a plain definition (no precondition, not
+    /// recursive): symbol → (parameter constants, body), for `qp_solve`.
+    pub fn_defs: HashMap<Rc<str>, (Vec<Rc<str>>, Term)>,
+    /// Time limits of the unit (`limits.rs`).
+    pub limits: limits::UnitLimits,
 }
 
 /// How many guards up [`Encoder::is_known`] looks for an assumed fact.
@@ -222,6 +229,8 @@ impl<'a> Encoder<'a> {
             par_stack: Vec::new(),
             qp_invs: Vec::new(),
             qp_inst_done: HashSet::new(),
+            fn_defs: HashMap::new(),
+            limits: limits::UnitLimits::start(),
         };
         e.background();
         e
@@ -321,6 +330,15 @@ impl<'a> Encoder<'a> {
         if goal.is_true() || hyp.is_false() || guard.is_false() {
             return true;
         }
+        let (limit_ms, cap) = match self.query_limit() {
+            Some(l) => l,
+            None => {
+                if let Some((_, b)) = report {
+                    self.not_checked(b);
+                }
+                return false;
+            }
+        };
         self.checks += 1;
         let (skolem_hyps, goal) = self.skolemise(goal);
         let chk = self.fresh_const("chk", Sort::Bool);
@@ -330,7 +348,19 @@ impl<'a> Encoder<'a> {
         self.smt.assert(chk.implies(&Term::and(parts)));
         let names: Vec<String> = [guard, &chk].iter().map(|t| t.to_string().trim_matches('|').to_string()).collect();
         let refs: Vec<&str> = names.iter().map(|s| s.as_str()).collect();
-        let outcome = match self.smt.check(&refs) {
+        let started = std::time::Instant::now();
+        let outcome = self.smt.check_within(&refs, limit_ms);
+        if trace_queries() {
+            let what = report.as_ref().map_or_else(|| "(optional query)".to_string(), |(_, b)| format!("{} @{}", b.message, b.span.start));
+            let verdict = match &outcome {
+                Ok(Outcome::Proved) => "proved",
+                Ok(Outcome::NotProved { unknown: None }) => "not proved",
+                Ok(Outcome::NotProved { unknown: Some(_) }) => "unknown",
+                Err(_) => "error",
+            };
+            eprintln!("[query {:>6} ms] {verdict}: {what}", started.elapsed().as_millis());
+        }
+        let outcome = match outcome {
             Ok(o) => o,
             Err(msg) => {
                 if let Some((_, b)) = report {
@@ -352,7 +382,8 @@ impl<'a> Encoder<'a> {
                     let values = env.map(|e| self.model_values(e)).unwrap_or_default();
                     let (code, message) = match &unknown {
                         Some(Unknown::Timeout) => {
-                            (codes::UNKNOWN, format!("{}: could not prove (timeout after {} s)", b.message, self.opts.timeout_secs))
+                            self.limits.timed_out = true;
+                            (codes::UNKNOWN, format!("{}: could not prove ({})", b.message, limits::timeout_text(limit_ms, cap)))
                         }
                         Some(Unknown::ResourceLimit(n)) => {
                             (codes::UNKNOWN, format!("{}: could not prove (resource limit {n} reached)", b.message))
@@ -454,6 +485,13 @@ impl<'a> Encoder<'a> {
         }
         f
     }
+}
+
+/// `ALPINE_TRACE_QUERIES=1`: every query's time and verdict on stderr (for
+/// finding the slow obligations of a unit).
+fn trace_queries() -> bool {
+    static ON: std::sync::OnceLock<bool> = std::sync::OnceLock::new();
+    *ON.get_or_init(|| std::env::var_os("ALPINE_TRACE_QUERIES").is_some_and(|v| v != "0"))
 }
 
 pub fn ref_sort() -> Sort {

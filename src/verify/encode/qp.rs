@@ -140,7 +140,7 @@ impl Encoder<'_> {
             let m: HashMap<Rc<str>, Term> = leaf.vars.iter().zip(&invs).map(|((v, s), f)| (v.clone(), Term::app(f, xs.to_vec(), s.clone()))).collect();
             let at = Term::and(xs.iter().zip(leaf.args).map(|(x, a)| x.eq(&a.subst(&m))).collect());
             let hit = Term::and(vec![cond.clone(), leaf.range.subst(&m), at]);
-            let amt = leaf.p.subst(&m);
+            let amt = super::qp_solve::amount_at(leaf.p, leaf.args, xs).subst(&m);
             hit.ite(&if sign_neg { amt.neg() } else { amt }, &Term::real(0, 1))
         });
     }

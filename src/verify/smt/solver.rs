@@ -46,6 +46,8 @@ pub struct SmtSolver {
     /// The declarations already in `dump`.
     dumped_decls: std::collections::HashSet<String>,
     last_model: Option<z3::Model>,
+    /// The wall-clock limit currently set on the solver (checks may lower it:
+    /// see [`SmtSolver::check_within`]).
     timeout_ms: u32,
     rlimit: u32,
 }
@@ -135,9 +137,28 @@ impl SmtSolver {
         Ok(())
     }
 
-    /// Checks satisfiability under the given Bool constants.
+    /// Checks satisfiability under the given Bool constants, with the limit
+    /// the solver was created with.
     pub fn check(&mut self, assumptions: &[&str]) -> Result<Outcome, String> {
+        let ms = self.timeout_ms;
+        self.check_within(assumptions, ms)
+    }
+
+    /// As [`SmtSolver::check`], with a wall-clock limit of `limit_ms` for this
+    /// check (the unit's remaining budget, or the short limit after a timeout).
+    pub fn check_within(&mut self, assumptions: &[&str], limit_ms: u32) -> Result<Outcome, String> {
         self.flush()?;
+        let limit_ms = limit_ms.max(1);
+        if limit_ms != self.timeout_ms {
+            // Z3 reads the solver's `timeout` parameter at every check.
+            let mut p = z3::Params::new();
+            p.set_u32("timeout", limit_ms);
+            self.solver.set_params(&p);
+            self.timeout_ms = limit_ms;
+            if let Some(d) = &mut self.dump {
+                let _ = writeln!(d, "(set-option :timeout {limit_ms})");
+            }
+        }
         let lits: Vec<Bool> = assumptions.iter().map(|n| Bool::new_const(*n)).collect();
         if let Some(d) = &mut self.dump {
             for a in assumptions {

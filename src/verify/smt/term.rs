@@ -397,7 +397,7 @@ impl Term {
 
     /// The same node with `f` applied to each direct subterm (a quantifier's body
     /// and patterns); leaves are returned as they are.
-    fn map_children(&self, f: &mut dyn FnMut(&Term) -> Term) -> Term {
+    pub fn map_children(&self, f: &mut dyn FnMut(&Term) -> Term) -> Term {
         match self.node() {
             Node::Const(..) | Node::IntLit(_) | Node::RealLit(..) | Node::BoolLit(_) => self.clone(),
             Node::App(g, args, s) => Term(Rc::new(Node::App(g.clone(), args.iter().map(|a| f(a)).collect(), s.clone()))),

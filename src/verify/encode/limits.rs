@@ -1,0 +1,148 @@
+//! Time limits of one proof unit: failing fast without ever passing more.
+//!
+//! Every query has a wall-clock limit (`--timeout`, default 10 s). A unit that
+//! runs a query into that limit is usually in trouble as a whole (a matching
+//! loop, nonlinear arithmetic), and its later queries tend to time out too; a
+//! failing program then took minutes to report. So:
+//! * after one query of the unit timed out, every later query of the unit gets
+//!   [`crate::verify::Options::after_timeout_ms`] (a tenth of `--timeout`, at
+//!   least 1 s); a timeout there says "an earlier obligation of this unit timed
+//!   out";
+//! * the unit as a whole has a wall-clock budget (`--unit-timeout`): a query
+//!   gets at most what is left of it, and an obligation met after it is spent
+//!   is reported as *not checked*, with its location; further ones are counted
+//!   in that first report instead of being listed one by one;
+//! * optional queries — proposals the encoder may do without, such as a
+//!   closed-form inverse for a quantified permission (`qp_solve.rs`) — get at
+//!   most [`QUICK_MS`].
+//!
+//! A shorter limit can only turn a proof into a failure ("could not prove",
+//! code `unknown`), never a failure into a proof: a query that is not run
+//! counts as not proved.
+
+use super::{Blame, Encoder};
+use crate::diagnostics::codes;
+use crate::verify::Failure;
+use std::time::Instant;
+
+/// The limit of an optional query.
+pub const QUICK_MS: u32 = 2000;
+/// Less than this left of the unit's budget: the next obligation is not run.
+const MIN_QUERY_MS: u128 = 50;
+
+/// What set the limit of a query (for the message of a timeout).
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum Cap {
+    /// `--timeout`
+    Query,
+    /// an earlier query of the unit timed out
+    AfterTimeout,
+    /// what was left of `--unit-timeout`
+    Unit,
+    /// an optional query
+    Quick,
+}
+
+#[derive(Debug)]
+pub struct UnitLimits {
+    started: Instant,
+    /// A reported query of this unit ran out of time.
+    pub timed_out: bool,
+    /// The next query is optional ([`Encoder::prove_quick`]).
+    quick: bool,
+    /// The failure that reports the first obligation not checked, and how many
+    /// more were skipped after it.
+    first_skip: Option<(usize, String)>,
+    skipped: u32,
+}
+
+impl UnitLimits {
+    pub fn start() -> UnitLimits {
+        UnitLimits { started: Instant::now(), timed_out: false, quick: false, first_skip: None, skipped: 0 }
+    }
+}
+
+impl Encoder<'_> {
+    /// The wall-clock limit of the next query and what set it; `None` when the
+    /// unit's budget is spent.
+    pub fn query_limit(&self) -> Option<(u32, Cap)> {
+        let mut limit = (self.opts.timeout_ms(), Cap::Query);
+        let mut lower = |ms: u32, cap: Cap| {
+            if ms < limit.0 {
+                limit = (ms, cap);
+            }
+        };
+        if self.limits.timed_out {
+            lower(self.opts.after_timeout_ms(), Cap::AfterTimeout);
+        }
+        if self.limits.quick {
+            lower(QUICK_MS, Cap::Quick);
+        }
+        if self.opts.unit_timeout_secs > 0 {
+            let budget = u128::from(self.opts.unit_timeout_secs) * 1000;
+            let used = self.limits.started.elapsed().as_millis();
+            if used + MIN_QUERY_MS > budget {
+                return None;
+            }
+            lower(u32::try_from(budget - used).unwrap_or(u32::MAX), Cap::Unit);
+        }
+        Some(limit)
+    }
+
+    /// Whether `hyp ⇒ goal` holds under `guard`, asked with the short limit
+    /// of an optional query; reports nothing.
+    pub fn prove_quick(&mut self, guard: &super::Term, hyp: &super::Term, goal: &super::Term) -> bool {
+        self.limits.quick = true;
+        let ok = self.prove(guard, hyp, goal, None);
+        self.limits.quick = false;
+        ok
+    }
+
+    /// Reports an obligation that was not run because the unit's budget is
+    /// spent: the first one with its location, later ones as a count in it.
+    pub fn not_checked(&mut self, b: Blame) {
+        let budget = format!("the unit's time budget ran out: --unit-timeout {} s", self.opts.unit_timeout_secs);
+        match self.limits.first_skip {
+            None => {
+                self.limits.first_skip = Some((self.failures.len(), b.message.clone()));
+                self.failures.push(Failure {
+                    code: codes::UNKNOWN,
+                    message: format!("{}: not checked ({budget})", b.message),
+                    span: b.span,
+                    related: b.related,
+                    values: vec![],
+                });
+            }
+            Some((i, ref head)) => {
+                let head = head.clone();
+                self.limits.skipped += 1;
+                let n = self.limits.skipped;
+                let f = &mut self.failures[i];
+                let more = if n == 1 { "1 later obligation of the unit was".to_string() } else { format!("{n} later obligations of the unit were") };
+                f.message = format!("{head}: not checked ({budget}; {more} not checked either)");
+            }
+        }
+    }
+}
+
+/// "timeout after 10 s", with why the limit was lower than `--timeout`.
+pub fn timeout_text(ms: u32, cap: Cap) -> String {
+    let secs = if ms.is_multiple_of(1000) { format!("{} s", ms / 1000) } else { format!("{:.1} s", f64::from(ms) / 1000.0) };
+    match cap {
+        Cap::Query | Cap::Quick => format!("timeout after {secs}"),
+        Cap::AfterTimeout => format!("timeout after {secs}: an earlier obligation of this unit timed out"),
+        Cap::Unit => format!("timeout after {secs}: the rest of the unit's time budget (--unit-timeout)"),
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn timeout_texts() {
+        assert_eq!(timeout_text(10_000, Cap::Query), "timeout after 10 s");
+        assert_eq!(timeout_text(1_000, Cap::AfterTimeout), "timeout after 1 s: an earlier obligation of this unit timed out");
+        assert_eq!(timeout_text(2_345, Cap::Unit), "timeout after 2.3 s: the rest of the unit's time budget (--unit-timeout)");
+    }
+}
