@@ -17,8 +17,9 @@
 //! permissions count as true, `\forall`/`\exists` run over an integer range read
 //! from the guard (`lo <= x && x < hi`) or over a sequence (`x in s`).
 //!
-//! Not supported (an [`Error`], never a panic): barriers, several par units,
-//! locks, `\old`, maps/sets/bags, fractions. Issue #8 extends it to kernels.
+//! Maps: literals, `buildMap`, lookup `m[k]` (an error for a key not in the
+//! map), `==`. Not supported (an [`Error`], never a panic): barriers, several
+//! par units, locks, `\old`, other map operations, sets and bags, fractions. Issue #8 extends it to kernels.
 
 use crate::ast::*;
 use std::cell::RefCell;
@@ -33,6 +34,8 @@ pub enum Value {
     Void,
     Array(Rc<RefCell<Vec<Value>>>),
     Seq(Rc<Vec<Value>>),
+    /// A `map<K,V>`: entries with distinct keys (by [`same`]), in insertion order.
+    Map(Rc<Vec<(Value, Value)>>),
     Obj(Rc<RefCell<Object>>),
 }
 
@@ -53,6 +56,11 @@ impl Value {
             Value::Void => "void".into(),
             Value::Array(a) => format!("[{}]", a.borrow().iter().map(Value::deep).collect::<Vec<_>>().join(",")),
             Value::Seq(s) => format!("seq{{{}}}", s.iter().map(Value::deep).collect::<Vec<_>>().join(",")),
+            Value::Map(m) => {
+                let mut es: Vec<String> = m.iter().map(|(k, v)| format!("{}->{}", k.deep(), v.deep())).collect();
+                es.sort();
+                format!("map{{{}}}", es.join(","))
+            }
             Value::Obj(o) => {
                 let o = o.borrow();
                 let fs: Vec<String> = o.fields.iter().map(|(k, v)| format!("{k}={}", v.deep())).collect();
@@ -379,6 +387,10 @@ impl<'p> Interp<'p> {
                 match b {
                     Value::Array(a) => get(&a.borrow())?,
                     Value::Seq(s) => get(&s)?,
+                    Value::Map(m) => {
+                        let k = Value::Int(i);
+                        m.iter().find(|(x, _)| same(x, &k)).map(|(_, v)| v.clone()).ok_or_else(|| Error("map lookup of a key not in the map".into()))?
+                    }
                     _ => return err("indexing a non-array"),
                 }
             }
@@ -454,6 +466,21 @@ impl<'p> Interp<'p> {
                 let mut out = s.to_vec();
                 out.remove(i);
                 Value::Seq(Rc::new(out))
+            }
+            ExprKind::MapLit { entries, .. } => {
+                let mut m = Vec::new();
+                for (k, v) in entries {
+                    let (k, v) = (self.eval(f, k)?, self.eval(f, v)?);
+                    map_put(&mut m, k, v);
+                }
+                Value::Map(Rc::new(m))
+            }
+            ExprKind::Builtin { func: Builtin::BuildMap, args } if args.len() == 3 => {
+                let Value::Map(m) = self.eval(f, &args[0])? else { return err("buildMap of a non-map") };
+                let (k, v) = (self.eval(f, &args[1])?, self.eval(f, &args[2])?);
+                let mut m = m.to_vec();
+                map_put(&mut m, k, v);
+                Value::Map(Rc::new(m))
             }
             ExprKind::WithThen { expr, .. } => self.eval(f, expr)?,
             ExprKind::Perm { .. } | ExprKind::PointsTo { .. } | ExprKind::Value(_) => Value::Bool(true),
@@ -577,6 +604,14 @@ impl<'p> Interp<'p> {
     }
 }
 
+/// Sets key `k` of map entries `m` to `v` (the last write of a key wins).
+fn map_put(m: &mut Vec<(Value, Value)>, k: Value, v: Value) {
+    match m.iter_mut().find(|(x, _)| same(x, &k)) {
+        Some(slot) => slot.1 = v,
+        None => m.push((k, v)),
+    }
+}
+
 /// PVL `==`: references compare by identity, other values by contents.
 fn same(a: &Value, b: &Value) -> bool {
     match (a, b) {
@@ -586,6 +621,9 @@ fn same(a: &Value, b: &Value) -> bool {
         (Value::Array(x), Value::Array(y)) => Rc::ptr_eq(x, y),
         (Value::Obj(x), Value::Obj(y)) => Rc::ptr_eq(x, y),
         (Value::Seq(x), Value::Seq(y)) => Rc::ptr_eq(x, y) || (x.len() == y.len() && x.iter().zip(y.iter()).all(|(a, b)| same(a, b))),
+        (Value::Map(x), Value::Map(y)) => {
+            x.len() == y.len() && x.iter().all(|(k, v)| y.iter().any(|(k2, v2)| same(k, k2) && same(v, v2)))
+        }
         _ => false,
     }
 }
@@ -636,6 +674,17 @@ mod tests {
         let mut it = Interp::new(&p, 1_000);
         assert!(it.call("C", "u", None, vec![s(vec![1])]).is_err());
         assert!(it.call("C", "v", None, vec![s(vec![1, 2, 3])]).is_err());
+    }
+
+    #[test]
+    fn runs_maps() {
+        let p = program(
+            "class C { int m() { map<int,int> a = map<int,int>{1, 2, 1, 3}; a = buildMap(a, 4, 5); return a[1] * 10 + a[4]; } \
+             int absent() { map<int,int> a = map<int,int>{}; return a[0]; } }",
+        );
+        let mut it = Interp::new(&p, 10_000);
+        assert_eq!(it.call("C", "m", None, vec![]).unwrap().deep(), "35");
+        assert!(it.call("C", "absent", None, vec![]).is_err());
     }
 
     #[test]

@@ -185,31 +185,13 @@ impl Encoder<'_> {
             }
             (Ty::Bag(et), _) => {
                 let f = self.bag_fns(et);
-                match op {
-                    BinOp::Eq => f.equal(&l, &r),
-                    BinOp::Ne => f.equal(&l, &r).not(),
-                    BinOp::Add => f.union(&l, &r),
-                    BinOp::Sub => f.diff(&l, &r),
-                    BinOp::Le => f.sub(&l, &r),
-                    BinOp::Lt => f.sub(&l, &r).and2(&f.equal(&l, &r).not()),
-                    BinOp::Ge => f.sub(&r, &l),
-                    BinOp::Gt => f.sub(&r, &l).and2(&f.equal(&l, &r).not()),
-                    _ => self.unsupported_term(e, "this operator on bags"),
-                }
+                lattice_op(op, &l, &r, |a, b| f.equal(a, b), |a, b| f.union(a, b), |a, b| f.diff(a, b), |a, b| f.sub(a, b))
+                    .unwrap_or_else(|| self.unsupported_term(e, "this operator on bags"))
             }
             (Ty::Set(et), _) => {
                 let f = self.set_fns(et);
-                match op {
-                    BinOp::Eq => f.equal(&l, &r),
-                    BinOp::Ne => f.equal(&l, &r).not(),
-                    BinOp::Add => f.union(&l, &r),
-                    BinOp::Sub => f.diff(&l, &r),
-                    BinOp::Le => f.sub(&l, &r),
-                    BinOp::Lt => f.sub(&l, &r).and2(&f.equal(&l, &r).not()),
-                    BinOp::Ge => f.sub(&r, &l),
-                    BinOp::Gt => f.sub(&r, &l).and2(&f.equal(&l, &r).not()),
-                    _ => self.unsupported_term(e, "this operator on sets"),
-                }
+                lattice_op(op, &l, &r, |a, b| f.equal(a, b), |a, b| f.union(a, b), |a, b| f.diff(a, b), |a, b| f.sub(a, b))
+                    .unwrap_or_else(|| self.unsupported_term(e, "this operator on sets"))
             }
             _ => self.unsupported_term(e, "this operator on maps"),
         })
@@ -246,4 +228,29 @@ impl Encoder<'_> {
             _ => None,
         }
     }
+}
+
+/// `==`, `!=`, `+` (union), `-` (difference), `<=`/`<` (sub-collection, proper) and
+/// `>=`/`>` of bags and sets, given their theory's functions; `None` for any other
+/// operator.
+fn lattice_op(
+    op: BinOp,
+    l: &Term,
+    r: &Term,
+    equal: impl Fn(&Term, &Term) -> Term,
+    union: impl Fn(&Term, &Term) -> Term,
+    diff: impl Fn(&Term, &Term) -> Term,
+    sub: impl Fn(&Term, &Term) -> Term,
+) -> Option<Term> {
+    Some(match op {
+        BinOp::Eq => equal(l, r),
+        BinOp::Ne => equal(l, r).not(),
+        BinOp::Add => union(l, r),
+        BinOp::Sub => diff(l, r),
+        BinOp::Le => sub(l, r),
+        BinOp::Lt => sub(l, r).and2(&equal(l, r).not()),
+        BinOp::Ge => sub(r, l),
+        BinOp::Gt => sub(r, l).and2(&equal(l, r).not()),
+        _ => return None,
+    })
 }
