@@ -152,3 +152,43 @@ fn a_unit_budget_large_enough_changes_nothing() {
     assert_eq!(d.len(), 1, "{d:?}");
     assert_eq!(d[0].1, "alpine::verify::postcondition");
 }
+
+/// The limits hold in a long-running process too (the benchmark, the LSP
+/// server, `alpine optimise` re-verifying), not only in a fresh `alpine
+/// verify`: Z3 4.8.12's own timer could stop firing after many checks in one
+/// process, and a check then ran unbounded (src/verify/smt/watchdog.rs). Here
+/// one process verifies, three times over, a program whose many easy queries
+/// come with hard ones; every hard query stops at its limit each time.
+#[test]
+fn limits_hold_across_many_checks_in_one_process() {
+    let mut text = String::from("class Many {\n");
+    for i in 0..4 {
+        text += &format!(
+            "    requires n > 0;\n    ensures \\result > n;\n    int easy{i}(int n) {{\n        int s = n;\n        int k = 0;\n        loop_invariant 0 <= k && k <= n && s == n + k;\n        while (k < n) {{ s = s + 1; k = k + 1; }}\n        return s + 1;\n    }}\n"
+        );
+        text += &format!(
+            "    requires x > 0 && y > 0 && z > 0;\n    void hard{i}(int x, int y, int z) {{\n        assert x * x * x + y * y * y != z * z * z;\n    }}\n"
+        );
+    }
+    text += "}\n";
+    let file = alpine::diagnostics::SourceFile::new("many.pvl", text.clone());
+    let (program, _) = alpine::frontend(&file).unwrap_or_else(|_| panic!("the test program must be well-formed"));
+    let opts = alpine::verify::Options { timeout_secs: 1, unit_timeout_secs: 0, ..Default::default() };
+    for round in 0..3 {
+        let start = Instant::now();
+        let reports = alpine::verify::verify_program(&program, &text, &opts);
+        let took = start.elapsed();
+        assert_eq!(reports.len(), 8);
+        for r in &reports {
+            if r.name.contains("easy") {
+                assert!(r.proved(), "round {round}: {} should verify: {:?}", r.name, r.failures);
+            } else {
+                assert_eq!(r.failures.len(), 1, "round {round}: {}: {:?}", r.name, r.failures);
+                assert_eq!(r.failures[0].message, "assertion may not hold: could not prove (timeout after 1 s)");
+                // One hard query of 1 s; generous slack for a loaded machine.
+                assert!(r.time < Duration::from_secs(6), "round {round}: {} took {:?}", r.name, r.time);
+            }
+        }
+        assert!(took < Duration::from_secs(20), "round {round} took {took:?}");
+    }
+}

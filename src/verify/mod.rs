@@ -162,26 +162,11 @@ pub fn verify_program_with(program: &ast::Program, companions: &[&ast::Program],
         .map(|(u, name, span)| {
             let start = Instant::now();
             configure_z3();
-            let mut enc = encode::Encoder::new(&ir, opts, src);
-            enc.function_axioms(match *u {
-                UnitRef::Function(i) => Some(i),
-                UnitRef::Method(_) => None,
-            });
-            match *u {
-                UnitRef::Method(i) => encode::verify_method(&mut enc, &ir.methods[i]),
-                UnitRef::Function(i) => encode::verify_function(&mut enc, i),
-            }
-            let mut failures = std::mem::take(&mut enc.failures);
-            failures.sort_by_key(|f| (f.span.start, f.code));
-            failures.dedup_by(|a, b| a.span == b.span && a.code == b.code && a.message == b.message);
-            UnitReport {
-                name: name.clone(),
-                span: *span,
-                failures,
-                time: start.elapsed(),
-                checks: enc.checks,
-                smt: enc.smt.dump.take(),
-            }
+            // Each unit gets a Z3 context of its own, so its verdict and time do
+            // not depend on which units ran on the same thread before (Z3's term
+            // ids, and so its search order, are per context): a unit proves the
+            // same in `alpine verify`, the LSP server and the benchmark.
+            z3::with_z3_config(&z3::Config::new(), || verify_unit(&ir, *u, name, *span, src, opts, start))
         })
         .collect();
     // What lowering could not handle belongs to the unit around it.
@@ -201,6 +186,23 @@ pub fn verify_program_with(program: &ast::Program, companions: &[&ast::Program],
         }
     }
     reports
+}
+
+/// Verifies one proof unit in the current thread's Z3 context.
+fn verify_unit(ir: &ir::Program, u: UnitRef, name: &str, span: Span, src: &str, opts: &Options, start: Instant) -> UnitReport {
+    let mut enc = encode::Encoder::new(ir, opts, src);
+    enc.function_axioms(match u {
+        UnitRef::Function(i) => Some(i),
+        UnitRef::Method(_) => None,
+    });
+    match u {
+        UnitRef::Method(i) => encode::verify_method(&mut enc, &ir.methods[i]),
+        UnitRef::Function(i) => encode::verify_function(&mut enc, i),
+    }
+    let mut failures = std::mem::take(&mut enc.failures);
+    failures.sort_by_key(|f| (f.span.start, f.code));
+    failures.dedup_by(|a, b| a.span == b.span && a.code == b.code && a.message == b.message);
+    UnitReport { name: name.to_string(), span, failures, time: start.elapsed(), checks: enc.checks, smt: enc.smt.dump.take() }
 }
 
 fn configure_z3() {

@@ -1,7 +1,9 @@
-//! The SMT layer: terms as data ([`term`]) and the Z3 backend ([`solver`]).
+//! The SMT layer: terms as data ([`term`]) and the Z3 backend ([`solver`]) and
+//! the clock that interrupts its checks ([`watchdog`]).
 
 pub mod solver;
 pub mod term;
+pub mod watchdog;
 
 pub use solver::{Outcome, Unknown, SmtSolver};
 pub use term::{Sort, Term};
