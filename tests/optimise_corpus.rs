@@ -18,7 +18,9 @@
 //!   optimisation *affects* (it changed, or calls one that changed) must get at
 //!   least one run; a method it does not affect and that no generated input can
 //!   call (e.g. a permutation lemma) is skipped with a printed notice. Calls of
-//!   lemmas inside a run are not executed (see [`run_once`]).
+//!   lemmas inside a run are not executed (see [`run_once`]). Directories whose
+//!   methods need more than one thread ([`NOT_RUNNABLE`]) are printed as not
+//!   compared.
 //!
 //! The other corpus directories are skipped with the reason printed. The shape
 //! check runs one worker per core (about 35 s in the dev profile on a 2-core
@@ -35,12 +37,19 @@ use common::OPTIMISE_CORPUS_DIRS as CHECKED;
 
 /// Directories whose inputs the verifier cannot prove yet, with the reason.
 const SKIPPED: &[(&str, &str)] = &[
-    ("MatrixGrid", "GPU kernel with barriers: the verifier lacks par-barrier support"),
-    ("PrefixSumBlelloch", "GPU kernel with barriers: the verifier lacks par-barrier support"),
-    ("PrefixSumKoggeStone", "GPU kernel with barriers: the verifier lacks par-barrier support"),
-    ("verifythis", "needs seq lemmas the verifier does not have yet"),
-    ("waitnotify", "locks and wait/notify are not supported by the verifier yet"),
+    ("MatrixGrid", "the input is genuinely wrong (tests/expected-verdicts.md)"),
+    ("PrefixSumBlelloch", "the verifier cannot prove the input yet (tests/verify-gaps.md)"),
+    ("PrefixSumKoggeStone", "the input is genuinely wrong (tests/expected-verdicts.md)"),
+    ("verifythis", "the verifier cannot prove the input yet (tests/verify-gaps.md)"),
 ];
+
+/// Checked directories whose optimised methods the sequential interpreter cannot
+/// run, with the reason; the differential check prints them as not compared.
+const NOT_RUNNABLE: &[(&str, &str)] = &[(
+    "waitnotify/MainWorkerQueue",
+    "Worker.run takes from and puts into one-slot queues that block on `wait` until another thread \
+     (forked by Main) fills or empties them; the interpreter runs one thread",
+)];
 
 /// Largest array or sequence the input generator builds in the default test
 /// (Reach needs 1024).
@@ -62,19 +71,15 @@ fn is_resource_limit(e: &str) -> bool {
     e == "out of fuel" || e.starts_with("call depth limit reached")
 }
 
+/// The `orig_X.pvl` of a directory that has an `opt_X.pvl`, and that `opt_` file
+/// (a program of several files has `orig_` files that are not optimised).
 fn orig_and_opt(dir: &Path) -> (PathBuf, PathBuf) {
-    let mut orig = None;
-    let mut opt = None;
-    for e in std::fs::read_dir(dir).expect("corpus dir") {
-        let p = e.unwrap().path();
-        let n = p.file_name().unwrap().to_string_lossy().into_owned();
-        if n.starts_with("orig_") {
-            orig = Some(p);
-        } else if n.starts_with("opt_") {
-            opt = Some(p);
-        }
-    }
-    (orig.expect("orig_ file"), opt.expect("opt_ file"))
+    let mut names: Vec<String> = std::fs::read_dir(dir).expect("corpus dir").map(|e| e.unwrap().file_name().to_string_lossy().into_owned()).collect();
+    names.sort();
+    let opt = names.iter().find(|n| n.starts_with("opt_")).expect("opt_ file");
+    let orig = format!("orig_{}", &opt["opt_".len()..]);
+    assert!(names.contains(&orig), "{}: no {orig} for {opt}", dir.display());
+    (dir.join(orig), dir.join(opt))
 }
 
 fn count(text: &str, pred: impl Fn(&str) -> bool) -> usize {
@@ -422,6 +427,10 @@ fn differential_check(max_size: usize) {
     let filter = std::env::var("ALPINE_OPTIMISE_FILTER").unwrap_or_default();
     for rel in CHECKED.iter().filter(|r| r.contains(filter.as_str())) {
         let started = std::time::Instant::now();
+        if let Some((_, why)) = NOT_RUNNABLE.iter().find(|(d, _)| rel.contains(d)) {
+            eprintln!("not compared: {rel}: {why}");
+            continue;
+        }
         let (orig, _) = orig_and_opt(&corpus.join(rel));
         let text = std::fs::read_to_string(&orig).unwrap();
         let (code, out, err) = {

@@ -364,7 +364,8 @@ pub fn rewrite(
     pass.apply(&mut program, plan);
     let text = crate::printer::print_program(&program);
     let src = SourceFile::new(format!("{name} (after {})", pass.name()), text);
-    match crate::frontend(&src) {
+    // Checked as the input file, so the classes of its companions are known.
+    match crate::frontend_in(&src, std::path::Path::new(name)) {
         Ok((p, _)) => Ok((src, p)),
         Err(mut diags) => {
             let msg = format!("the program produced by `{}` does not check (a bug in alpine)", pass.name());

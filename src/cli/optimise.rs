@@ -266,7 +266,7 @@ pub fn run(args: OptimiseArgs, reporter: &Reporter) -> i32 {
     }
     if !args.no_verify {
         let result = SourceFile::new(format!("{} (optimised)", file.name), out.clone());
-        let Ok((program, _)) = alpine::frontend(&result) else {
+        let Ok((program, _)) = alpine::frontend_in(&result, Path::new(&file.name)) else {
             eprintln!("error: the optimised program does not check (a bug in alpine)");
             return EXIT_CHECK_FAILED;
         };

@@ -84,6 +84,7 @@ pub const OPTIMISE_CORPUS_DIRS: &[&str] = &[
     "loop_unroll/sortingalgorithms/insertionsort",
     "loop_unroll/sortingalgorithms/selectionsort",
     "loop_unroll/sortingalgorithms/timsort1",
+    "loop_unroll/waitnotify/MainWorkerQueue",
     "iteration_merging/examples/iter_merge_div",
     "iteration_merging/examples/iter_merge_min",
     "iteration_merging/examples/iter_merge_mult",
@@ -97,6 +98,7 @@ pub const OPTIMISE_CORPUS_DIRS: &[&str] = &[
     "iteration_merging/sortingalgorithms/insertionsort",
     "iteration_merging/sortingalgorithms/selectionsort",
     "iteration_merging/sortingalgorithms/timsort1",
+    "iteration_merging/waitnotify/MainWorkerQueue",
 ];
 
 /// The programs of the soundness suite (issue #3 point 1), relative to the corpus
