@@ -101,6 +101,22 @@ pub const OPTIMISE_CORPUS_DIRS: &[&str] = &[
     "iteration_merging/waitnotify/MainWorkerQueue",
 ];
 
+/// The kernel-fusion programs of `alpine optimise`'s corpus check, relative to
+/// the corpus (`tests/optimise_corpus.rs`): every `kernel_fusion/` directory.
+/// `KernelFusionMultiple2`'s input does not verify (its kernel5 returns only half
+/// of the `b` permission it took, so the method's postcondition on `a`/`b` fails
+/// in alpine), but its fusion re-verifies.
+pub const FUSION_CORPUS_DIRS: &[&str] = &[
+    "kernel_fusion/KernelFusionDifferentPatts",
+    "kernel_fusion/KernelFusionFunctionalPost",
+    "kernel_fusion/KernelFusionMultiple",
+    "kernel_fusion/KernelFusionMultiple2",
+    "kernel_fusion/KernelFusionPaper",
+    "kernel_fusion/KernelFusionReadFromShared",
+    "kernel_fusion/KernelFusionWithBarrier",
+    "kernel_fusion/KernelFusionWriteThenRead",
+];
+
 /// The programs of the soundness suite (issue #3 point 1), relative to the corpus
 /// root: the sequential ones a first verifier can handle. A trailing `/*` stands for
 /// every subdirectory; each directory contributes its `orig_*.pvl` and `opt_*.pvl`.
