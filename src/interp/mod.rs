@@ -381,15 +381,19 @@ impl<'p> Interp<'p> {
                 _ => None,
             })
             .collect();
-        let mut finder = ResourceFinder { predicates: &predicates, found: false };
+        let mut resource = false;
         let mut yields = false;
         for c in &m.contract.clauses {
             match &c.kind {
                 ClauseKind::Given(_) | ClauseKind::Yields(_) => yields = true,
-                _ => crate::ast::visit::walk_clause(&mut finder, c),
+                _ => {
+                    let mut finder = ClauseResource { is_predicate: &|n| predicates.contains(n), found: false };
+                    crate::ast::visit::walk_clause(&mut finder, c);
+                    resource |= finder.found;
+                }
             }
         }
-        let lemma = matches!(&m.ret, Some(Type { kind: TypeKind::Void, .. })) && !yields && !finder.found && !m.is_pure_function();
+        let lemma = matches!(&m.ret, Some(Type { kind: TypeKind::Void, .. })) && !yields && !resource && !m.is_pure_function();
         self.lemmas.insert(key, lemma);
         Ok(lemma)
     }
@@ -700,25 +704,15 @@ fn same(a: &Value, b: &Value) -> bool {
     }
 }
 
-/// Does a contract hold a resource (a permission, a predicate, ...)?
-struct ResourceFinder<'a> {
-    predicates: &'a std::collections::HashSet<&'a str>,
+/// Whether a clause holds a resource (its expressions, by [`crate::ast::visit::holds_resource`]).
+struct ClauseResource<'a> {
+    is_predicate: &'a dyn Fn(&str) -> bool,
     found: bool,
 }
 
-impl crate::ast::visit::Visitor for ResourceFinder<'_> {
+impl crate::ast::visit::Visitor for ClauseResource<'_> {
     fn visit_expr(&mut self, e: &Expr) {
-        self.found |= match &e.kind {
-            ExprKind::Perm { .. } | ExprKind::PointsTo { .. } | ExprKind::Value(_) => true,
-            ExprKind::Quant { kind: QuantKind::ForallStar, .. } => true,
-            ExprKind::Builtin { func: Builtin::HPerm | Builtin::APerm | Builtin::Matrix | Builtin::Array, .. } => true,
-            ExprKind::Binary { op: BinOp::Wand, .. } => true,
-            ExprKind::Call { method, .. } => self.predicates.contains(method.as_str()),
-            _ => false,
-        };
-        if !self.found {
-            crate::ast::visit::walk_expr(self, e);
-        }
+        self.found |= crate::ast::visit::holds_resource(e, self.is_predicate);
     }
 }
 
