@@ -20,7 +20,9 @@
 //!   call (e.g. a permutation lemma) is skipped with a printed notice. Calls of
 //!   lemmas inside a run are not executed (see [`run_once`]). Directories whose
 //!   methods need more than one thread ([`NOT_RUNNABLE`]) are printed as not
-//!   compared.
+//!   compared. The kernel-fusion inputs and the motivational example are run
+//!   the same way (the interpreter runs `par` blocks phase by phase between
+//!   barriers, the threads of a phase in an order drawn from the run's seed).
 //!
 //! The other corpus directories are skipped with the reason printed. The shape
 //! check runs one worker per core (about 35 s in the dev profile on a 2-core
@@ -166,10 +168,8 @@ fn optimised_corpus_verifies_and_matches_alpinist() {
 /// relabelled, plus any inserted one). The motivational example needs blocks of
 /// its 1024 threads (`--block-size 1024`: its second kernel reads the element of
 /// the next thread, an inter-block dependency with the directive's block size 1)
-/// and then gets Alpinist's barrier. The differential check does not cover these:
-/// the inputs fix 2048 elements, beyond the generator's sizes, and the
-/// interpreter does not run barriers (`tests/optimise_fuse.rs` compares fused
-/// kernels on small sizes instead).
+/// and then gets Alpinist's barrier. `optimised_methods_compute_the_same_final_state`
+/// runs them too.
 #[test]
 fn fused_corpus_verifies_and_matches_alpinist() {
     let Some(corpus) = common::corpus_dir() else { return };
@@ -290,7 +290,9 @@ thread_local! {
 /// Makes generated arguments meet the precondition's element-wise correspondences
 /// `(\forall int i; guard; X[i] == Y[i])` where one side's base is a sequence
 /// parameter `s` (set to the other side's contents) or `s[0]` of a sequence of
-/// sequences (set to the one-element sequence of them), and plain definitions
+/// sequences (set to the one-element sequence of them), `(\forall int i; guard;
+/// A[i] == e)` for an array parameter `A` and a scalar `e` without `i` (every
+/// cell set to `e`), and plain definitions
 /// `p == e` (or `e == p`) of an int or sequence parameter (`length == 1`,
 /// `input.length == size`). A few passes, so that chains (`input` →
 /// `inp_seq_cur` → `inp_seq_all[0]`) settle. Whether the result meets the whole
@@ -319,6 +321,19 @@ fn correspond(it: &mut Interp, m: &alpine::ast::Method, this: Option<Value>, arg
                         }
                     }
                     let b = binder.name.as_str();
+                    // `X[i] == e` for an array parameter `X` and a scalar `e`
+                    // without `i`: every cell of `X` set to `e`.
+                    for (cell, value) in [(lhs, rhs), (rhs, lhs)] {
+                        let Some(ExprKind::Var(x)) = at_binder(cell, b).map(|x| &x.kind) else { continue };
+                        let reads = alpine::transforms::loops::Reads::of(value);
+                        if reads.heap || reads.vars.iter().any(|v| v.as_ref() == b) {
+                            continue;
+                        }
+                        let Some(k) = m.params.iter().position(|p| p.name.name == x.name) else { continue };
+                        if let (Value::Array(a), Ok(v)) = (&args[k], it.eval_in(m, this.clone(), args, value)) {
+                            a.borrow_mut().iter_mut().for_each(|c| *c = v.clone());
+                        }
+                    }
                     let (Some(lb), Some(rb)) = (at_binder(lhs, b), at_binder(rhs, b)) else { continue };
                     for (target, source) in [(lb, rb), (rb, lb)] {
                         // `s[0]` of a `seq<seq<T>>` parameter `s`.
@@ -403,6 +418,8 @@ fn affected(before: &alpine::ast::Program, after: &alpine::ast::Program, class: 
 /// One run: the generated inputs (from `seed`), the outcome rendered by contents.
 fn run_once(p: &alpine::ast::Program, class: &str, m: &alpine::ast::Method, seed: u64, pool: &[i64], max_size: usize) -> Option<Result<String, String>> {
     let mut it = Interp::new(p, FUEL);
+    // The order of the threads of a par phase: the same for both programs.
+    it.seed = seed + 1;
     // Lemmas — `void` methods whose contract holds no permission — cannot change
     // the caller's state (the programs verify), so they are not run: they are
     // ghost proof steps, e.g. a permutation lemma per swap of a sort, whose cost
@@ -479,16 +496,23 @@ fn differential_check(max_size: usize) {
     let mut failures = Vec::new();
     let mut compared = 0;
     let filter = std::env::var("ALPINE_OPTIMISE_FILTER").unwrap_or_default();
-    for rel in CHECKED.iter().filter(|r| r.contains(filter.as_str())) {
+    // (directory, input, extra `alpine optimise` arguments, largest generated size).
+    let mut inputs: Vec<(String, PathBuf, Vec<&str>, usize)> =
+        CHECKED.iter().map(|rel| (rel.to_string(), orig_and_opt(&corpus.join(rel)).0, vec![], max_size)).collect();
+    // Kernel fusion: the inputs pin 2048 threads, cheap to run; the
+    // motivational example fuses with blocks of its 1024 threads (see
+    // `fused_corpus_verifies_and_matches_alpinist`).
+    inputs.extend(common::FUSION_CORPUS_DIRS.iter().map(|rel| (rel.to_string(), orig_and_opt(&corpus.join(rel)).0, vec![], FULL_SIZE)));
+    inputs.push(("motivational_example".into(), corpus.join("motivational_example/0_example.pvl"), vec!["--block-size", "1024"], FULL_SIZE));
+    for (rel, orig, args, max_size) in inputs.into_iter().filter(|(r, ..)| r.contains(filter.as_str())) {
         let started = std::time::Instant::now();
         if let Some((_, why)) = NOT_RUNNABLE.iter().find(|(d, _)| rel.contains(d)) {
             eprintln!("not compared: {rel}: {why}");
             continue;
         }
-        let (orig, _) = orig_and_opt(&corpus.join(rel));
         let text = std::fs::read_to_string(&orig).unwrap();
         let (code, out, err) = {
-            let o = Command::new(env!("CARGO_BIN_EXE_alpine")).args(["optimise", "--no-verify"]).arg(&orig).output().unwrap();
+            let o = Command::new(env!("CARGO_BIN_EXE_alpine")).args(["optimise", "--no-verify"]).args(&args).arg(&orig).output().unwrap();
             (o.status.code(), String::from_utf8_lossy(&o.stdout).into_owned(), String::from_utf8_lossy(&o.stderr).into_owned())
         };
         assert_eq!(code, Some(0), "{rel}: {err}");

@@ -8,9 +8,10 @@
 //! `o.f`, bare field names of `this`), local declarations, assignments,
 //! `x++`/`x--`, `if`, `while`, `for`, `return`, blocks, calls to methods and pure
 //! functions of the program (`m(..)`, `this.m(..)`, `o.m(..)`, `Class.m(..)`;
-//! `with`/`then` ghost blocks are skipped), `? :`, PVL's truncating `/` and `%`. A `par` block of
-//! one unit without barriers runs its threads one after the other (equivalent
-//! for the race-free kernels the verifier accepts).
+//! `with`/`then` ghost blocks are skipped), `? :`, PVL's truncating `/` and `%`. `par`
+//! blocks (1-D and 2-D ranges, `and`-joined units) with barriers run phase by
+//! phase, threads in a seeded random order within a phase ([`par`]); `atomic`
+//! blocks run as they are.
 //!
 //! With [`Interp::skip_lemmas`], a call statement of a *lemma* — a `void`
 //! method whose contract holds no resource at all (no `Perm`, `PointsTo`,
@@ -27,8 +28,10 @@
 //! from the guard (`lo <= x && x < hi`) or over a sequence (`x in s`).
 //!
 //! Maps: literals, `buildMap`, lookup `m[k]` (an error for a key not in the
-//! map), `==`. Not supported (an [`Error`], never a panic): barriers, several
-//! par units, locks, `\old`, other map operations, sets and bags, fractions. Issue #8 extends it to kernels.
+//! map), `==`. Not supported (an [`Error`], never a panic): locks,
+//! `wait`/`notify`, `fork`/`join`, `\old`, other map operations, sets and bags, fractions.
+
+mod par;
 
 use crate::ast::*;
 use std::cell::RefCell;
@@ -126,6 +129,8 @@ pub struct Interp<'p> {
     pub skip_lemmas: bool,
     /// Methods already classified as lemma or not, by `Class.method`.
     lemmas: HashMap<String, bool>,
+    /// Draws the order in which threads run a phase of a `par` block.
+    pub seed: u64,
 }
 
 /// Deepest call nesting a run may reach. Each level costs a few KiB of the
@@ -149,7 +154,7 @@ impl Frame {
 
 impl<'p> Interp<'p> {
     pub fn new(program: &'p Program, fuel: u64) -> Interp<'p> {
-        Interp { program, fuel, depth: 0, skip_lemmas: false, lemmas: HashMap::new() }
+        Interp { program, fuel, depth: 0, skip_lemmas: false, lemmas: HashMap::new(), seed: 0x9e37_79b9_7f4a_7c15 }
     }
 
     fn method(&self, class: &str, name: &str) -> Result<&'p Method, Error> {
@@ -302,19 +307,12 @@ impl<'p> Interp<'p> {
             }
             StmtKind::Spec { .. } => {}
             StmtKind::Block(b) => return self.block(f, &b.stmts),
-            StmtKind::Par(p) if p.units.len() == 1 && p.units[0].iters.len() <= 1 => {
-                let u = &p.units[0];
-                let Some(it) = u.iters.first() else { return self.block(f, &u.body.stmts) };
-                let (lo, hi) = (self.eval(f, &it.lo)?.int()?, self.eval(f, &it.hi)?.int()?);
-                for tid in lo..hi {
-                    f.scopes.push(HashMap::from([(it.var.name.name.clone(), Value::Int(tid))]));
-                    let r = self.block(f, &u.body.stmts);
-                    f.scopes.pop();
-                    if let Flow::Return(_) = r? {
-                        return err("return inside par");
-                    }
-                }
-            }
+            StmtKind::Par(p) => self.run_par(f, p)?,
+            // A thread's segment runs without interleaving (see `par`), so an
+            // atomic block is atomic; an invariant block only names a resource.
+            StmtKind::Atomic { body, .. } => return self.stmt(f, body),
+            StmtKind::InvariantBlock { body, .. } => return self.block(f, &body.stmts),
+            StmtKind::Barrier(_) => return err("barrier outside a par block"),
             other => return err(format!("statement not supported: {other:?}").chars().take(80).collect::<String>()),
         }
         Ok(Flow::Normal)
