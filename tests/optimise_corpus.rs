@@ -18,9 +18,9 @@
 //!   optimisation *affects* (it changed, or calls one that changed) must get at
 //!   least one run; a method it does not affect and that no generated input can
 //!   call (e.g. a permutation lemma) is skipped with a printed notice. Calls of
-//!   lemmas inside a run are not executed (see [`run_once`]). Directories whose
-//!   methods need more than one thread ([`NOT_RUNNABLE`]) are printed as not
-//!   compared. The kernel-fusion inputs and the motivational example are run
+//!   lemmas inside a run are not executed (see [`run_once`]). Programs of several
+//!   files run with their companions' classes; forked threads run in an
+//!   interleaving drawn from the run's seed (`alpine::interp`). The kernel-fusion inputs and the motivational example are run
 //!   the same way (the interpreter runs `par` blocks phase by phase between
 //!   barriers, the threads of a phase in an order drawn from the run's seed).
 //!
@@ -45,14 +45,6 @@ const SKIPPED: &[(&str, &str)] = &[
     ("verifythis", "the verifier cannot prove the input yet (tests/verify-gaps.md)"),
 ];
 
-/// Checked directories whose optimised methods the sequential interpreter cannot
-/// run, with the reason; the differential check prints them as not compared.
-const NOT_RUNNABLE: &[(&str, &str)] = &[(
-    "waitnotify/MainWorkerQueue",
-    "Worker.run takes from and puts into one-slot queues that block on `wait` until another thread \
-     (forked by Main) fills or empties them; the interpreter runs one thread",
-)];
-
 /// Largest array or sequence the input generator builds in the default test
 /// (Reach needs 1024).
 const MAX_SIZE: usize = 1024;
@@ -76,7 +68,8 @@ fn is_resource_limit(e: &str) -> bool {
 /// The `orig_X.pvl` of a directory that has an `opt_X.pvl`, and that `opt_` file
 /// (a program of several files has `orig_` files that are not optimised).
 fn orig_and_opt(dir: &Path) -> (PathBuf, PathBuf) {
-    let mut names: Vec<String> = std::fs::read_dir(dir).expect("corpus dir").map(|e| e.unwrap().file_name().to_string_lossy().into_owned()).collect();
+    let mut names: Vec<String> =
+        std::fs::read_dir(dir).expect("corpus dir").map(|e| e.unwrap().file_name().to_string_lossy().into_owned()).collect();
     names.sort();
     let opt = names.iter().find(|n| n.starts_with("opt_")).expect("opt_ file");
     let orig = format!("orig_{}", &opt["opt_".len()..]);
@@ -139,7 +132,9 @@ fn check_shape(corpus: &Path, rel: &str) -> Option<String> {
 
 #[test]
 fn optimised_corpus_verifies_and_matches_alpinist() {
-    let Some(corpus) = common::corpus_dir() else { return };
+    let Some(corpus) = common::corpus_dir() else {
+        return;
+    };
     print_skips(&corpus);
     // One worker per core, not one per file: re-verification gives Z3 a time
     // limit per goal, and 25 concurrent provers on a small machine run into it.
@@ -172,7 +167,9 @@ fn optimised_corpus_verifies_and_matches_alpinist() {
 /// runs them too.
 #[test]
 fn fused_corpus_verifies_and_matches_alpinist() {
-    let Some(corpus) = common::corpus_dir() else { return };
+    let Some(corpus) = common::corpus_dir() else {
+        return;
+    };
     let pars = |t: &str| count(t, |l| l.starts_with("par "));
     let barriers = |t: &str| count(t, |l| l.starts_with("barrier("));
     let mut failures = Vec::new();
@@ -313,10 +310,14 @@ fn correspond(it: &mut Interp, m: &alpine::ast::Method, this: Option<Value>, arg
         for e in pres.iter().flat_map(|e| alpine::transforms::loops::conjuncts(e)) {
             match &e.kind {
                 ExprKind::Quant { kind: QuantKind::Forall, binder, body, .. } => {
-                    let ExprKind::Binary { op: BinOp::Eq, lhs, rhs } = &body.kind else { continue };
+                    let ExprKind::Binary { op: BinOp::Eq, lhs, rhs } = &body.kind else {
+                        continue;
+                    };
                     fn at_binder<'e>(x: &'e alpine::ast::Expr, binder: &str) -> Option<&'e alpine::ast::Expr> {
                         match &x.kind {
-                            ExprKind::Index { base, index } if matches!(&index.kind, ExprKind::Var(v) if v.as_str() == binder) => Some(base),
+                            ExprKind::Index { base, index } if matches!(&index.kind, ExprKind::Var(v) if v.as_str() == binder) => {
+                                Some(base)
+                            }
                             _ => None,
                         }
                     }
@@ -324,25 +325,35 @@ fn correspond(it: &mut Interp, m: &alpine::ast::Method, this: Option<Value>, arg
                     // `X[i] == e` for an array parameter `X` and a scalar `e`
                     // without `i`: every cell of `X` set to `e`.
                     for (cell, value) in [(lhs, rhs), (rhs, lhs)] {
-                        let Some(ExprKind::Var(x)) = at_binder(cell, b).map(|x| &x.kind) else { continue };
+                        let Some(ExprKind::Var(x)) = at_binder(cell, b).map(|x| &x.kind) else {
+                            continue;
+                        };
                         let reads = alpine::transforms::loops::Reads::of(value);
                         if reads.heap || reads.vars.iter().any(|v| v.as_ref() == b) {
                             continue;
                         }
-                        let Some(k) = m.params.iter().position(|p| p.name.name == x.name) else { continue };
+                        let Some(k) = m.params.iter().position(|p| p.name.name == x.name) else {
+                            continue;
+                        };
                         if let (Value::Array(a), Ok(v)) = (&args[k], it.eval_in(m, this.clone(), args, value)) {
                             a.borrow_mut().iter_mut().for_each(|c| *c = v.clone());
                         }
                     }
-                    let (Some(lb), Some(rb)) = (at_binder(lhs, b), at_binder(rhs, b)) else { continue };
+                    let (Some(lb), Some(rb)) = (at_binder(lhs, b), at_binder(rhs, b)) else {
+                        continue;
+                    };
                     for (target, source) in [(lb, rb), (rb, lb)] {
                         // `s[0]` of a `seq<seq<T>>` parameter `s`.
                         let nested = match &target.kind {
                             ExprKind::Index { base, index } if matches!(index.kind, ExprKind::IntLit(0)) => seq_param(base),
                             _ => None,
                         };
-                        let Some(k) = seq_param(target).or(nested) else { continue };
-                        let Some(v) = it.eval_in(m, this.clone(), args, source).ok().and_then(as_seq) else { continue };
+                        let Some(k) = seq_param(target).or(nested) else {
+                            continue;
+                        };
+                        let Some(v) = it.eval_in(m, this.clone(), args, source).ok().and_then(as_seq) else {
+                            continue;
+                        };
                         args[k] = if nested.is_some() { Value::Seq(Rc::new(vec![v])) } else { v };
                         break;
                     }
@@ -350,8 +361,12 @@ fn correspond(it: &mut Interp, m: &alpine::ast::Method, this: Option<Value>, arg
                 ExprKind::Binary { op: BinOp::Eq, lhs, rhs } => {
                     // `p == e` or `e == p` for a parameter `p` of type int or seq.
                     for (target, source) in [(lhs, rhs), (rhs, lhs)] {
-                        let ExprKind::Var(v) = &target.kind else { continue };
-                        let Some(k) = m.params.iter().position(|p| p.name.name == v.name) else { continue };
+                        let ExprKind::Var(v) = &target.kind else {
+                            continue;
+                        };
+                        let Some(k) = m.params.iter().position(|p| p.name.name == v.name) else {
+                            continue;
+                        };
                         match (&m.params[k].ty.kind, it.eval_in(m, this.clone(), args, source)) {
                             (TypeKind::Int, Ok(x @ Value::Int(_))) | (TypeKind::Seq(_), Ok(x @ Value::Seq(_))) => {
                                 args[k] = x;
@@ -406,8 +421,11 @@ fn affected(before: &alpine::ast::Program, after: &alpine::ast::Program, class: 
     let mut out: std::collections::HashSet<String> =
         old.iter().filter(|(n, text, _)| !new.iter().any(|(m, t, _)| m == n && t == text)).map(|(n, _, _)| n.clone()).collect();
     loop {
-        let more: Vec<String> =
-            old.iter().filter(|(n, _, calls)| !out.contains(n) && calls.iter().any(|c| out.contains(c))).map(|(n, _, _)| n.clone()).collect();
+        let more: Vec<String> = old
+            .iter()
+            .filter(|(n, _, calls)| !out.contains(n) && calls.iter().any(|c| out.contains(c)))
+            .map(|(n, _, _)| n.clone())
+            .collect();
         if more.is_empty() {
             return out;
         }
@@ -416,7 +434,14 @@ fn affected(before: &alpine::ast::Program, after: &alpine::ast::Program, class: 
 }
 
 /// One run: the generated inputs (from `seed`), the outcome rendered by contents.
-fn run_once(p: &alpine::ast::Program, class: &str, m: &alpine::ast::Method, seed: u64, pool: &[i64], max_size: usize) -> Option<Result<String, String>> {
+fn run_once(
+    p: &alpine::ast::Program,
+    class: &str,
+    m: &alpine::ast::Method,
+    seed: u64,
+    pool: &[i64],
+    max_size: usize,
+) -> Option<Result<String, String>> {
     let mut it = Interp::new(p, FUEL);
     // The order of the threads of a par phase: the same for both programs.
     it.seed = seed + 1;
@@ -440,7 +465,9 @@ fn run_once(p: &alpine::ast::Program, class: &str, m: &alpine::ast::Method, seed
         .clauses
         .iter()
         .filter_map(|c| match &c.kind {
-            alpine::ast::ClauseKind::Requires(e) | alpine::ast::ClauseKind::Context(e) | alpine::ast::ClauseKind::ContextEverywhere(e) => Some(e),
+            alpine::ast::ClauseKind::Requires(e) | alpine::ast::ClauseKind::Context(e) | alpine::ast::ClauseKind::ContextEverywhere(e) => {
+                Some(e)
+            }
             _ => None,
         })
         .collect();
@@ -457,8 +484,19 @@ fn run_once(p: &alpine::ast::Program, class: &str, m: &alpine::ast::Method, seed
             *a = g.value(&it, &p.ty);
         }
     }
-    let this = it.new_object(class);
-    g.fill(&it, &this);
+    // Odd seeds build `this` with the class's constructor when it has one
+    // without parameters (e.g. a `Main` whose constructor fills the queues its
+    // threads pass values through); the others fill its fields at random.
+    let nullary = p.classes.iter().filter(|c| c.name.as_str() == class).flat_map(|c| &c.members).any(
+        |x| matches!(x, alpine::ast::Member::Method(k) if k.is_constructor() && k.params.is_empty() && !matches!(k.body, alpine::ast::MethodBody::Abstract)),
+    );
+    let this = if seed % 2 == 1 && nullary && !m.modifiers.is_static && !m.is_constructor() {
+        it.construct(class, Vec::new()).ok()?
+    } else {
+        let this = it.new_object(class);
+        g.fill(&it, &this);
+        this
+    };
     let this = (!m.modifiers.is_static).then_some(this);
     correspond(&mut it, m, this.clone(), &mut args, &pres);
     for e in &pres {
@@ -492,7 +530,9 @@ fn optimised_methods_compute_the_same_final_state_at_full_size() {
 }
 
 fn differential_check(max_size: usize) {
-    let Some(corpus) = common::corpus_dir() else { return };
+    let Some(corpus) = common::corpus_dir() else {
+        return;
+    };
     let mut failures = Vec::new();
     let mut compared = 0;
     let filter = std::env::var("ALPINE_OPTIMISE_FILTER").unwrap_or_default();
@@ -503,21 +543,30 @@ fn differential_check(max_size: usize) {
     // motivational example fuses with blocks of its 1024 threads (see
     // `fused_corpus_verifies_and_matches_alpinist`).
     inputs.extend(common::FUSION_CORPUS_DIRS.iter().map(|rel| (rel.to_string(), orig_and_opt(&corpus.join(rel)).0, vec![], FULL_SIZE)));
-    inputs.push(("motivational_example".into(), corpus.join("motivational_example/0_example.pvl"), vec!["--block-size", "1024"], FULL_SIZE));
+    inputs.push((
+        "motivational_example".into(),
+        corpus.join("motivational_example/0_example.pvl"),
+        vec!["--block-size", "1024"],
+        FULL_SIZE,
+    ));
     for (rel, orig, args, max_size) in inputs.into_iter().filter(|(r, ..)| r.contains(filter.as_str())) {
         let started = std::time::Instant::now();
-        if let Some((_, why)) = NOT_RUNNABLE.iter().find(|(d, _)| rel.contains(d)) {
-            eprintln!("not compared: {rel}: {why}");
-            continue;
-        }
         let text = std::fs::read_to_string(&orig).unwrap();
         let (code, out, err) = {
             let o = Command::new(env!("CARGO_BIN_EXE_alpine")).args(["optimise", "--no-verify"]).args(&args).arg(&orig).output().unwrap();
             (o.status.code(), String::from_utf8_lossy(&o.stdout).into_owned(), String::from_utf8_lossy(&o.stderr).into_owned())
         };
         assert_eq!(code, Some(0), "{rel}: {err}");
-        let (before, _) = alpine::frontend(&SourceFile::new("orig.pvl", text)).expect("original checks");
-        let (after, _) = alpine::frontend(&SourceFile::new("opt.pvl", out)).expect("optimised checks");
+        // A program of several files (`waitnotify/MainWorkerQueue`): the
+        // companions' classes join both programs, so their methods run too.
+        let companions: Vec<alpine::ast::Class> = alpine::workspace::companions(&orig, &text)
+            .iter()
+            .flat_map(|c| alpine::syntax::parse(&c.text).expect("companion parses").classes)
+            .collect();
+        let (mut before, _) = alpine::frontend_in(&SourceFile::new("orig.pvl", text.clone()), &orig).expect("original checks");
+        let (mut after, _) = alpine::frontend_in(&SourceFile::new("opt.pvl", out), &orig).expect("optimised checks");
+        before.classes.extend(companions.iter().cloned());
+        after.classes.extend(companions);
         FIELDS.with(|f| {
             *f.borrow_mut() = before
                 .classes
@@ -533,20 +582,25 @@ fn differential_check(max_size: usize) {
         for class in &before.classes {
             let affected = affected(&before, &after, class.name.as_str());
             for member in &class.members {
-                let alpine::ast::Member::Method(m) = member else { continue };
+                let alpine::ast::Member::Method(m) = member else {
+                    continue;
+                };
                 if m.is_pure_function() || !matches!(m.body, alpine::ast::MethodBody::Block(_)) {
                     continue;
                 }
                 let pool = pool(m);
-                let mut runs = 0;
+                let (mut runs, mut normal) = (0, 0);
                 let method_started = std::time::Instant::now();
                 for seed in 0..400u64 {
                     // Four runs per method; two when runs are slow (Reach: n == 1024).
                     if runs == 4 || (runs >= 2 && method_started.elapsed().as_secs() >= 2) {
                         break;
                     }
-                    let Some(a) = run_once(&before, class.name.as_str(), m, seed, &pool, max_size) else { continue };
-                    let b = run_once(&after, class.name.as_str(), m, seed, &pool, max_size).expect("same inputs satisfy the same precondition");
+                    let Some(a) = run_once(&before, class.name.as_str(), m, seed, &pool, max_size) else {
+                        continue;
+                    };
+                    let b =
+                        run_once(&after, class.name.as_str(), m, seed, &pool, max_size).expect("same inputs satisfy the same precondition");
                     if matches!((&a, &b), (Err(x), Err(y)) if x == y && is_resource_limit(x)) {
                         // Both ran out of fuel (or call depth) at the same point:
                         // no verdict either way; try another input.
@@ -554,7 +608,10 @@ fn differential_check(max_size: usize) {
                     }
                     runs += 1;
                     match (&a, &b) {
-                        (Ok(x), Ok(y)) if x == y => compared += 1,
+                        (Ok(x), Ok(y)) if x == y => {
+                            compared += 1;
+                            normal += 1;
+                        }
                         // The same run-time error at the same point (a map lookup
                         // outside the keys, an index out of bounds): same behaviour.
                         (Err(x), Err(y)) if x == y && !x.contains("not supported") => compared += 1,
@@ -567,10 +624,16 @@ fn differential_check(max_size: usize) {
                         (Err(x), _) if x.contains("not supported") => {
                             failures.push(format!("{rel} {}: interpreter: {x}", m.name));
                         }
-                        _ => failures.push(format!("{rel} {}.{} seed {seed}: original {:.300}\noptimised {:.300}", class.name, m.name, format!("{a:?}"), format!("{b:?}"))),
+                        _ => failures.push(format!(
+                            "{rel} {}.{} seed {seed}: original {:.300}\noptimised {:.300}",
+                            class.name,
+                            m.name,
+                            format!("{a:?}"),
+                            format!("{b:?}")
+                        )),
                     }
                 }
-                eprintln!("{rel} {}: {runs} runs, {:.2} s", m.name, started.elapsed().as_secs_f64());
+                eprintln!("{rel} {}: {runs} runs ({normal} ended normally), {:.2} s", m.name, started.elapsed().as_secs_f64());
                 let pins_larger = pool.iter().any(|&v| v > max_size as i64 && v <= FULL_SIZE as i64);
                 if runs == 0 && !affected.contains(m.name.as_str()) {
                     eprintln!("skipping {rel} {}: not changed by the optimisation, and no generated input meets its precondition", m.name);

@@ -15,11 +15,13 @@
 //!
 //! With [`Interp::skip_lemmas`], a call statement of a *lemma* — a `void`
 //! method whose contract holds no resource at all (no `Perm`, `PointsTo`,
-//! `Value`, `\forall*`, `\matrix`, predicate, ...) and that yields nothing — is
-//! not run, nor are its arguments evaluated. Such a method cannot change
-//! anything its caller can see: without permission it writes no location that
-//! existed before the call (the verifier checks every method against its
-//! contract), and it returns nothing. Lemmas are ghost proof steps whose cost
+//! `Value`, `\forall*`, `\matrix`, predicate, ...), that yields nothing, and
+//! that takes no lock and enters no `atomic` block, nor calls a method that
+//! does — is not run, nor are its arguments evaluated. Such a method cannot
+//! change anything its caller can see: without permission it writes no location
+//! that existed before the call (the verifier checks every method against its
+//! contract; a lock or an invariant would be another source of permission),
+//! and it returns nothing. Lemmas are ghost proof steps whose cost
 //! can be far above the program's own (a permutation lemma per swap of a sort).
 //!
 //! Specifications are not executed (`assert`, `fold`, ... are skipped), except
@@ -28,10 +30,12 @@
 //! from the guard (`lo <= x && x < hi`) or over a sequence (`x in s`).
 //!
 //! Maps: literals, `buildMap`, lookup `m[k]` (an error for a key not in the
-//! map), `==`. Not supported (an [`Error`], never a panic): locks,
-//! `wait`/`notify`, `fork`/`join`, `\old`, other map operations, sets and bags, fractions.
+//! map), `==`. Constructors run on `new C(..)`. Threads: `fork`/`join` and
+//! monitors (`lock`/`unlock`/`wait`/`notify`) run in [`threads`]. Not supported
+//! (an [`Error`], never a panic): `\old`, other map operations, sets and bags, fractions.
 
 mod par;
+mod threads;
 
 use crate::ast::*;
 use std::cell::RefCell;
@@ -129,8 +133,13 @@ pub struct Interp<'p> {
     pub skip_lemmas: bool,
     /// Methods already classified as lemma or not, by `Class.method`.
     lemmas: HashMap<String, bool>,
-    /// Draws the order in which threads run a phase of a `par` block.
+    /// Draws the order in which threads run a phase of a `par` block, and the
+    /// interleaving of forked threads.
     pub seed: u64,
+    /// The threaded run this interpreter is one thread of ([`threads`]).
+    runtime: Option<threads::Runtime>,
+    /// See [`Interp::lockers`]; computed on first use.
+    lockers: Option<std::collections::HashSet<String>>,
 }
 
 /// Deepest call nesting a run may reach. Each level costs a few KiB of the
@@ -154,7 +163,16 @@ impl Frame {
 
 impl<'p> Interp<'p> {
     pub fn new(program: &'p Program, fuel: u64) -> Interp<'p> {
-        Interp { program, fuel, depth: 0, skip_lemmas: false, lemmas: HashMap::new(), seed: 0x9e37_79b9_7f4a_7c15 }
+        Interp {
+            program,
+            fuel,
+            depth: 0,
+            skip_lemmas: false,
+            lemmas: HashMap::new(),
+            seed: 0x9e37_79b9_7f4a_7c15,
+            runtime: None,
+            lockers: None,
+        }
     }
 
     fn method(&self, class: &str, name: &str) -> Result<&'p Method, Error> {
@@ -170,7 +188,29 @@ impl<'p> Interp<'p> {
             .ok_or_else(|| Error(format!("no method {class}.{name}")))
     }
 
-    /// A fresh object of `class` with default field values.
+    /// The constructor of `class` with `arity` parameters, if declared.
+    fn constructor(&self, class: &str, arity: usize) -> Option<&'p Method> {
+        self.program.classes.iter().filter(|c| c.name.as_str() == class).flat_map(|c| &c.members).find_map(|m| match m {
+            Member::Method(m) if m.is_constructor() && m.params.len() == arity => Some(m),
+            _ => None,
+        })
+    }
+
+    /// `new class(args)`: a fresh object, its constructor run (an error when
+    /// `class` declares constructors but none of this arity).
+    pub fn construct(&mut self, class: &str, args: Vec<Value>) -> Result<Value, Error> {
+        let obj = self.new_object(class);
+        match self.constructor(class, args.len()) {
+            Some(m) => {
+                self.call(class, m.name.as_str(), Some(obj.clone()), args)?;
+            }
+            None if args.is_empty() => {}
+            None => return err(format!("no constructor of {class} with {} arguments", args.len())),
+        }
+        Ok(obj)
+    }
+
+    /// A fresh object of `class` with default field values (no constructor run).
     pub fn new_object(&self, class: &str) -> Value {
         let fields = self
             .program
@@ -187,7 +227,12 @@ impl<'p> Interp<'p> {
     }
 
     /// Runs `class.name(args)` on `this`; returns the result (`Void` for void).
+    /// A program that forks runs on several threads ([`threads`]); the call
+    /// returns when all have ended.
     pub fn call(&mut self, class: &str, name: &str, this: Option<Value>, args: Vec<Value>) -> Result<Value, Error> {
+        if self.depth == 0 && self.runtime.is_none() && threads::forks(self.program) {
+            return self.call_threaded(class, name, this, args);
+        }
         let m = self.method(class, name)?;
         if m.params.len() != args.len() {
             return err(format!("{name}: expected {} arguments", m.params.len()));
@@ -313,7 +358,7 @@ impl<'p> Interp<'p> {
             StmtKind::Atomic { body, .. } => return self.stmt(f, body),
             StmtKind::InvariantBlock { body, .. } => return self.block(f, &body.stmts),
             StmtKind::Barrier(_) => return err("barrier outside a par block"),
-            other => return err(format!("statement not supported: {other:?}").chars().take(80).collect::<String>()),
+            StmtKind::Sync { kind, obj } => self.sync(f, *kind, obj)?,
         }
         Ok(Flow::Normal)
     }
@@ -349,17 +394,74 @@ impl<'p> Interp<'p> {
     /// building a new sequence per update (quadratic in a sorting loop).
     /// `false` when the statement has another shape.
     fn update_in_place(&mut self, f: &mut Frame, target: &Expr, value: &Expr) -> Result<bool, Error> {
-        let (ExprKind::Var(x), ExprKind::SeqUpdate { base, index, value }) = (&target.kind, &value.kind) else { return Ok(false) };
+        let (ExprKind::Var(x), ExprKind::SeqUpdate { base, index, value }) = (&target.kind, &value.kind) else {
+            return Ok(false);
+        };
         if !matches!(&base.kind, ExprKind::Var(y) if y.as_str() == x.as_str()) || !matches!(f.lookup(x.as_str()), Some(Value::Seq(_))) {
             return Ok(false);
         }
         self.tick()?;
         let i = self.eval(f, index)?.int()?;
         let v = self.eval(f, value)?;
-        let Some(Value::Seq(s)) = f.lookup(x.as_str()) else { return err("updating a non-sequence") };
+        let Some(Value::Seq(s)) = f.lookup(x.as_str()) else {
+            return err("updating a non-sequence");
+        };
         let slot = usize::try_from(i).ok().and_then(|i| Rc::make_mut(s).get_mut(i)).ok_or_else(|| Error("index out of bounds".into()))?;
         *slot = v;
         Ok(true)
+    }
+
+    /// Names of the methods that may gain permissions other than through their
+    /// contract: their body holds `lock`/`wait`/`fork`/`join`/`atomic` (a lock or
+    /// an invariant hands over its resource), or calls such a method (by name,
+    /// over all classes). None of them is a lemma.
+    fn lockers(&mut self) -> &std::collections::HashSet<String> {
+        if self.lockers.is_none() {
+            struct Body {
+                sync: bool,
+                calls: std::collections::HashSet<String>,
+            }
+            impl crate::ast::visit::Visitor for Body {
+                fn visit_stmt(&mut self, s: &Stmt) {
+                    self.sync |= matches!(s.kind, StmtKind::Sync { .. } | StmtKind::Atomic { .. });
+                    crate::ast::visit::walk_stmt(self, s);
+                }
+                fn visit_expr(&mut self, e: &Expr) {
+                    if let ExprKind::Call { method, .. } = &e.kind {
+                        self.calls.insert(method.as_str().to_string());
+                    }
+                    crate::ast::visit::walk_expr(self, e);
+                }
+            }
+            let bodies: Vec<(String, Body)> = self
+                .program
+                .classes
+                .iter()
+                .flat_map(|c| &c.members)
+                .filter_map(|m| match m {
+                    Member::Method(m) => {
+                        let mut b = Body { sync: false, calls: Default::default() };
+                        crate::ast::visit::Visitor::visit_method(&mut b, m);
+                        Some((m.name.as_str().to_string(), b))
+                    }
+                    _ => None,
+                })
+                .collect();
+            let mut out: std::collections::HashSet<String> = bodies.iter().filter(|(_, b)| b.sync).map(|(n, _)| n.clone()).collect();
+            loop {
+                let more: Vec<String> = bodies
+                    .iter()
+                    .filter(|(n, b)| !out.contains(n) && b.calls.iter().any(|c| out.contains(c)))
+                    .map(|(n, _)| n.clone())
+                    .collect();
+                if more.is_empty() {
+                    break;
+                }
+                out.extend(more);
+            }
+            self.lockers = Some(out);
+        }
+        self.lockers.as_ref().expect("computed above")
     }
 
     /// Whether `class.name` is a lemma (see the module doc).
@@ -391,7 +493,11 @@ impl<'p> Interp<'p> {
                 }
             }
         }
-        let lemma = matches!(&m.ret, Some(Type { kind: TypeKind::Void, .. })) && !yields && !resource && !m.is_pure_function();
+        let lemma = matches!(&m.ret, Some(Type { kind: TypeKind::Void, .. }))
+            && !yields
+            && !resource
+            && !m.is_pure_function()
+            && !self.lockers().contains(name);
         self.lemmas.insert(key, lemma);
         Ok(lemma)
     }
@@ -457,13 +563,18 @@ impl<'p> Interp<'p> {
             },
             ExprKind::Index { base, index } => {
                 let (b, i) = (self.eval(f, base)?, self.eval(f, index)?.int()?);
-                let get = |v: &[Value]| usize::try_from(i).ok().and_then(|i| v.get(i).cloned()).ok_or_else(|| Error("index out of bounds".into()));
+                let get = |v: &[Value]| {
+                    usize::try_from(i).ok().and_then(|i| v.get(i).cloned()).ok_or_else(|| Error("index out of bounds".into()))
+                };
                 match b {
                     Value::Array(a) => get(&a.borrow())?,
                     Value::Seq(s) => get(&s)?,
                     Value::Map(m) => {
                         let k = Value::Int(i);
-                        m.iter().find(|(x, _)| same(x, &k)).map(|(_, v)| v.clone()).ok_or_else(|| Error("map lookup of a key not in the map".into()))?
+                        m.iter()
+                            .find(|(x, _)| same(x, &k))
+                            .map(|(_, v)| v.clone())
+                            .ok_or_else(|| Error("map lookup of a key not in the map".into()))?
                     }
                     _ => return err("indexing a non-array"),
                 }
@@ -480,9 +591,14 @@ impl<'p> Interp<'p> {
                 let n = usize::try_from(n).map_err(|_| Error("negative array size".into()))?;
                 Value::Array(Rc::new(RefCell::new(vec![default_value(elem); n])))
             }
-            ExprKind::New { class, args } if args.is_empty() => self.new_object(class.as_str()),
+            ExprKind::New { class, args } => {
+                let args = args.iter().map(|a| self.eval(f, a)).collect::<Result<Vec<_>, _>>()?;
+                self.construct(class.as_str(), args)?
+            }
             ExprKind::Unary { op: UnOp::Not, operand } => Value::Bool(!self.eval(f, operand)?.bool()?),
-            ExprKind::Unary { op: UnOp::Neg, operand } => Value::Int(self.eval(f, operand)?.int()?.checked_neg().ok_or_else(|| Error("overflow".into()))?),
+            ExprKind::Unary { op: UnOp::Neg, operand } => {
+                Value::Int(self.eval(f, operand)?.int()?.checked_neg().ok_or_else(|| Error("overflow".into()))?)
+            }
             ExprKind::Cond { cond, then_expr, else_expr } => {
                 if self.eval(f, cond)?.bool()? {
                     self.eval(f, then_expr)?
@@ -497,7 +613,9 @@ impl<'p> Interp<'p> {
                 self.call(&class, method.as_str(), this, args)?
             }
             ExprKind::Slice { base, lo, hi } => {
-                let Value::Seq(s) = self.eval(f, base)? else { return err("slicing a non-sequence") };
+                let Value::Seq(s) = self.eval(f, base)? else {
+                    return err("slicing a non-sequence");
+                };
                 let lo = match lo {
                     Some(e) => self.eval(f, e)?.int()?,
                     None => 0,
@@ -512,7 +630,9 @@ impl<'p> Interp<'p> {
                 Value::Seq(Rc::new(s[lo as usize..hi as usize].to_vec()))
             }
             ExprKind::SeqUpdate { base, index, value } => {
-                let Value::Seq(s) = self.eval(f, base)? else { return err("updating a non-sequence") };
+                let Value::Seq(s) = self.eval(f, base)? else {
+                    return err("updating a non-sequence");
+                };
                 let i = self.eval(f, index)?.int()?;
                 let v = self.eval(f, value)?;
                 let mut out = s.to_vec();
@@ -534,7 +654,9 @@ impl<'p> Interp<'p> {
                 _ => return err("unsupported built-in"),
             },
             ExprKind::Builtin { func: Builtin::RemoveAt, args } if args.len() == 2 => {
-                let Value::Seq(s) = self.eval(f, &args[0])? else { return err("removeAt of a non-sequence") };
+                let Value::Seq(s) = self.eval(f, &args[0])? else {
+                    return err("removeAt of a non-sequence");
+                };
                 let i = self.eval(f, &args[1])?.int()?;
                 let i = usize::try_from(i).ok().filter(|&i| i < s.len()).ok_or_else(|| Error("index out of bounds".into()))?;
                 let mut out = s.to_vec();
@@ -550,7 +672,9 @@ impl<'p> Interp<'p> {
                 Value::Map(Rc::new(m))
             }
             ExprKind::Builtin { func: Builtin::BuildMap, args } if args.len() == 3 => {
-                let Value::Map(m) = self.eval(f, &args[0])? else { return err("buildMap of a non-map") };
+                let Value::Map(m) = self.eval(f, &args[0])? else {
+                    return err("buildMap of a non-map");
+                };
                 let (k, v) = (self.eval(f, &args[1])?, self.eval(f, &args[2])?);
                 let mut m = m.to_vec();
                 map_put(&mut m, k, v);
@@ -618,7 +742,9 @@ impl<'p> Interp<'p> {
         let (mut lo, mut hi) = (None, None);
         let mut stack = vec![guard];
         while let Some(g) = stack.pop() {
-            let ExprKind::Binary { op, lhs, rhs } = &g.kind else { continue };
+            let ExprKind::Binary { op, lhs, rhs } = &g.kind else {
+                continue;
+            };
             match op {
                 BinOp::And => stack.extend([&**lhs, &**rhs]),
                 BinOp::In if is_x(lhs) => {
@@ -695,9 +821,7 @@ fn same(a: &Value, b: &Value) -> bool {
         (Value::Array(x), Value::Array(y)) => Rc::ptr_eq(x, y),
         (Value::Obj(x), Value::Obj(y)) => Rc::ptr_eq(x, y),
         (Value::Seq(x), Value::Seq(y)) => Rc::ptr_eq(x, y) || (x.len() == y.len() && x.iter().zip(y.iter()).all(|(a, b)| same(a, b))),
-        (Value::Map(x), Value::Map(y)) => {
-            x.len() == y.len() && x.iter().all(|(k, v)| y.iter().any(|(k2, v2)| same(k, k2) && same(v, v2)))
-        }
+        (Value::Map(x), Value::Map(y)) => x.len() == y.len() && x.iter().all(|(k, v)| y.iter().any(|(k2, v2)| same(k, k2) && same(v, v2))),
         _ => false,
     }
 }
@@ -737,7 +861,8 @@ mod tests {
 
     #[test]
     fn truncating_division_and_errors() {
-        let p = program("class C { int m(int x) { return x / 2 + x % 2; } int loop() { int i = 0; while (true) { i = i + 1; } return i; } }");
+        let p =
+            program("class C { int m(int x) { return x / 2 + x % 2; } int loop() { int i = 0; while (true) { i = i + 1; } return i; } }");
         let mut it = Interp::new(&p, 10_000);
         assert_eq!(it.call("C", "m", None, vec![Value::Int(-7)]).unwrap().deep(), "-4");
         assert_eq!(it.call("C", "loop", None, vec![]).unwrap_err(), Error("out of fuel".into()));
@@ -803,6 +928,22 @@ mod tests {
         assert_eq!(run(true).unwrap().deep(), "10");
     }
 
+    /// A method that takes a lock gains the lock invariant's permissions: never
+    /// a lemma, nor is a method calling it.
+    #[test]
+    fn methods_taking_locks_are_not_lemmas() {
+        let p = program(
+            "class Q { int data; resource lock_invariant() = Perm(data, 1); \
+             void put(int x) { lock this; data = x; unlock this; } \
+             void put_twice(int x) { put(x); put(x + 1); } \
+             int m() { put_twice(4); return data; } }",
+        );
+        let mut it = Interp::new(&p, 10_000);
+        it.skip_lemmas = true;
+        let this = it.new_object("Q");
+        assert_eq!(it.call("Q", "m", Some(this), vec![]).unwrap().deep(), "5");
+    }
+
     #[test]
     fn runs_maps() {
         let p = program(
@@ -820,7 +961,12 @@ mod tests {
         let mut it = Interp::new(&p, u64::MAX);
         // On a thread with room for MAX_CALL_DEPTH levels.
         let r = std::thread::scope(|s| {
-            std::thread::Builder::new().stack_size(256 << 20).spawn_scoped(s, || it.call("C", "f", None, vec![Value::Int(0)]).map(|v| v.deep())).unwrap().join().unwrap()
+            std::thread::Builder::new()
+                .stack_size(256 << 20)
+                .spawn_scoped(s, || it.call("C", "f", None, vec![Value::Int(0)]).map(|v| v.deep()))
+                .unwrap()
+                .join()
+                .unwrap()
         });
         assert_eq!(r.unwrap_err(), Error("call depth limit reached (calling C.f)".into()));
     }

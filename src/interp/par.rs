@@ -40,7 +40,10 @@ impl Interp<'_> {
                 if n.saturating_mul(ids.len() as i64) > MAX_THREADS {
                     return err(format!("par block with more than {MAX_THREADS} threads"));
                 }
-                ids = ids.into_iter().flat_map(|id| (lo..hi).map(move |t| [id.clone(), vec![(it.var.name.name.clone(), t)]].concat())).collect();
+                ids = ids
+                    .into_iter()
+                    .flat_map(|id| (lo..hi).map(move |t| [id.clone(), vec![(it.var.name.name.clone(), t)]].concat()))
+                    .collect();
             }
             let mut threads: Vec<Frame> = ids
                 .into_iter()
@@ -150,7 +153,10 @@ impl Interp<'_> {
         for t in threads.iter_mut() {
             let v = self.eval(t, cond)?.bool()?;
             if *first.get_or_insert(v) != v {
-                return err(format!("barrier divergence: the threads disagree on the condition of a{} {what} around a barrier", if what == "if" { "n" } else { "" }));
+                return err(format!(
+                    "barrier divergence: the threads disagree on the condition of a{} {what} around a barrier",
+                    if what == "if" { "n" } else { "" }
+                ));
             }
         }
         Ok(first.unwrap_or(false))
