@@ -4,6 +4,7 @@ mod fmt;
 mod io;
 mod optimise;
 mod parse;
+mod run;
 mod verify;
 
 use alpine::diagnostics::{self, Diagnostic, SourceFile};
@@ -59,6 +60,9 @@ enum Command {
     /// Apply loop unrolling / iteration merging (`gpuopt` directives, --unroll,
     /// --merge), print the result as PVL and re-verify it.
     Optimise(optimise::OptimiseArgs),
+    /// Run one method in the reference interpreter (kernels phase by phase,
+    /// threads in a seeded order) and print its result and final state.
+    Run(run::RunArgs),
 }
 
 /// Where diagnostics go and how they look.
@@ -103,5 +107,6 @@ pub fn run() -> i32 {
         Command::Fmt(args) => fmt::run(args, &reporter),
         Command::Verify(args) => verify::run(args, &reporter),
         Command::Optimise(args) => optimise::run(args, &reporter),
+        Command::Run(args) => run::run(args, &reporter),
     }
 }

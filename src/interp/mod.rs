@@ -34,6 +34,7 @@
 //! monitors (`lock`/`unlock`/`wait`/`notify`) run in [`threads`]. Not supported
 //! (an [`Error`], never a panic): `\old`, other map operations, sets and bags, fractions.
 
+mod contracts;
 mod par;
 mod threads;
 
@@ -140,6 +141,10 @@ pub struct Interp<'p> {
     runtime: Option<threads::Runtime>,
     /// See [`Interp::lockers`]; computed on first use.
     lockers: Option<std::collections::HashSet<String>>,
+    /// Check contracts and asserts while running ([`contracts`]); off by default.
+    pub check_contracts: bool,
+    /// The program's text, for line numbers in messages.
+    pub source: Option<&'p str>,
 }
 
 /// Deepest call nesting a run may reach. Each level costs a few KiB of the
@@ -150,6 +155,10 @@ pub const MAX_CALL_DEPTH: usize = 1_000;
 struct Frame {
     this: Option<Value>,
     scopes: Vec<HashMap<Name, Value>>,
+    /// The pre-state of the call, for `\old` ([`contracts`]).
+    old: Option<Rc<contracts::OldState>>,
+    /// `\result` while postconditions are checked.
+    result: Option<Value>,
 }
 
 impl Frame {
@@ -172,6 +181,8 @@ impl<'p> Interp<'p> {
             seed: 0x9e37_79b9_7f4a_7c15,
             runtime: None,
             lockers: None,
+            check_contracts: false,
+            source: None,
         }
     }
 
@@ -243,20 +254,28 @@ impl<'p> Interp<'p> {
                 scope.insert(p.name.name.clone(), default_value(&p.ty));
             }
         }
-        let mut f = Frame { this, scopes: vec![scope] };
+        let mut f = Frame { this, scopes: vec![scope], old: None, result: None };
         if self.depth >= MAX_CALL_DEPTH {
             return err(format!("call depth limit reached (calling {class}.{name})"));
         }
         self.depth += 1;
-        let r = match &m.body {
-            MethodBody::Expr(e) => self.eval(&mut f, e),
-            MethodBody::Block(b) => match self.block(&mut f, &b.stmts) {
-                Ok(Flow::Return(v)) => Ok(v),
-                Ok(Flow::Normal) => Ok(Value::Void),
-                Err(e) => Err(e),
-            },
-            MethodBody::Abstract => err(format!("{name} has no body")),
-        };
+        let r = (|| {
+            if self.check_contracts {
+                self.enter(&mut f, m)?;
+            }
+            let v = match &m.body {
+                MethodBody::Expr(e) => self.eval(&mut f, e)?,
+                MethodBody::Block(b) => match self.block(&mut f, &b.stmts)? {
+                    Flow::Return(v) => v,
+                    Flow::Normal => Value::Void,
+                },
+                MethodBody::Abstract => return err(format!("{name} has no body")),
+            };
+            if self.check_contracts {
+                self.leave(&mut f, m, &v)?;
+            }
+            Ok(v)
+        })();
         self.depth -= 1;
         r
     }
@@ -271,7 +290,7 @@ impl<'p> Interp<'p> {
     /// building inputs that meet a precondition).
     pub fn eval_in(&mut self, m: &Method, this: Option<Value>, args: &[Value], e: &Expr) -> Result<Value, Error> {
         let scope = m.params.iter().map(|p| p.name.name.clone()).zip(args.iter().cloned()).collect();
-        let mut f = Frame { this, scopes: vec![scope] };
+        let mut f = Frame { this, scopes: vec![scope], old: None, result: None };
         self.eval(&mut f, e)
     }
 
@@ -350,6 +369,7 @@ impl<'p> Interp<'p> {
                 };
                 return Ok(Flow::Return(v));
             }
+            StmtKind::Spec { kind: SpecStmtKind::Assert, expr } if self.check_contracts => self.check(f, expr, "assertion")?,
             StmtKind::Spec { .. } => {}
             StmtKind::Block(b) => return self.block(f, &b.stmts),
             StmtKind::Par(p) => self.run_par(f, p)?,
@@ -375,6 +395,9 @@ impl<'p> Interp<'p> {
         };
         loop {
             self.tick()?;
+            if self.check_contracts {
+                self.check_invariants(f, l)?;
+            }
             if let Some(c) = cond {
                 if !self.eval(f, c)?.bool()? {
                     return Ok(Flow::Normal);
@@ -681,6 +704,8 @@ impl<'p> Interp<'p> {
                 Value::Map(Rc::new(m))
             }
             ExprKind::WithThen { expr, .. } => self.eval(f, expr)?,
+            ExprKind::Old(e) => self.eval_old(f, e)?,
+            ExprKind::Result => f.result.clone().ok_or_else(|| Error("`\\result` outside a postcondition".into()))?,
             ExprKind::Perm { .. } | ExprKind::PointsTo { .. } | ExprKind::Value(_) => Value::Bool(true),
             ExprKind::Quant { kind: QuantKind::ForallStar, .. } => Value::Bool(true),
             ExprKind::Quant { kind: kind @ (QuantKind::Forall | QuantKind::Exists), binder, guard, body } => {

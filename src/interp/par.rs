@@ -50,10 +50,20 @@ impl Interp<'_> {
                 .map(|id| {
                     let mut scopes = f.scopes.clone();
                     scopes.push(id.into_iter().map(|(x, t)| (x, Value::Int(t))).collect());
-                    Frame { this: f.this.clone(), scopes }
+                    Frame { this: f.this.clone(), scopes, old: f.old.clone(), result: None }
                 })
                 .collect();
+            if self.check_contracts {
+                for t in &mut threads {
+                    self.check_unit(t, u, false)?;
+                }
+            }
             self.lockstep(&mut threads, &u.body.stmts)?;
+            if self.check_contracts {
+                for t in &mut threads {
+                    self.check_unit(t, u, true)?;
+                }
+            }
         }
         Ok(())
     }
@@ -127,6 +137,11 @@ impl Interp<'_> {
         };
         loop {
             self.tick()?;
+            if self.check_contracts {
+                for t in threads.iter_mut() {
+                    self.check_invariants(t, l)?;
+                }
+            }
             if let Some(c) = cond {
                 if !self.uniform(threads, c, "loop")? {
                     return Ok(());

@@ -350,10 +350,13 @@ impl<'p> Interp<'p> {
             }),
             Condvar::new(),
         ));
-        let (program, fuel, skip_lemmas) = (self.program, self.fuel, self.skip_lemmas);
+        let (program, fuel, skip_lemmas, check_contracts, source) =
+            (self.program, self.fuel, self.skip_lemmas, self.check_contracts, self.source);
         let interp = |tid: usize, spawn: mpsc::Sender<Job>| {
             let mut it = Interp::new(program, fuel);
             it.skip_lemmas = skip_lemmas;
+            it.check_contracts = check_contracts;
+            it.source = source;
             it.runtime = Some(Runtime { sched: sched.clone(), tid, spawn });
             it
         };

@@ -1,0 +1,110 @@
+//! `alpine run`: the reference interpreter from the command line — results,
+//! seeded thread orders, run-time contract checks, and the exit codes (0 the
+//! run ended normally, 1 a run-time error or violated contract, 2 bad input).
+
+use std::process::{Command, Output};
+
+fn alpine(args: &[&str]) -> Output {
+    Command::new(env!("CARGO_BIN_EXE_alpine")).args(args).env("NO_COLOR", "1").output().expect("alpine runs")
+}
+
+fn text(b: &[u8]) -> String {
+    String::from_utf8_lossy(b).into_owned()
+}
+
+const SHIFT: &str = concat!(env!("CARGO_MANIFEST_DIR"), "/examples/shift_barrier.pvl");
+
+#[test]
+fn runs_a_kernel_with_a_barrier_in_every_order() {
+    for seed in ["1", "2", "3", "4", "5"] {
+        let o = alpine(&[
+            "run",
+            SHIFT,
+            "--method",
+            "Shift.shift",
+            "--arg",
+            "a=new int[5]",
+            "--arg",
+            "b=[9, 9, 9, 9, 9]",
+            "--arg",
+            "n=5",
+            "--seed",
+            seed,
+            "--check-contracts",
+        ]);
+        assert_eq!(o.status.code(), Some(0), "{}", text(&o.stderr));
+        assert_eq!(text(&o.stdout), "a = [0,1,2,3,4]\nb = [1,2,3,4,0]\nn = 5\nthis = Shift{}\n");
+    }
+}
+
+#[test]
+fn a_removed_barrier_shows_in_some_order_and_breaks_a_thread_postcondition() {
+    let src = std::fs::read_to_string(SHIFT).unwrap();
+    let start = src.find("            barrier(threads)").unwrap();
+    let end = start + src[start..].find("            }\n").unwrap() + "            }\n".len();
+    let dir = std::env::temp_dir().join(format!("alpine-run-{}", std::process::id()));
+    std::fs::create_dir_all(&dir).unwrap();
+    let path = dir.join("no_barrier.pvl");
+    std::fs::write(&path, format!("{}{}", &src[..start], &src[end..])).unwrap();
+    let path = path.to_string_lossy().into_owned();
+    let mut failed = 0;
+    for seed in 1..=10 {
+        let seed = seed.to_string();
+        let base = [
+            "run",
+            path.as_str(),
+            "--method",
+            "shift",
+            "--arg",
+            "a=new int[6]",
+            "--arg",
+            "b=new int[6]",
+            "--arg",
+            "n=6",
+            "--seed",
+            seed.as_str(),
+        ];
+        // Without checks every order ends normally; with them, an order in
+        // which a thread reads before its neighbour wrote is caught.
+        assert_eq!(alpine(&base).status.code(), Some(0));
+        let o = alpine(&[&base[..], &["--check-contracts"]].concat());
+        if o.status.code() == Some(1) {
+            assert!(text(&o.stderr).contains("postcondition of a thread does not hold (line 16)"), "{}", text(&o.stderr));
+            failed += 1;
+        } else {
+            assert_eq!(o.status.code(), Some(0), "{}", text(&o.stderr));
+        }
+    }
+    assert!(failed > 0, "no seed ran a thread before its neighbour");
+    std::fs::remove_dir_all(&dir).ok();
+}
+
+#[test]
+fn contract_violations_exit_1_with_the_line() {
+    let o =
+        alpine(&["run", SHIFT, "--method", "shift", "--arg", "a=new int[3]", "--arg", "b=new int[4]", "--arg", "n=3", "--check-contracts"]);
+    assert_eq!(o.status.code(), Some(1));
+    assert_eq!(text(&o.stderr), "error: precondition of shift does not hold (line 6)\n");
+    // Run-time errors too: unchecked, the mismatched lengths are an index out of bounds.
+    let o = alpine(&["run", SHIFT, "--method", "shift", "--arg", "a=new int[4]", "--arg", "b=new int[3]", "--arg", "n=4"]);
+    assert_eq!(o.status.code(), Some(1));
+    assert!(text(&o.stderr).contains("index out of bounds"), "{}", text(&o.stderr));
+}
+
+#[test]
+fn bad_requests_exit_2() {
+    let cases: [(&[&str], &str); 4] = [
+        (&["--method", "shift", "--arg", "a=new int[3]"], "missing `--arg b=VALUE` (the parameters of shift: a=int[] b=int[] n=int)"),
+        (&["--method", "nosuch"], "no method `nosuch`; the file has Shift.shift"),
+        (&["--method", "shift", "--arg", "a=[1,", "--arg", "b=[]", "--arg", "n=0"], "`--arg a=[1,`"),
+        (
+            &["--method", "shift", "--arg", "a=[]", "--arg", "b=[]", "--arg", "n=0", "--arg", "m=1"],
+            "`--arg m=1`: shift has no such parameter",
+        ),
+    ];
+    for (args, msg) in cases {
+        let o = alpine(&[&["run", SHIFT][..], args].concat());
+        assert_eq!(o.status.code(), Some(2), "{args:?}");
+        assert!(text(&o.stderr).contains(msg), "{args:?}: {}", text(&o.stderr));
+    }
+}
