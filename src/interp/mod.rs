@@ -8,9 +8,11 @@
 //! `o.f`, bare field names of `this`), local declarations, assignments,
 //! `x++`/`x--`, `if`, `while`, `for`, `return`, blocks, calls to methods and pure
 //! functions of the program (`m(..)`, `this.m(..)`, `o.m(..)`, `Class.m(..)`;
-//! `with`/`then` ghost blocks are skipped), `? :`, PVL's truncating `/` and `%`. A `par` block of
-//! one unit without barriers runs its threads one after the other (equivalent
-//! for the race-free kernels the verifier accepts).
+//! `with`/`then` ghost blocks are skipped), `? :`, PVL's truncating `/` and `%`. A `par` block
+//! without barriers runs its units one after the other, and each unit's threads
+//! (one or more iterators, nested) in order (equivalent for the race-free
+//! kernels the verifier accepts); `new T[a][b]` makes distinct rows, and
+//! `\matrix(m, a, b)` is evaluated in preconditions.
 //!
 //! With [`Interp::skip_lemmas`], a call statement of a *lemma* — a `void`
 //! method whose contract holds no resource at all (no `Perm`, `PointsTo`,
@@ -27,8 +29,7 @@
 //! from the guard (`lo <= x && x < hi`) or over a sequence (`x in s`).
 //!
 //! Maps: literals, `buildMap`, lookup `m[k]` (an error for a key not in the
-//! map), `==`. Not supported (an [`Error`], never a panic): barriers, several
-//! par units, locks, `\old`, other map operations, sets and bags, fractions. Issue #8 extends it to kernels.
+//! map), `==`. Not supported (an [`Error`], never a panic): barriers, locks, `\old`, other map operations, sets and bags, fractions. Issue #8 extends it to kernels.
 
 use crate::ast::*;
 use std::cell::RefCell;
@@ -100,6 +101,16 @@ fn err<T>(msg: impl Into<String>) -> Result<T, Error> {
 }
 
 /// The default value of a type (0, false, null, empty sequence).
+/// `new T[d0][d1]...`: distinct rows, innermost cells the default value.
+fn new_array(elem: &Type, sizes: &[usize]) -> Value {
+    let cells = match sizes {
+        [n] => vec![default_value(elem); *n],
+        [n, rest @ ..] => (0..*n).map(|_| new_array(elem, rest)).collect(),
+        [] => return default_value(elem),
+    };
+    Value::Array(Rc::new(RefCell::new(cells)))
+}
+
 pub fn default_value(t: &Type) -> Value {
     match &t.kind {
         TypeKind::Int => Value::Int(0),
@@ -302,22 +313,35 @@ impl<'p> Interp<'p> {
             }
             StmtKind::Spec { .. } => {}
             StmtKind::Block(b) => return self.block(f, &b.stmts),
-            StmtKind::Par(p) if p.units.len() == 1 && p.units[0].iters.len() <= 1 => {
-                let u = &p.units[0];
-                let Some(it) = u.iters.first() else { return self.block(f, &u.body.stmts) };
-                let (lo, hi) = (self.eval(f, &it.lo)?.int()?, self.eval(f, &it.hi)?.int()?);
-                for tid in lo..hi {
-                    f.scopes.push(HashMap::from([(it.var.name.name.clone(), Value::Int(tid))]));
-                    let r = self.block(f, &u.body.stmts);
-                    f.scopes.pop();
-                    if let Flow::Return(_) = r? {
-                        return err("return inside par");
-                    }
+            // Units one after the other, each unit's threads in order: the same
+            // final state as any interleaving for race-free units without
+            // barriers (a barrier statement is an unsupported statement).
+            StmtKind::Par(p) => {
+                for u in &p.units {
+                    self.par_unit(f, u, 0)?;
                 }
             }
             other => return err(format!("statement not supported: {other:?}").chars().take(80).collect::<String>()),
         }
         Ok(Flow::Normal)
+    }
+
+    /// Runs the threads of `u` from iterator `k` on (nested, in index order).
+    fn par_unit(&mut self, f: &mut Frame, u: &ParUnit, k: usize) -> Result<(), Error> {
+        let Some(it) = u.iters.get(k) else {
+            return match self.block(f, &u.body.stmts)? {
+                Flow::Return(_) => err("return inside par"),
+                _ => Ok(()),
+            };
+        };
+        let (lo, hi) = (self.eval(f, &it.lo)?.int()?, self.eval(f, &it.hi)?.int()?);
+        for tid in lo..hi {
+            f.scopes.push(HashMap::from([(it.var.name.name.clone(), Value::Int(tid))]));
+            let r = self.par_unit(f, u, k + 1);
+            f.scopes.pop();
+            r?;
+        }
+        Ok(())
     }
 
     fn run_loop(&mut self, f: &mut Frame, l: &Loop) -> Result<Flow, Error> {
@@ -477,10 +501,13 @@ impl<'p> Interp<'p> {
             ExprKind::Collection { kind: CollectionKind::Seq, elems, .. } => {
                 Value::Seq(Rc::new(elems.iter().map(|x| self.eval(f, x)).collect::<Result<_, _>>()?))
             }
-            ExprKind::NewArray { elem, dims } if dims.len() == 1 => {
-                let n = self.eval(f, &dims[0])?.int()?;
-                let n = usize::try_from(n).map_err(|_| Error("negative array size".into()))?;
-                Value::Array(Rc::new(RefCell::new(vec![default_value(elem); n])))
+            ExprKind::NewArray { elem, dims } if !dims.is_empty() => {
+                let mut sizes = Vec::with_capacity(dims.len());
+                for d in dims {
+                    let n = self.eval(f, d)?.int()?;
+                    sizes.push(usize::try_from(n).map_err(|_| Error("negative array size".into()))?);
+                }
+                new_array(elem, &sizes)
             }
             ExprKind::New { class, args } if args.is_empty() => self.new_object(class.as_str()),
             ExprKind::Unary { op: UnOp::Not, operand } => Value::Bool(!self.eval(f, operand)?.bool()?),
@@ -535,6 +562,22 @@ impl<'p> Interp<'p> {
                 (Builtin::IsEmpty, Value::Seq(s)) => Value::Bool(s.is_empty()),
                 _ => return err("unsupported built-in"),
             },
+            // `\matrix(m, rows, cols)` (as a precondition): `rows` distinct rows
+            // of `cols` cells each.
+            ExprKind::Builtin { func: Builtin::Matrix, args } if args.len() == 3 => {
+                let (rows, cols) = (self.eval(f, &args[1])?.int()?, self.eval(f, &args[2])?.int()?);
+                let Value::Array(m) = self.eval(f, &args[0])? else { return Ok(Value::Bool(false)) };
+                let m = m.borrow();
+                let mut seen: Vec<&Rc<RefCell<Vec<Value>>>> = Vec::new();
+                let mut ok = m.len() as i64 == rows;
+                for r in m.iter() {
+                    match r {
+                        Value::Array(a) if a.borrow().len() as i64 == cols && !seen.iter().any(|s| Rc::ptr_eq(s, a)) => seen.push(a),
+                        _ => ok = false,
+                    }
+                }
+                Value::Bool(ok)
+            }
             ExprKind::Builtin { func: Builtin::RemoveAt, args } if args.len() == 2 => {
                 let Value::Seq(s) = self.eval(f, &args[0])? else { return err("removeAt of a non-sequence") };
                 let i = self.eval(f, &args[1])?.int()?;
