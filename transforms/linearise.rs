@@ -283,7 +283,7 @@ pub fn plan(
     };
 
     // Every use of the matrix.
-    let mut uses = Uses { name, ty: &decl.ty, rows: &rows, cols: &cols, facts: &mut facts, program, err: None };
+    let mut uses = Uses { name, ty: &decl.ty, rows: &rows, cols: &cols, facts: &mut facts, program, err: None, others: Vec::new() };
     for c in &m.contract.clauses {
         uses.visit_clause(c);
     }
@@ -294,6 +294,16 @@ pub fn plan(
     }
     if let Some(e) = uses.err {
         return Err(with_dir(e));
+    }
+    let others = std::mem::take(&mut uses.others);
+    for (other, span) in others {
+        if !full_write(m, name, &mut facts) && !full_write(m, &other, &mut facts) {
+            let msg = format!(
+                "cannot linearise `{name}`: `{other}` is another 2-D array of the same type, which may share cells with it \
+                 (neither has write permission to all its cells in the precondition)"
+            );
+            return Err(with_dir(ApplicabilityError::new(codes::OPTIMISE_ALIAS, msg, span)));
+        }
     }
     if matches!(decl.init, DeclInit::Param) {
         if let Some(span) = calls_of(program, m) {
@@ -318,6 +328,50 @@ pub fn plan(
         factor: 0,
         directive,
         detail: PlanDetail::Linearise(LinPlan { matrix: Name::from(name), order, rows, cols, add_helper }),
+    })
+}
+
+/// Whether the precondition gives write permission to every cell of the 2-D
+/// array `x` (printed form): `\matrix(x, a, b)` and `\forall* i; 0 <= i && i <
+/// a; (\forall* j; 0 <= j && j < b; Perm(x[i][j], write))`. Then no other
+/// array the method reads can share a cell with `x` (the permissions of one
+/// cell add up to at most 1), and the method gets no permission later (it
+/// makes no call that holds resources).
+fn full_write(m: &Method, x: &str, facts: &mut Facts) -> bool {
+    let pre: Vec<&Expr> = m
+        .contract
+        .clauses
+        .iter()
+        .filter_map(|c| match &c.kind {
+            ClauseKind::Requires(e) | ClauseKind::Context(e) | ClauseKind::ContextEverywhere(e) => Some(e),
+            _ => None,
+        })
+        .flat_map(|e| conjuncts(e))
+        .collect();
+    let shape = pre.iter().find_map(|e| match &e.kind {
+        ExprKind::Builtin { func: Builtin::Matrix, args } if args.len() == 3 && crate::printer::print_expr(&args[0]) == x => Some((&args[1], &args[2])),
+        _ => None,
+    });
+    let Some((a, b)) = shape else { return false };
+    // `0 <= v && v < bound`: the bound.
+    let upper = |g: &Expr, v: &str| -> Option<Expr> {
+        let ExprKind::Binary { op: BinOp::And, lhs, rhs } = &g.kind else { return None };
+        let zero = matches!(&lhs.kind, ExprKind::Binary { op: BinOp::Le, lhs: z, rhs: w } if matches!(z.kind, ExprKind::IntLit(0)) && is_var(w, v));
+        match &rhs.kind {
+            ExprKind::Binary { op: BinOp::Lt, lhs: w, rhs: hi } if zero && is_var(w, v) => Some((**hi).clone()),
+            _ => None,
+        }
+    };
+    pre.iter().any(|e| {
+        let ExprKind::Quant { kind: QuantKind::ForallStar, binder: bi, guard: gi, body } = &e.kind else { return false };
+        let ExprKind::Quant { kind: QuantKind::ForallStar, binder: bj, guard: gj, body } = &body.kind else { return false };
+        let ExprKind::Perm { loc, amount } = &body.kind else { return false };
+        let (i, j) = (bi.name.as_str(), bj.name.as_str());
+        let cell = matches!(&loc.kind, ExprKind::Index { base, index } if is_var(index, j)
+            && matches!(&base.kind, ExprKind::Index { base: xb, index: xi } if is_var(xi, i) && crate::printer::print_expr(xb) == x));
+        let write = matches!(amount.kind, ExprKind::Write) || matches!(amount.kind, ExprKind::IntLit(1));
+        let (Some(hi), Some(hj)) = (upper(gi, i), upper(gj, j)) else { return false };
+        cell && write && i != j && facts.equal(&hi, a) && facts.equal(&hj, b)
     })
 }
 
@@ -519,6 +573,8 @@ struct Uses<'a> {
     facts: &'a mut Facts,
     program: &'a Program,
     err: Option<ApplicabilityError>,
+    /// Other 2-D arrays of the matrix's type (as printed), with a use.
+    others: Vec<(String, Span)>,
 }
 
 impl Uses<'_> {
@@ -617,16 +673,19 @@ impl Visitor for Uses<'_> {
                 );
                 self.fail(codes::OPTIMISE_TEMPLATE, msg, e.span)
             }
-            // Another 2-D array of the same type may be the same matrix.
-            ExprKind::Index { base, .. }
+            // Another 2-D array of the same type may be the same matrix: decided
+            // after the walk (`disjoint`).
+            ExprKind::Index { base, index: e2 }
                 if matches!(&base.kind, ExprKind::Index { base: b, .. } if !self.is_matrix(b) && same_type(&b.ty, self.ty)) =>
             {
-                let ExprKind::Index { base: b, .. } = &base.kind else { unreachable!() };
-                let msg = format!(
-                    "cannot linearise `{name}`: `{}` is another 2-D array of the same type, which may be the same matrix",
-                    crate::printer::print_expr(b)
-                );
-                self.fail(codes::OPTIMISE_ALIAS, msg, e.span)
+                let ExprKind::Index { base: b, index: e1 } = &base.kind else { unreachable!() };
+                let shown = crate::printer::print_expr(b);
+                if !self.others.iter().any(|(o, _)| *o == shown) {
+                    self.others.push((shown, e.span));
+                }
+                self.visit_expr(b);
+                self.visit_expr(e1);
+                self.visit_expr(e2);
             }
             ExprKind::Call { method, args, .. } => {
                 if let Some(a) = args.iter().find(|a| self.is_matrix(a)) {

@@ -1,8 +1,11 @@
-//! `alpine optimise FILE [-o OUT | --in-place | --check]` — apply loop unrolling,
-//! iteration merging and kernel fusion, then re-verify.
+//! `alpine optimise FILE [-o OUT | --in-place | --check]` — apply matrix
+//! linearisation, loop unrolling, iteration merging and kernel fusion, then
+//! re-verify.
 //!
-//! Requests come from the file's `gpuopt loop_unroll`/`iter_merge`/`fuse`
-//! directives (in source order, each removed once applied), then from `--fuse
+//! Requests come from the file's `gpuopt matrix_lin` directives, then its
+//! `loop_unroll`/`iter_merge`/`fuse` directives (in source order, each removed
+//! once applied), then from `--linearise M:row|col` (every method that declares
+//! a 2-D `M`), then from `--fuse
 //! K1,K2[,…]` (kernels named by their par block names, in the order given), then
 //! from `--unroll [LOOP=]K` / `--merge [LOOP=]M` in command-line order.
 //! `--block-size N` is the thread-block size of fusion's inter-block dependency

@@ -100,7 +100,6 @@ fn err<T>(msg: impl Into<String>) -> Result<T, Error> {
     Err(Error(msg.into()))
 }
 
-/// The default value of a type (0, false, null, empty sequence).
 /// `new T[d0][d1]...`: distinct rows, innermost cells the default value.
 fn new_array(elem: &Type, sizes: &[usize]) -> Value {
     let cells = match sizes {
@@ -111,6 +110,7 @@ fn new_array(elem: &Type, sizes: &[usize]) -> Value {
     Value::Array(Rc::new(RefCell::new(cells)))
 }
 
+/// The default value of a type (0, false, null, empty sequence).
 pub fn default_value(t: &Type) -> Value {
     match &t.kind {
         TypeKind::Int => Value::Int(0),
