@@ -168,6 +168,15 @@ pub mod codes {
     pub const OPTIMISE_DEPENDENCY: &str = "alpine::optimise::dependency";
     /// A `--fuse` request names kernels (par blocks) the file does not have.
     pub const OPTIMISE_UNKNOWN_KERNEL: &str = "alpine::optimise::unknown_kernel";
+    /// Linearisation: the matrix is not a 2-D array of the method, or no method
+    /// declares it (`--linearise`).
+    pub const OPTIMISE_UNKNOWN_ARRAY: &str = "alpine::optimise::unknown_array";
+    /// Linearisation: the matrix is not provably rectangular with the given
+    /// dimensions, or a dimension may change within the method.
+    pub const OPTIMISE_SHAPE: &str = "alpine::optimise::shape";
+    /// Linearisation: the matrix is aliased, assigned, passed whole to a method,
+    /// or its rows may be replaced by a call.
+    pub const OPTIMISE_ALIAS: &str = "alpine::optimise::alias";
     /// A `gpuopt` directive of a pass alpine does not implement yet (a note).
     pub const OPTIMISE_NOT_IMPLEMENTED: &str = "alpine::optimise::not_implemented";
 

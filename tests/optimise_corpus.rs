@@ -211,6 +211,40 @@ fn fused_corpus_verifies_and_matches_alpinist() {
     assert!(failures.is_empty(), "{}", failures.join("\n\n"));
 }
 
+/// Matrix linearisation (issue #7): every `matrix_linearization/` input that
+/// verifies is linearised as its directives ask, the result re-verifies, and it
+/// has Alpinist's shape (as many `vct_ml_Idx` uses, no 2-D subscript left).
+/// Each input that does not verify is refused with a `shape` diagnostic: without
+/// `\matrix` nothing says that the matrix is rectangular. The differential check
+/// of ZeroMany is in `tests/optimise_linearise.rs` (the original runs on 2-D
+/// arrays, the result on 1-D ones).
+#[test]
+fn linearised_corpus_verifies_and_matches_alpinist() {
+    let Some(corpus) = common::corpus_dir() else { return };
+    let idx = |t: &str| t.matches("vct_ml_Idx(").count();
+    let mut failures = Vec::new();
+    for rel in common::LINEARISE_CORPUS_DIRS {
+        let (orig, opt) = orig_and_opt(&corpus.join(rel));
+        let (code, out, err) = optimise(&orig);
+        if code != 0 {
+            failures.push(format!("{rel}: exit {code}\n{err}"));
+            continue;
+        }
+        let alpinist = std::fs::read_to_string(&opt).unwrap();
+        if idx(&out) != idx(&alpinist) || out.contains("][") || out.contains("gpuopt matrix_lin") {
+            failures.push(format!("{rel}: shape differs from Alpinist: {} vs {} vct_ml_Idx\n{out}", idx(&out), idx(&alpinist)));
+        }
+    }
+    for rel in ["MatrixGrid", "SAT_Transpose_Kernel", "arrays/Transpose", "parallel/ZeroMatrixIC"] {
+        let (orig, _) = orig_and_opt(&corpus.join("matrix_linearization").join(rel));
+        let (code, _, err) = optimise(&orig);
+        if code != 1 || !err.contains("alpine::optimise::shape") || !err.contains("nothing says that it is rectangular") {
+            failures.push(format!("{rel}: expected a `shape` refusal, got exit {code}\n{err}"));
+        }
+    }
+    assert!(failures.is_empty(), "{}", failures.join("\n\n"));
+}
+
 // ------------------------------------------------------------------------------------
 // Differential check
 

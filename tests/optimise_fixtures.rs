@@ -4,7 +4,7 @@
 //! name (code after `alpine::optimise::`, on the line where the primary span
 //! starts; a diagnostic without a position counts as line 1), exit with the status
 //! the code means (2 for a bad request: `factor`, `unknown_loop`,
-//! `ambiguous_loop`; 1 otherwise), and leave the file byte for byte unchanged.
+//! `ambiguous_loop`, `unknown_kernel`, `unknown_array`; 1 otherwise), and leave the file byte for byte unchanged.
 //! Command-line requests come from a `//:: flags ...` header line, as in
 //! `tests/verify/`. An annotation may add a quoted part of the expected message:
 //! `//~ ERROR dependency "inter-block dependency on `a`"`.
@@ -37,6 +37,9 @@ fn known_codes() -> Vec<&'static str> {
         codes::OPTIMISE_AMBIGUOUS_LOOP,
         codes::OPTIMISE_DEPENDENCY,
         codes::OPTIMISE_UNKNOWN_KERNEL,
+        codes::OPTIMISE_UNKNOWN_ARRAY,
+        codes::OPTIMISE_SHAPE,
+        codes::OPTIMISE_ALIAS,
     ]
     .iter()
     .map(|c| c.strip_prefix(PREFIX).expect("optimise codes share a prefix"))
@@ -81,7 +84,19 @@ fn alpine(args: &[&str]) -> std::process::Output {
 fn there_are_enough_refusals_of_every_kind() {
     let all: Vec<String> = fixtures().iter().flat_map(|p| annotations(&std::fs::read_to_string(p).unwrap()).1).map(|(_, c)| c).collect();
     assert!(fixtures().len() >= 20, "acceptance asks for at least 20 refused inputs");
-    for code in ["trip_count", "iteration_count", "update_form", "factor", "unknown_loop", "ambiguous_loop", "dependency", "unknown_kernel"] {
+    for code in [
+        "trip_count",
+        "iteration_count",
+        "update_form",
+        "factor",
+        "unknown_loop",
+        "ambiguous_loop",
+        "dependency",
+        "unknown_kernel",
+        "unknown_array",
+        "shape",
+        "alias",
+    ] {
         assert!(all.iter().any(|c| c == code), "no fixture expects `{code}`");
     }
 }
@@ -138,7 +153,7 @@ fn refused_inputs_verify_and_are_left_untouched() {
                         }
                     }
                     let bad_request =
-                        expects.iter().any(|(_, c)| ["factor", "unknown_loop", "ambiguous_loop", "unknown_kernel"].contains(&c.as_str()));
+                        expects.iter().any(|(_, c)| ["factor", "unknown_loop", "ambiguous_loop", "unknown_kernel", "unknown_array"].contains(&c.as_str()));
                     let status = if bad_request { 2 } else { 1 };
                     if out.status.code() != Some(status) {
                         errs.push(format!("{name}: exit {:?}, expected {status}", out.status.code()));

@@ -18,12 +18,14 @@
 //! | loop unrolling | [`unroll`] | `gpuopt loop_unroll i K;` |
 //! | iteration merging | [`merge`] | `gpuopt iter_merge i M;` |
 //! | kernel fusion | [`fuse`] (+ [`fuse_perm`]) | `gpuopt fuse F N;` before a `par` |
+//! | matrix linearisation | [`linearise`] | `gpuopt matrix_lin M R\|C D1 D2;` before a method |
 //!
 //! [`loops`] holds the loop template both loop passes share. For fusion the
 //! "loop" of a [`LoopId`]/[`Request`] is the first `par` block to fuse.
 
 pub mod fuse;
 pub mod fuse_perm;
+pub mod linearise;
 pub mod loops;
 pub mod merge;
 pub mod prove;
@@ -46,7 +48,7 @@ pub trait Transform: Sync {
 
 /// Every pass alpine implements.
 pub fn registry() -> &'static [&'static dyn Transform] {
-    &[&unroll::LoopUnroll, &merge::IterMerge, &fuse::FuseKernels]
+    &[&unroll::LoopUnroll, &merge::IterMerge, &fuse::FuseKernels, &linearise::Linearise]
 }
 
 /// The pass a directive asks for, if alpine implements it.
@@ -94,6 +96,7 @@ pub enum PlanDetail {
     Unroll,
     Merge(merge::MergePlan),
     Fuse(fuse::FusePlan),
+    Linearise(linearise::LinPlan),
 }
 
 /// Why a pass does not apply: a diagnostic at the loop.
@@ -289,6 +292,11 @@ pub fn unimplemented_directives(p: &Program) -> Vec<Directive> {
 /// implements, as a request. `block_size` overrides the thread-block size of
 /// `gpuopt fuse` directives (`--block-size`).
 pub fn next_directive(p: &Program, block_size: Option<i64>) -> Option<(&'static dyn Transform, Request)> {
+    // Method-level linearisation first (Alpinist's order): it retypes the
+    // arrays the loop passes see.
+    if let Some(r) = linearise::next_request(p) {
+        return Some((&linearise::Linearise, r));
+    }
     let on_loop = loop_sites(p).into_iter().find_map(|site| {
         site.lp.directives.iter().find_map(|d| {
             let t = for_directive(&d.kind)?;

@@ -1,8 +1,11 @@
-//! `alpine optimise FILE [-o OUT | --in-place | --check]` — apply loop unrolling,
-//! iteration merging and kernel fusion, then re-verify.
+//! `alpine optimise FILE [-o OUT | --in-place | --check]` — apply matrix
+//! linearisation, loop unrolling, iteration merging and kernel fusion, then
+//! re-verify.
 //!
-//! Requests come from the file's `gpuopt loop_unroll`/`iter_merge`/`fuse`
-//! directives (in source order, each removed once applied), then from `--fuse
+//! Requests come from the file's `gpuopt matrix_lin` directives, then its
+//! `loop_unroll`/`iter_merge`/`fuse` directives (in source order, each removed
+//! once applied), then from `--linearise M:row|col` (every method that declares
+//! a 2-D `M`), then from `--fuse
 //! K1,K2[,…]` (kernels named by their par block names, in the order given), then
 //! from `--unroll [LOOP=]K` / `--merge [LOOP=]M` in command-line order.
 //! `--block-size N` is the thread-block size of fusion's inter-block dependency
@@ -45,6 +48,10 @@ pub struct OptimiseArgs {
     /// Fuse consecutive kernels (par blocks) named K1, K2, ... in this order.
     #[arg(long, value_name = "K1,K2[,...]")]
     fuse: Vec<String>,
+    /// Linearise the 2-D array M (row- or column-major) in every method that
+    /// declares it; its dimensions come from `\\matrix(M, D1, D2)` or `new T[D1][D2]`.
+    #[arg(long, value_name = "M:row|col")]
+    linearise: Vec<String>,
     /// Thread-block size for fusion's inter-block dependency check (overrides the
     /// `N` of `gpuopt fuse F N`; default for --fuse: the whole range is one block).
     #[arg(long, value_name = "N")]
@@ -222,6 +229,50 @@ fn resolve_fuse(p: &Program, names: &[String], text: &str) -> Result<transforms:
     }
 }
 
+/// Parses `--linearise M:row|col`.
+pub fn parse_linearise(text: &str) -> Result<(String, alpine::ast::MatrixOrder), String> {
+    use alpine::ast::MatrixOrder;
+    let bad = || format!("`--linearise {text}`: expected MATRIX:row or MATRIX:col");
+    let (m, o) = text.split_once(':').ok_or_else(bad)?;
+    let order = match o.trim() {
+        "row" | "R" => MatrixOrder::Row,
+        "col" | "C" => MatrixOrder::Column,
+        _ => return Err(bad()),
+    };
+    let m = m.trim();
+    if m.is_empty() || !m.chars().all(|c| c.is_alphanumeric() || c == '_') {
+        return Err(bad());
+    }
+    Ok((m.to_string(), order))
+}
+
+/// Applies `--linearise M:row|col` to every method that declares a 2-D `M`.
+fn linearise_all(
+    current: SourceFile,
+    mut program: Program,
+    name: &str,
+    order: alpine::ast::MatrixOrder,
+    input: &str,
+) -> Result<(SourceFile, Program), (SourceFile, Vec<Diagnostic>, i32)> {
+    let mut current = current;
+    let count = transforms::linearise::methods_declaring(&program, name).len();
+    if count == 0 {
+        let d = Diagnostic::error(
+            codes::OPTIMISE_UNKNOWN_ARRAY,
+            format!("`--linearise {name}`: no method of the file has a 2-D array `{name}` (parameter or local)"),
+            Span::DUMMY,
+        );
+        return Err((current, vec![d], EXIT_BAD_INPUT));
+    }
+    for _ in 0..count {
+        let Some(&target) = transforms::linearise::methods_declaring(&program, name).first() else { break };
+        let pass = &transforms::linearise::Linearise;
+        let plan = transforms::linearise::plan(&program, target, name, order, None, None).map_err(|e| (current.clone(), vec![e.into_diagnostic()], EXIT_CHECK_FAILED))?;
+        (current, program) = transforms::rewrite(pass, program, &plan, input).map_err(|(src, d)| (src, d, EXIT_CHECK_FAILED))?;
+    }
+    Ok((current, program))
+}
+
 /// Parses `--fuse K1,K2[,...]`.
 pub fn parse_fuse(text: &str) -> Result<Vec<String>, String> {
     let names: Vec<String> = text.split(',').map(|s| s.trim().to_string()).collect();
@@ -238,6 +289,7 @@ pub fn parse_fuse(text: &str) -> Result<Vec<String>, String> {
 pub fn optimise_text(
     file: &SourceFile,
     fuses: &[Vec<String>],
+    linearise: &[(String, alpine::ast::MatrixOrder)],
     block_size: Option<i64>,
     requests: &[CliRequest],
 ) -> Result<(String, Vec<Diagnostic>), (SourceFile, Vec<Diagnostic>, i32)> {
@@ -267,7 +319,8 @@ pub fn optimise_text(
     let fail = |src: &SourceFile, e: ApplicabilityError| {
         let d = e.into_diagnostic();
         let bad_request =
-            [codes::OPTIMISE_FACTOR, codes::OPTIMISE_UNKNOWN_LOOP, codes::OPTIMISE_AMBIGUOUS_LOOP, codes::OPTIMISE_UNKNOWN_KERNEL].contains(&d.code);
+            [codes::OPTIMISE_FACTOR, codes::OPTIMISE_UNKNOWN_LOOP, codes::OPTIMISE_AMBIGUOUS_LOOP, codes::OPTIMISE_UNKNOWN_KERNEL, codes::OPTIMISE_UNKNOWN_ARRAY]
+                .contains(&d.code);
         let status = if bad_request { EXIT_BAD_INPUT } else { EXIT_CHECK_FAILED };
         (src.clone(), vec![d], status)
     };
@@ -276,6 +329,9 @@ pub fn optimise_text(
         transforms::StepFailure::NotApplicable(src, e) => fail(&src, e),
         transforms::StepFailure::Broken(src, diags) => (src, diags, EXIT_CHECK_FAILED),
     })?;
+    for (name, order) in linearise {
+        (current, program) = linearise_all(current, program, name, *order, &file.name)?;
+    }
     for names in fuses {
         let text = format!("--fuse {}", names.join(","));
         let target = resolve_fuse(&program, names, &text).map_err(|mut d| {
@@ -343,7 +399,17 @@ pub fn run(args: OptimiseArgs, reporter: &Reporter) -> i32 {
             }
         }
     }
-    let (out, notes) = match optimise_text(&file, &fuses, args.block_size, &requests) {
+    let mut linearise = Vec::new();
+    for t in &args.linearise {
+        match parse_linearise(t) {
+            Ok(r) => linearise.push(r),
+            Err(e) => {
+                eprintln!("error: {e}");
+                return EXIT_BAD_INPUT;
+            }
+        }
+    }
+    let (out, notes) = match optimise_text(&file, &fuses, &linearise, args.block_size, &requests) {
         Ok(r) => r,
         Err((src, diags, status)) => {
             reporter.report(&src, &diags);

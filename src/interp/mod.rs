@@ -11,7 +11,8 @@
 //! `with`/`then` ghost blocks are skipped), `? :`, PVL's truncating `/` and `%`. `par`
 //! blocks (1-D and 2-D ranges, `and`-joined units) with barriers run phase by
 //! phase, threads in a seeded random order within a phase ([`par`]); `atomic`
-//! blocks run as they are.
+//! blocks run as they are; `new T[a][b]` makes distinct rows, and
+//! `\matrix(m, a, b)` is evaluated in preconditions.
 //!
 //! With [`Interp::skip_lemmas`], a call statement of a *lemma* — a `void`
 //! method whose contract holds no resource at all (no `Perm`, `PointsTo`,
@@ -105,6 +106,16 @@ pub struct Error(pub String);
 
 fn err<T>(msg: impl Into<String>) -> Result<T, Error> {
     Err(Error(msg.into()))
+}
+
+/// `new T[d0][d1]...`: distinct rows, innermost cells the default value.
+fn new_array(elem: &Type, sizes: &[usize]) -> Value {
+    let cells = match sizes {
+        [n] => vec![default_value(elem); *n],
+        [n, rest @ ..] => (0..*n).map(|_| new_array(elem, rest)).collect(),
+        [] => return default_value(elem),
+    };
+    Value::Array(Rc::new(RefCell::new(cells)))
 }
 
 /// The default value of a type (0, false, null, empty sequence).
@@ -609,10 +620,13 @@ impl<'p> Interp<'p> {
             ExprKind::Collection { kind: CollectionKind::Seq, elems, .. } => {
                 Value::Seq(Rc::new(elems.iter().map(|x| self.eval(f, x)).collect::<Result<_, _>>()?))
             }
-            ExprKind::NewArray { elem, dims } if dims.len() == 1 => {
-                let n = self.eval(f, &dims[0])?.int()?;
-                let n = usize::try_from(n).map_err(|_| Error("negative array size".into()))?;
-                Value::Array(Rc::new(RefCell::new(vec![default_value(elem); n])))
+            ExprKind::NewArray { elem, dims } if !dims.is_empty() => {
+                let mut sizes = Vec::with_capacity(dims.len());
+                for d in dims {
+                    let n = self.eval(f, d)?.int()?;
+                    sizes.push(usize::try_from(n).map_err(|_| Error("negative array size".into()))?);
+                }
+                new_array(elem, &sizes)
             }
             ExprKind::New { class, args } => {
                 let args = args.iter().map(|a| self.eval(f, a)).collect::<Result<Vec<_>, _>>()?;
@@ -676,6 +690,22 @@ impl<'p> Interp<'p> {
                 (Builtin::IsEmpty, Value::Seq(s)) => Value::Bool(s.is_empty()),
                 _ => return err("unsupported built-in"),
             },
+            // `\matrix(m, rows, cols)` (as a precondition): `rows` distinct rows
+            // of `cols` cells each.
+            ExprKind::Builtin { func: Builtin::Matrix, args } if args.len() == 3 => {
+                let (rows, cols) = (self.eval(f, &args[1])?.int()?, self.eval(f, &args[2])?.int()?);
+                let Value::Array(m) = self.eval(f, &args[0])? else { return Ok(Value::Bool(false)) };
+                let m = m.borrow();
+                let mut seen: Vec<&Rc<RefCell<Vec<Value>>>> = Vec::new();
+                let mut ok = m.len() as i64 == rows;
+                for r in m.iter() {
+                    match r {
+                        Value::Array(a) if a.borrow().len() as i64 == cols && !seen.iter().any(|s| Rc::ptr_eq(s, a)) => seen.push(a),
+                        _ => ok = false,
+                    }
+                }
+                Value::Bool(ok)
+            }
             ExprKind::Builtin { func: Builtin::RemoveAt, args } if args.len() == 2 => {
                 let Value::Seq(s) = self.eval(f, &args[0])? else {
                     return err("removeAt of a non-sequence");

@@ -117,6 +117,14 @@ pub const FUSION_CORPUS_DIRS: &[&str] = &[
     "kernel_fusion/KernelFusionWriteThenRead",
 ];
 
+/// The matrix-linearisation programs of `alpine optimise`'s corpus check
+/// (`tests/optimise_corpus.rs`): every `matrix_linearization/` input that
+/// verifies. The other four are genuinely wrong (tests/expected-verdicts.md:
+/// their 2-D permissions are not self-framing or injective without `\matrix`),
+/// and linearisation refuses them for the same reason (nothing says the matrix
+/// is rectangular).
+pub const LINEARISE_CORPUS_DIRS: &[&str] = &["matrix_linearization/parallel/ZeroMany"];
+
 /// The programs of the soundness suite (issue #3 point 1), relative to the corpus
 /// root: the sequential ones a first verifier can handle. A trailing `/*` stands for
 /// every subdirectory; each directory contributes its `orig_*.pvl` and `opt_*.pvl`.
