@@ -160,3 +160,14 @@ fn tiled_kernels_compute_the_same_final_state() {
     }
     eprintln!("{compared} runs compared equal");
 }
+
+#[test]
+fn malformed_tile_requests_exit_2() {
+    let text = program("vadd.pvl");
+    let (code, _, err) = optimise(&text, &["--tile", "k:strided:8"]);
+    assert_eq!(code, 2, "{err}");
+    assert!(err.contains("expected KERNEL:inter:N or KERNEL:intra:N"), "{err}");
+    let (code, _, err) = optimise(&text, &["--tile", "k:inter:x"]);
+    assert_eq!(code, 2, "{err}");
+    assert!(err.contains("`x` is not an integer tile size"), "{err}");
+}
