@@ -367,6 +367,22 @@ fn mentions(e: &Expr, x: &str) -> bool {
     f.1
 }
 
+/// Whether a quantifier or `\let` inside `e` binds `x`.
+fn binds(e: &Expr, x: &str) -> bool {
+    struct Find<'a>(&'a str, bool);
+    impl Visitor for Find<'_> {
+        fn visit_expr(&mut self, e: &Expr) {
+            if let ExprKind::Quant { binder, .. } | ExprKind::Let { binder, .. } = &e.kind {
+                self.1 |= binder.name.as_str() == self.0;
+            }
+            visit::walk_expr(self, e)
+        }
+    }
+    let mut f = Find(x, false);
+    f.visit_expr(e);
+    f.1
+}
+
 /// The first barrier or nested `par` in a kernel body.
 fn forbidden(stmts: &[Stmt]) -> Option<(Span, &'static str)> {
     struct Find(Option<(Span, &'static str)>);
@@ -411,7 +427,7 @@ pub fn plan(program: &Program, target: LoopId, tiling: Tiling, n: i64, at: Span,
             many => {
                 let mut e = err(
                     codes::OPTIMISE_TEMPLATE,
-                    format!("method `{}` has {} kernels; a `gpuopt tile` directive tiles a method's only kernel", method.name, many.len()),
+                    format!("method `{}` has {} kernels; tiling a method tiles its only kernel", method.name, many.len()),
                     at,
                 )
                 .help("name the kernel on the command line instead: `--tile NAME:inter|intra:N`");
@@ -802,7 +818,8 @@ impl Gen<'_> {
             _ => None,
         };
         let hi = if lower(a) { upper(b) } else if lower(b) { upper(a) } else { None }?;
-        if mentions(&hi, x) || !facts.equal(&hi, t) {
+        // A body that binds `x` again would be substituted wrongly.
+        if mentions(&hi, x) || binds(body, x) || !facts.equal(&hi, t) {
             return None;
         }
         let (i0, x1) = (&self.names.outer, &self.names.inner);
