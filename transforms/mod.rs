@@ -19,6 +19,7 @@
 //! | iteration merging | [`merge`] | `gpuopt iter_merge i M;` |
 //! | kernel fusion | [`fuse`] (+ [`fuse_perm`]) | `gpuopt fuse F N;` before a `par` |
 //! | matrix linearisation | [`linearise`] | `gpuopt matrix_lin M R\|C D1 D2;` before a method |
+//! | tiling | [`tile`] | `gpuopt tile inter\|intra N;` on a method (corpus keywords, see [`tile`]) |
 //!
 //! [`loops`] holds the loop template both loop passes share. For fusion the
 //! "loop" of a [`LoopId`]/[`Request`] is the first `par` block to fuse.
@@ -29,6 +30,7 @@ pub mod linearise;
 pub mod loops;
 pub mod merge;
 pub mod prove;
+pub mod tile;
 pub mod unroll;
 
 use crate::ast::visit::{self, Visitor};
@@ -48,7 +50,7 @@ pub trait Transform: Sync {
 
 /// Every pass alpine implements.
 pub fn registry() -> &'static [&'static dyn Transform] {
-    &[&unroll::LoopUnroll, &merge::IterMerge, &fuse::FuseKernels, &linearise::Linearise]
+    &[&unroll::LoopUnroll, &merge::IterMerge, &fuse::FuseKernels, &linearise::Linearise, &tile::TileKernel]
 }
 
 /// The pass a directive asks for, if alpine implements it.
@@ -97,6 +99,7 @@ pub enum PlanDetail {
     Merge(merge::MergePlan),
     Fuse(fuse::FusePlan),
     Linearise(linearise::LinPlan),
+    Tile(tile::TilePlan),
 }
 
 /// Why a pass does not apply: a diagnostic at the loop.
@@ -316,10 +319,32 @@ pub fn next_directive(p: &Program, block_size: Option<i64>) -> Option<(&'static 
             Some((t, Request { target: id, var: Name::from(""), factor, directive: Some(d.span), block_size: Some(n) }))
         })
     });
-    match (on_loop, on_par) {
+    let first = match (on_loop, on_par) {
         (Some(l), Some(f)) => Some(if f.1.target.span.start() < l.1.target.span.start() { f } else { l }),
         (l, f) => l.or(f),
+    };
+    // `gpuopt tile` on a method: its target is the method (its only kernel).
+    let on_method = tile_directive(p);
+    match (first, on_method) {
+        (Some(a), Some(t)) => Some(if t.1.target.span.start() < a.1.target.span.start() { t } else { a }),
+        (a, t) => a.or(t),
     }
+}
+
+/// The first `gpuopt tile` directive of a method, as a request.
+fn tile_directive(p: &Program) -> Option<(&'static dyn Transform, Request)> {
+    p.classes.iter().enumerate().find_map(|(ci, c)| {
+        c.members.iter().enumerate().find_map(|(mi, m)| {
+            let Member::Method(m) = m else { return None };
+            m.directives.iter().find_map(|d| {
+                let DirectiveKind::Tile { size, .. } = &d.kind else { return None };
+                let t = for_directive(&d.kind)?;
+                let target = LoopId { class: ci, member: mi, span: m.span };
+                let factor = i64::try_from(size.value).unwrap_or(i64::MAX);
+                Some((t, Request { target, var: Name::from(""), factor, directive: Some(d.span), block_size: None }))
+            })
+        })
+    })
 }
 
 /// Where to report a problem with the request itself (its factor): the

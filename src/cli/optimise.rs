@@ -1,13 +1,14 @@
 //! `alpine optimise FILE [-o OUT | --in-place | --check]` — apply matrix
-//! linearisation, loop unrolling, iteration merging and kernel fusion, then
-//! re-verify.
+//! linearisation, loop unrolling, iteration merging, kernel fusion and tiling,
+//! then re-verify.
 //!
 //! Requests come from the file's `gpuopt matrix_lin` directives, then its
 //! `loop_unroll`/`iter_merge`/`fuse` directives (in source order, each removed
 //! once applied), then from `--linearise M:row|col` (every method that declares
 //! a 2-D `M`), then from `--fuse
 //! K1,K2[,…]` (kernels named by their par block names, in the order given), then
-//! from `--unroll [LOOP=]K` / `--merge [LOOP=]M` in command-line order.
+//! from `--tile KERNEL:inter|intra:N` (paper keywords; directives use the corpus's
+//! swapped ones, see `transforms::tile`), then from `--unroll [LOOP=]K` / `--merge [LOOP=]M` in command-line order.
 //! `--block-size N` is the thread-block size of fusion's inter-block dependency
 //! check, for `--fuse` and the directives alike (a directive's own `N`
 //! otherwise; `--fuse` without it: the whole thread range is one block). After each rewrite the program is
@@ -52,6 +53,14 @@ pub struct OptimiseArgs {
     /// declares it; its dimensions come from `\\matrix(M, D1, D2)` or `new T[D1][D2]`.
     #[arg(long, value_name = "M:row|col")]
     linearise: Vec<String>,
+    /// Tile the kernel (par block) named KERNEL, or the only kernel of the method
+    /// named KERNEL, with tile size N. Paper keywords: `inter` = N threads, each
+    /// striding over the ⌈T/N⌉ chunks; `intra` = ⌈T/N⌉ threads, each looping over
+    /// its own chunk of N cells. NB: `gpuopt tile` directives in files follow the
+    /// Alpinist corpus, where the two keywords are swapped (`gpuopt tile intra N`
+    /// = N striding threads).
+    #[arg(long, value_name = "KERNEL:inter|intra:N")]
+    tile: Vec<String>,
     /// Thread-block size for fusion's inter-block dependency check (overrides the
     /// `N` of `gpuopt fuse F N`; default for --fuse: the whole range is one block).
     #[arg(long, value_name = "N")]
@@ -291,6 +300,7 @@ pub fn optimise_text(
     fuses: &[Vec<String>],
     linearise: &[(String, alpine::ast::MatrixOrder)],
     block_size: Option<i64>,
+    tiles: &[(String, transforms::tile::Tiling, i64)],
     requests: &[CliRequest],
 ) -> Result<(String, Vec<Diagnostic>), (SourceFile, Vec<Diagnostic>, i32)> {
     let (program, warnings) = alpine::frontend(file).map_err(|d| (file.clone(), d, EXIT_BAD_INPUT))?;
@@ -312,6 +322,14 @@ pub fn optimise_text(
         .map_err(|d| (file.clone(), vec![d], EXIT_BAD_INPUT))?;
     for names in fuses {
         resolve_fuse(&program, names, &format!("--fuse {}", names.join(","))).map_err(|d| (file.clone(), vec![d], EXIT_BAD_INPUT))?;
+    }
+
+    let tile_text = |(k, t, n): &(String, transforms::tile::Tiling, i64)| {
+        let kw = if *t == transforms::tile::Tiling::Strided { "inter" } else { "intra" };
+        format!("--tile {k}:{kw}:{n}")
+    };
+    for t in tiles {
+        transforms::tile::resolve(&program, &t.0, &tile_text(t)).map_err(|d| (file.clone(), vec![d], EXIT_BAD_INPUT))?;
     }
 
     let mut current = file.clone();
@@ -342,6 +360,15 @@ pub fn optimise_text(
         let req = Request { target, var: "".into(), factor: names.len() as i64, directive: None, block_size };
         let plan = pass.check(&program, &req).map_err(|e| fail(&current, e))?;
         (current, program) = transforms::rewrite(pass, program, &plan, &file.name).map_err(|(src, d)| (src, d, EXIT_CHECK_FAILED))?;
+    }
+    for t in tiles {
+        let target = transforms::tile::resolve(&program, &t.0, &tile_text(t)).map_err(|mut d| {
+            d.message = format!("{} (after the earlier rewrites)", d.message);
+            (current.clone(), vec![d], EXIT_BAD_INPUT)
+        })?;
+        let plan = transforms::tile::plan(&program, target, t.1, t.2, target.span, None).map_err(|e| fail(&current, e))?;
+        (current, program) =
+            transforms::rewrite(&transforms::tile::TileKernel, program, &plan, &file.name).map_err(|(src, d)| (src, d, EXIT_CHECK_FAILED))?;
     }
     for (r, key) in requests.iter().zip(&keys) {
         let pass: &dyn Transform = *transforms::registry().iter().find(|t| t.name() == r.pass).expect("known pass");
@@ -409,7 +436,17 @@ pub fn run(args: OptimiseArgs, reporter: &Reporter) -> i32 {
             }
         }
     }
-    let (out, notes) = match optimise_text(&file, &fuses, &linearise, args.block_size, &requests) {
+    let mut tiles = Vec::new();
+    for t in &args.tile {
+        match transforms::tile::parse_cli(t) {
+            Ok(r) => tiles.push(r),
+            Err(e) => {
+                eprintln!("error: {e}");
+                return EXIT_BAD_INPUT;
+            }
+        }
+    }
+    let (out, notes) = match optimise_text(&file, &fuses, &linearise, args.block_size, &tiles, &requests) {
         Ok(r) => r,
         Err((src, diags, status)) => {
             reporter.report(&src, &diags);

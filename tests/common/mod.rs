@@ -125,6 +125,12 @@ pub const FUSION_CORPUS_DIRS: &[&str] = &[
 /// is rectangular).
 pub const LINEARISE_CORPUS_DIRS: &[&str] = &["matrix_linearization/parallel/ZeroMany"];
 
+/// The tiling programs of `alpine optimise`'s corpus check, relative to the
+/// corpus (`tests/optimise_corpus.rs`): every `tiling/` directory (all five inputs
+/// verify).
+pub const TILING_CORPUS_DIRS: &[&str] =
+    &["tiling/arrays/VectorAdd", "tiling/basic/SatCheck-Check", "tiling/demo/demo2", "tiling/demo/demo3a", "tiling/demo/demo3b"];
+
 /// The programs of the soundness suite (issue #3 point 1), relative to the corpus
 /// root: the sequential ones a first verifier can handle. A trailing `/*` stands for
 /// every subdirectory; each directory contributes its `orig_*.pvl` and `opt_*.pvl`.
