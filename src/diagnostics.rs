@@ -168,6 +168,10 @@ pub mod codes {
     pub const OPTIMISE_DEPENDENCY: &str = "alpine::optimise::dependency";
     /// A `--fuse` request names kernels (par blocks) the file does not have.
     pub const OPTIMISE_UNKNOWN_KERNEL: &str = "alpine::optimise::unknown_kernel";
+    /// Prefetching: the thread may lack permission for the location in a segment.
+    pub const OPTIMISE_PERMISSION: &str = "alpine::optimise::permission";
+    /// Prefetching: another access may name the prefetched element.
+    pub const OPTIMISE_ALIAS: &str = "alpine::optimise::alias";
     /// A `gpuopt` directive of a pass alpine does not implement yet (a note).
     pub const OPTIMISE_NOT_IMPLEMENTED: &str = "alpine::optimise::not_implemented";
 

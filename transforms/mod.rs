@@ -18,6 +18,7 @@
 //! | loop unrolling | [`unroll`] | `gpuopt loop_unroll i K;` |
 //! | iteration merging | [`merge`] | `gpuopt iter_merge i M;` |
 //! | kernel fusion | [`fuse`] (+ [`fuse_perm`]) | `gpuopt fuse F N;` before a `par` |
+//! | data prefetching | [`prefetch`] | `gpuopt glob_to_reg A L1 L2 …;` before a method |
 //!
 //! [`loops`] holds the loop template both loop passes share. For fusion the
 //! "loop" of a [`LoopId`]/[`Request`] is the first `par` block to fuse.
@@ -26,6 +27,7 @@ pub mod fuse;
 pub mod fuse_perm;
 pub mod loops;
 pub mod merge;
+pub mod prefetch;
 pub mod prove;
 pub mod unroll;
 
@@ -46,7 +48,7 @@ pub trait Transform: Sync {
 
 /// Every pass alpine implements.
 pub fn registry() -> &'static [&'static dyn Transform] {
-    &[&unroll::LoopUnroll, &merge::IterMerge, &fuse::FuseKernels]
+    &[&unroll::LoopUnroll, &merge::IterMerge, &fuse::FuseKernels, &prefetch::Prefetch]
 }
 
 /// The pass a directive asks for, if alpine implements it.
@@ -94,6 +96,7 @@ pub enum PlanDetail {
     Unroll,
     Merge(merge::MergePlan),
     Fuse(fuse::FusePlan),
+    Prefetch(prefetch::PrefetchPlan),
 }
 
 /// Why a pass does not apply: a diagnostic at the loop.
@@ -308,10 +311,13 @@ pub fn next_directive(p: &Program, block_size: Option<i64>) -> Option<(&'static 
             Some((t, Request { target: id, var: Name::from(""), factor, directive: Some(d.span), block_size: Some(n) }))
         })
     });
-    match (on_loop, on_par) {
+    let first = match (on_loop, on_par) {
         (Some(l), Some(f)) => Some(if f.1.target.span.start() < l.1.target.span.start() { f } else { l }),
         (l, f) => l.or(f),
-    }
+    };
+    // Method-level prefetching last (Alpinist's order: after fusion and merging),
+    // so that its locations may name the fused kernel's thread id.
+    first.or_else(|| prefetch::next_directive(p).map(|r| (&prefetch::Prefetch as &'static dyn Transform, r)))
 }
 
 /// Where to report a problem with the request itself (its factor): the

@@ -4,7 +4,9 @@
 //! Requests come from the file's `gpuopt loop_unroll`/`iter_merge`/`fuse`
 //! directives (in source order, each removed once applied), then from `--fuse
 //! K1,K2[,…]` (kernels named by their par block names, in the order given), then
-//! from `--unroll [LOOP=]K` / `--merge [LOOP=]M` in command-line order.
+//! from `--unroll [LOOP=]K` / `--merge [LOOP=]M` in command-line order, then
+//! from `--prefetch [KERNEL:]A[LOC]` (in order; each resolved when its turn comes,
+//! so it may name the thread id of a kernel fused before).
 //! `--block-size N` is the thread-block size of fusion's inter-block dependency
 //! check, for `--fuse` and the directives alike (a directive's own `N`
 //! otherwise; `--fuse` without it: the whole thread range is one block). After each rewrite the program is
@@ -49,6 +51,10 @@ pub struct OptimiseArgs {
     /// `N` of `gpuopt fuse F N`; default for --fuse: the whole range is one block).
     #[arg(long, value_name = "N")]
     block_size: Option<i64>,
+    /// Prefetch A[LOC] into a register in the one kernel that accesses it (KERNEL:
+    /// a par block or method name, where several do). Repeatable.
+    #[arg(long, value_name = "[KERNEL:]A[LOC]")]
+    prefetch: Vec<String>,
     /// Do not re-verify the result.
     #[arg(long)]
     no_verify: bool,
@@ -240,6 +246,7 @@ pub fn optimise_text(
     fuses: &[Vec<String>],
     block_size: Option<i64>,
     requests: &[CliRequest],
+    prefetches: &[String],
 ) -> Result<(String, Vec<Diagnostic>), (SourceFile, Vec<Diagnostic>, i32)> {
     let (program, warnings) = alpine::frontend(file).map_err(|d| (file.clone(), d, EXIT_BAD_INPUT))?;
     let mut notes = warnings;
@@ -301,6 +308,12 @@ pub fn optimise_text(
         let plan = pass.check(&program, &req).map_err(|e| fail(&current, e))?;
         (current, program) = transforms::rewrite(pass, program, &plan, &file.name).map_err(|(src, d)| (src, d, EXIT_CHECK_FAILED))?;
     }
+    for text in prefetches {
+        let target = transforms::prefetch::resolve_cli(&program, &current.text, text).map_err(|d| (current.clone(), vec![d], EXIT_BAD_INPUT))?;
+        let plan = transforms::prefetch::check_target(&program, &target).map_err(|e| fail(&current, e))?;
+        let pass = &transforms::prefetch::Prefetch;
+        (current, program) = transforms::rewrite(pass, program, &plan, &file.name).map_err(|(src, d)| (src, d, EXIT_CHECK_FAILED))?;
+    }
     Ok((alpine::printer::print_program(&program), notes))
 }
 
@@ -343,7 +356,7 @@ pub fn run(args: OptimiseArgs, reporter: &Reporter) -> i32 {
             }
         }
     }
-    let (out, notes) = match optimise_text(&file, &fuses, args.block_size, &requests) {
+    let (out, notes) = match optimise_text(&file, &fuses, args.block_size, &requests, &args.prefetch) {
         Ok(r) => r,
         Err((src, diags, status)) => {
             reporter.report(&src, &diags);
