@@ -37,6 +37,8 @@ fn known_codes() -> Vec<&'static str> {
         codes::OPTIMISE_AMBIGUOUS_LOOP,
         codes::OPTIMISE_DEPENDENCY,
         codes::OPTIMISE_UNKNOWN_KERNEL,
+        codes::OPTIMISE_PERMISSION,
+        codes::OPTIMISE_ALIAS,
     ]
     .iter()
     .map(|c| c.strip_prefix(PREFIX).expect("optimise codes share a prefix"))
@@ -81,7 +83,7 @@ fn alpine(args: &[&str]) -> std::process::Output {
 fn there_are_enough_refusals_of_every_kind() {
     let all: Vec<String> = fixtures().iter().flat_map(|p| annotations(&std::fs::read_to_string(p).unwrap()).1).map(|(_, c)| c).collect();
     assert!(fixtures().len() >= 20, "acceptance asks for at least 20 refused inputs");
-    for code in ["trip_count", "iteration_count", "update_form", "factor", "unknown_loop", "ambiguous_loop", "dependency", "unknown_kernel"] {
+    for code in ["trip_count", "iteration_count", "update_form", "factor", "unknown_loop", "ambiguous_loop", "dependency", "unknown_kernel", "permission", "alias"] {
         assert!(all.iter().any(|c| c == code), "no fixture expects `{code}`");
     }
 }

@@ -1283,9 +1283,9 @@ mod tests {
     use crate::diagnostics::codes;
     use crate::transforms::tests::apply_first_directive as run;
 
-    const HEAD: &str = "class C { context_everywhere a != null && b != null && a.length == n && b.length == n && n > 1; \
+    const HEAD: &str = "class C { DIRECTIVE context_everywhere a != null && b != null && a.length == n && b.length == n && n > 1; \
         context (\\forall* int i; 0 <= i && i < n; Perm(a[i], 1)) ** (\\forall* int i; 0 <= i && i < n; Perm(b[i], 1\\2)); \
-        DIRECTIVE void m(int[] a, int[] b, int n) { ";
+        void m(int[] a, int[] b, int n) { ";
 
     fn prog(directive: &str, body: &str) -> String {
         format!("{}{body} }} }}", HEAD.replace("DIRECTIVE", directive))
