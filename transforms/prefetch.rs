@@ -196,7 +196,7 @@ pub fn resolve_cli(program: &Program, text: &str, request: &str) -> Result<Targe
                 if name.is_some_and(|k| k != unit && k != m.name.as_str()) {
                     continue;
                 }
-                let mut f = Occurrences { array: &array.name, loc: None, found: Vec::new(), in_old: 0 };
+                let mut f = Occurrences { array: &array.name, loc: None, found: Vec::new() };
                 par.units.iter().for_each(|u| f.visit_block(&u.body));
                 let found = f.found.iter().find(|(_, i)| print_expr(i) == want).cloned();
                 let label = format!("kernel `{unit}` in {}.{} (line {})", class.name, m.name, line_of(par.span));
@@ -261,7 +261,6 @@ struct Occurrences<'a> {
     array: &'a str,
     loc: Option<&'a str>,
     found: Vec<(Expr, Expr)>,
-    in_old: usize,
 }
 
 impl Visitor for Occurrences<'_> {
@@ -273,7 +272,6 @@ impl Visitor for Occurrences<'_> {
             }
             _ => {}
         }
-        let _ = self.in_old;
         visit::walk_expr(self, e)
     }
 }
@@ -569,7 +567,7 @@ impl<'a> Cx<'a> {
         let mut regs = Vec::new();
         for j in 0..self.locs.len() {
             let loc = self.locs[j].clone();
-            let mut f = Occurrences { array: self.array, loc: Some(&loc), found: Vec::new(), in_old: 0 };
+            let mut f = Occurrences { array: self.array, loc: Some(&loc), found: Vec::new() };
             seg.iter().for_each(|s| f.visit_stmt(s));
             let Some((elem, index)) = f.found.first().cloned() else { continue };
             self.used[j] = true;
@@ -591,6 +589,15 @@ impl<'a> Cx<'a> {
             let guard = self.guard(&index, &shown, start, elem.span)?;
             self.aliases(&seg, &index, &shown, guard.as_ref(), &eff, start)?;
             let written = writes(&seg, self.array, Some(&loc));
+            if written {
+                if let Some(span) = whole_array_use(&seg, self.array) {
+                    return Err(err(
+                        codes::OPTIMISE_ALIAS,
+                        format!("`{}` is used whole here: it would not see the register of `{shown}`, which this segment writes", self.array),
+                        span,
+                    ));
+                }
+            }
             self.distinct_arrays(&seg, &elem, &index, start, written, guard.as_ref())?;
             let name = self.fresh();
             regs.push(Reg { loc, elem, name, guard, written });
@@ -599,7 +606,7 @@ impl<'a> Cx<'a> {
             return Ok(seg);
         }
         let mut body = seg;
-        let mut r = Replace { array: self.array, regs: &regs, depth_old: 0 };
+        let mut r = Replace { array: self.array, regs: &regs };
         body.iter_mut().for_each(|s| r.visit_stmt_mut(s));
         let mut inv = AddInvariants { array: self.array, regs: &regs };
         body.iter_mut().for_each(|s| inv.visit_stmt_mut(s));
@@ -741,7 +748,7 @@ impl<'a> Cx<'a> {
     /// Every other element of the array the segment accesses differs from the
     /// prefetched one.
     fn aliases(&mut self, seg: &[Stmt], index: &Expr, shown: &str, guard: Option<&Expr>, eff: &Effects, start: &Start) -> Result<(), ApplicabilityError> {
-        let mut f = Occurrences { array: self.array, loc: None, found: Vec::new(), in_old: 0 };
+        let mut f = Occurrences { array: self.array, loc: None, found: Vec::new() };
         seg.iter().for_each(|s| f.visit_stmt(s));
         let stable = |e: &Expr| Reads::of(e).vars.iter().all(|v| !eff.assigned.contains(v));
         let mut hyps: Vec<Expr> = Self::start_facts(start).into_iter().filter(|e| stable(e)).collect();
@@ -1000,6 +1007,27 @@ fn has_barrier(stmts: &[Stmt]) -> bool {
     b.0
 }
 
+/// Where the segment uses the array variable other than by element or
+/// `.length` (passed to a function, compared, assigned), outside `\old` and
+/// permission predicates.
+fn whole_array_use(seg: &[Stmt], array: &str) -> Option<Span> {
+    struct U<'a>(&'a str, Option<Span>);
+    impl Visitor for U<'_> {
+        fn visit_expr(&mut self, e: &Expr) {
+            match &e.kind {
+                ExprKind::Old(_) | ExprKind::Perm { .. } | ExprKind::PointsTo { .. } | ExprKind::Value(_) => {}
+                ExprKind::Index { base, index } if is_var(base, self.0) => self.visit_expr(index),
+                ExprKind::Field { obj, field } if field.as_str() == "length" && is_var(obj, self.0) => {}
+                ExprKind::Var(x) if x.as_str() == self.0 => self.1 = self.1.or(Some(e.span)),
+                _ => visit::walk_expr(self, e),
+            }
+        }
+    }
+    let mut u = U(array, None);
+    seg.iter().for_each(|s| u.visit_stmt(s));
+    u.1
+}
+
 /// Does the segment assign `array[loc]` (any element: `loc` is `None`)?
 fn writes(seg: &[Stmt], array: &str, loc: Option<&str>) -> bool {
     struct W<'a>(&'a str, Option<&'a str>, bool);
@@ -1212,7 +1240,6 @@ impl Visitor for Arrays<'_> {
 struct Replace<'r> {
     array: &'r str,
     regs: &'r [Reg],
-    depth_old: usize,
 }
 
 impl VisitMut for Replace<'_> {
@@ -1229,7 +1256,6 @@ impl VisitMut for Replace<'_> {
             }
             _ => {}
         }
-        let _ = self.depth_old;
         visit::walk_expr_mut(self, e)
     }
 }
@@ -1353,6 +1379,19 @@ mod tests {
         let out = run(&prog("gpuopt glob_to_reg b tid;", body)).unwrap();
         assert!(out.contains("loop_invariant b[tid] == b_reg_0;"), "{out}");
         assert!(out.contains("a[tid] = a[tid] + b_reg_0;"), "{out}");
+    }
+
+    #[test]
+    fn refuses_hand_overs_and_whole_array_uses_of_a_written_register() {
+        let callee = "requires Perm(x[0], 1); ensures Perm(x[0], 1); void g(int[] x) { x[0] = 1; } ";
+        let body = "par k(int tid = 0 .. n) requires Perm(a[tid], 1); { a[tid] = 1; g(b); }";
+        let src = prog("gpuopt glob_to_reg a tid;", body).replace("class C { ", &format!("class C {{ {callee}"));
+        let e = run(&src).unwrap_err();
+        assert!(e.starts_with(codes::OPTIMISE_TEMPLATE) && e.contains("the call of `g`"), "{e}");
+        let pure = "pure int h(int[] x, int i) = 0; ";
+        let body = "par k(int tid = 0 .. n) requires Perm(a[tid], 1); { a[tid] = 1; int y = h(a, tid); }";
+        let e = run(&prog("gpuopt glob_to_reg a tid;", body).replace("class C { ", &format!("class C {{ {pure}"))).unwrap_err();
+        assert!(e.starts_with(codes::OPTIMISE_ALIAS) && e.contains("used whole"), "{e}");
     }
 
     #[test]
