@@ -419,7 +419,10 @@ impl<'a> Cx<'a> {
                 _ => None,
             })
             .flat_map(|(e, everywhere)| conjuncts(e).into_iter().map(move |c| (c, everywhere)))
-            .filter(|(c, everywhere)| !has_perm(c) && (*everywhere || Reads::of(c).vars.iter().all(|v| !assigned.contains(v))))
+            // Only facts nothing in the body can change: they are used in the
+            // middle of segments too (`context_everywhere` holds at loop,
+            // kernel and barrier boundaries, not after every assignment).
+            .filter(|(c, _)| !has_perm(c) && Reads::of(c).vars.iter().all(|v| !assigned.contains(v)))
             .map(|(c, _)| c.clone())
             .collect();
         Cx {
@@ -576,7 +579,7 @@ impl<'a> Cx<'a> {
             if reads.heap {
                 return Err(err(codes::OPTIMISE_TEMPLATE, format!("the location `{shown}` reads the heap; only locations over variables are prefetched"), elem.span));
             }
-            if let Some(v) = reads.vars.iter().find(|v| eff.assigned.contains(*v)) {
+            if let Some(v) = reads.vars.iter().chain([&Name::from(self.array)]).find(|v| eff.assigned.contains(*v)) {
                 return Err(err(
                     codes::OPTIMISE_TEMPLATE,
                     format!("`{shown}` names different elements in this segment: it assigns `{v}`"),
