@@ -174,11 +174,12 @@ pub mod codes {
     /// Linearisation: the matrix is not provably rectangular with the given
     /// dimensions, or a dimension may change within the method.
     pub const OPTIMISE_SHAPE: &str = "alpine::optimise::shape";
+    /// Prefetching: the thread may lack permission for the location in a segment.
+    pub const OPTIMISE_PERMISSION: &str = "alpine::optimise::permission";
     /// Linearisation: the matrix is aliased, assigned, passed whole to a method,
     /// or its rows may be replaced by a call.
+    /// Prefetching: another access may name the prefetched element.
     pub const OPTIMISE_ALIAS: &str = "alpine::optimise::alias";
-    /// A `gpuopt` directive of a pass alpine does not implement yet (a note).
-    pub const OPTIMISE_NOT_IMPLEMENTED: &str = "alpine::optimise::not_implemented";
 
     // -- input/output (src/main.rs) --
     pub const IO: &str = "alpine::io";

@@ -107,17 +107,6 @@ fn requests_apply_in_command_line_order() {
 }
 
 #[test]
-fn directives_of_later_issues_are_kept_with_a_note() {
-    let d = tempfile::tempdir().unwrap();
-    // (`tile` is implemented now; `glob_to_reg` is not yet.)
-    let f = write(d.path(), "t.pvl", "class T {\n    gpuopt glob_to_reg a 0;\n    void m(int[] a) {\n        int x = 0;\n    }\n}\n");
-    let o = alpine(&["optimise", &f]);
-    assert_eq!(o.status.code(), Some(0), "{}", String::from_utf8_lossy(&o.stderr));
-    assert!(String::from_utf8_lossy(&o.stdout).contains("gpuopt glob_to_reg a 0;"));
-    assert!(String::from_utf8_lossy(&o.stderr).contains("alpine::optimise::not_implemented"));
-}
-
-#[test]
 fn usage_errors_exit_2() {
     let d = tempfile::tempdir().unwrap();
     let f = write(d.path(), "a.pvl", LOOP);

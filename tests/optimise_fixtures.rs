@@ -39,6 +39,7 @@ fn known_codes() -> Vec<&'static str> {
         codes::OPTIMISE_UNKNOWN_KERNEL,
         codes::OPTIMISE_UNKNOWN_ARRAY,
         codes::OPTIMISE_SHAPE,
+        codes::OPTIMISE_PERMISSION,
         codes::OPTIMISE_ALIAS,
     ]
     .iter()
@@ -96,6 +97,7 @@ fn there_are_enough_refusals_of_every_kind() {
         "unknown_array",
         "shape",
         "alias",
+        "permission",
     ] {
         assert!(all.iter().any(|c| c == code), "no fixture expects `{code}`");
     }

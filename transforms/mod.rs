@@ -20,6 +20,7 @@
 //! | kernel fusion | [`fuse`] (+ [`fuse_perm`]) | `gpuopt fuse F N;` before a `par` |
 //! | matrix linearisation | [`linearise`] | `gpuopt matrix_lin M R\|C D1 D2;` before a method |
 //! | tiling | [`tile`] | `gpuopt tile inter\|intra N;` on a method (corpus keywords, see [`tile`]) |
+//! | data prefetching | [`prefetch`] | `gpuopt glob_to_reg A L1 L2 …;` before a method |
 //!
 //! [`loops`] holds the loop template both loop passes share. For fusion the
 //! "loop" of a [`LoopId`]/[`Request`] is the first `par` block to fuse.
@@ -29,11 +30,11 @@ pub mod fuse_perm;
 pub mod linearise;
 pub mod loops;
 pub mod merge;
+pub mod prefetch;
 pub mod prove;
 pub mod tile;
 pub mod unroll;
 
-use crate::ast::visit::{self, Visitor};
 use crate::ast::*;
 use crate::diagnostics::{codes, Diagnostic, SourceFile};
 
@@ -50,7 +51,7 @@ pub trait Transform: Sync {
 
 /// Every pass alpine implements.
 pub fn registry() -> &'static [&'static dyn Transform] {
-    &[&unroll::LoopUnroll, &merge::IterMerge, &fuse::FuseKernels, &linearise::Linearise, &tile::TileKernel]
+    &[&unroll::LoopUnroll, &merge::IterMerge, &fuse::FuseKernels, &linearise::Linearise, &tile::TileKernel, &prefetch::Prefetch]
 }
 
 /// The pass a directive asks for, if alpine implements it.
@@ -100,6 +101,7 @@ pub enum PlanDetail {
     Fuse(fuse::FusePlan),
     Linearise(linearise::LinPlan),
     Tile(tile::TilePlan),
+    Prefetch(prefetch::PrefetchPlan),
 }
 
 /// Why a pass does not apply: a diagnostic at the loop.
@@ -275,22 +277,6 @@ pub fn residual(l: &Loop, directive: Option<Span>) -> Loop {
     r
 }
 
-/// Directives no pass implements yet (for the "not yet implemented" note).
-pub fn unimplemented_directives(p: &Program) -> Vec<Directive> {
-    struct Collect(Vec<Directive>);
-    impl Visitor for Collect {
-        fn visit_directive(&mut self, d: &Directive) {
-            if for_directive(&d.kind).is_none() {
-                self.0.push(d.clone());
-            }
-            visit::walk_directive(self, d)
-        }
-    }
-    let mut c = Collect(Vec::new());
-    c.visit_program(p);
-    c.0
-}
-
 /// The first loop or `par` (in source order) that carries a directive alpine
 /// implements, as a request. `block_size` overrides the thread-block size of
 /// `gpuopt fuse` directives (`--block-size`).
@@ -325,10 +311,13 @@ pub fn next_directive(p: &Program, block_size: Option<i64>) -> Option<(&'static 
     };
     // `gpuopt tile` on a method: its target is the method (its only kernel).
     let on_method = tile_directive(p);
-    match (first, on_method) {
+    let first = match (first, on_method) {
         (Some(a), Some(t)) => Some(if t.1.target.span.start() < a.1.target.span.start() { t } else { a }),
         (a, t) => a.or(t),
-    }
+    };
+    // Method-level prefetching last (Alpinist's order: after fusion and merging),
+    // so that its locations may name the fused kernel's thread id.
+    first.or_else(|| prefetch::next_directive(p).map(|r| (&prefetch::Prefetch as &'static dyn Transform, r)))
 }
 
 /// The first `gpuopt tile` directive of a method, as a request.

@@ -8,7 +8,9 @@
 //! a 2-D `M`), then from `--fuse
 //! K1,K2[,…]` (kernels named by their par block names, in the order given), then
 //! from `--tile KERNEL:inter|intra:N` (paper keywords; directives use the corpus's
-//! swapped ones, see `transforms::tile`), then from `--unroll [LOOP=]K` / `--merge [LOOP=]M` in command-line order.
+//! swapped ones, see `transforms::tile`), then from `--unroll [LOOP=]K` / `--merge [LOOP=]M` in command-line order, then
+//! from `--prefetch [KERNEL:]A[LOC]` (in order; each resolved when its turn comes,
+//! so it may name the thread id of a kernel fused before).
 //! `--block-size N` is the thread-block size of fusion's inter-block dependency
 //! check, for `--fuse` and the directives alike (a directive's own `N`
 //! otherwise; `--fuse` without it: the whole thread range is one block). After each rewrite the program is
@@ -22,7 +24,7 @@
 
 use super::{io, Reporter, EXIT_BAD_INPUT, EXIT_CHECK_FAILED, EXIT_OK};
 use alpine::ast::{Program, Span};
-use alpine::diagnostics::{codes, Diagnostic, Severity, SourceFile};
+use alpine::diagnostics::{codes, Diagnostic, SourceFile};
 use alpine::transforms::{self, loops, ApplicabilityError, Request, Transform};
 use std::path::Path;
 
@@ -65,6 +67,10 @@ pub struct OptimiseArgs {
     /// `N` of `gpuopt fuse F N`; default for --fuse: the whole range is one block).
     #[arg(long, value_name = "N")]
     block_size: Option<i64>,
+    /// Prefetch A[LOC] into a register in the one kernel that accesses it (KERNEL:
+    /// a par block or method name, where several do). Repeatable.
+    #[arg(long, value_name = "[KERNEL:]A[LOC]")]
+    prefetch: Vec<String>,
     /// Do not re-verify the result.
     #[arg(long)]
     no_verify: bool,
@@ -302,19 +308,10 @@ pub fn optimise_text(
     block_size: Option<i64>,
     tiles: &[(String, transforms::tile::Tiling, i64)],
     requests: &[CliRequest],
+    prefetches: &[String],
 ) -> Result<(String, Vec<Diagnostic>), (SourceFile, Vec<Diagnostic>, i32)> {
     let (program, warnings) = alpine::frontend(file).map_err(|d| (file.clone(), d, EXIT_BAD_INPUT))?;
-    let mut notes = warnings;
-    for d in transforms::unimplemented_directives(&program) {
-        notes.push(Diagnostic {
-            severity: Severity::Note,
-            ..Diagnostic::error(
-                codes::OPTIMISE_NOT_IMPLEMENTED,
-                format!("`gpuopt {}` is not implemented yet; the directive is left as it is", d.kind.keyword()),
-                d.span,
-            )
-        });
-    }
+    let notes = warnings;
     let keys: Vec<LoopKey> = requests
         .iter()
         .map(|r| resolve(&program, &file.text, r))
@@ -384,6 +381,12 @@ pub fn optimise_text(
         let plan = pass.check(&program, &req).map_err(|e| fail(&current, e))?;
         (current, program) = transforms::rewrite(pass, program, &plan, &file.name).map_err(|(src, d)| (src, d, EXIT_CHECK_FAILED))?;
     }
+    for text in prefetches {
+        let target = transforms::prefetch::resolve_cli(&program, &current.text, text).map_err(|d| (current.clone(), vec![d], EXIT_BAD_INPUT))?;
+        let plan = transforms::prefetch::check_target(&program, &target).map_err(|e| fail(&current, e))?;
+        let pass = &transforms::prefetch::Prefetch;
+        (current, program) = transforms::rewrite(pass, program, &plan, &file.name).map_err(|(src, d)| (src, d, EXIT_CHECK_FAILED))?;
+    }
     Ok((alpine::printer::print_program(&program), notes))
 }
 
@@ -446,7 +449,7 @@ pub fn run(args: OptimiseArgs, reporter: &Reporter) -> i32 {
             }
         }
     }
-    let (out, notes) = match optimise_text(&file, &fuses, &linearise, args.block_size, &tiles, &requests) {
+    let (out, notes) = match optimise_text(&file, &fuses, &linearise, args.block_size, &tiles, &requests, &args.prefetch) {
         Ok(r) => r,
         Err((src, diags, status)) => {
             reporter.report(&src, &diags);

@@ -131,6 +131,21 @@ pub const LINEARISE_CORPUS_DIRS: &[&str] = &["matrix_linearization/parallel/Zero
 pub const TILING_CORPUS_DIRS: &[&str] =
     &["tiling/arrays/VectorAdd", "tiling/basic/SatCheck-Check", "tiling/demo/demo2", "tiling/demo/demo3a", "tiling/demo/demo3b"];
 
+/// Data prefetching (issue #7): the `data_prefetch/` directories whose input
+/// verifies (the others are genuinely wrong, `tests/expected-verdicts.md`).
+pub const PREFETCH_CORPUS_DIRS: &[&str] = &[
+    "data_prefetch/arrays/forard-dep",
+    "data_prefetch/arrays/forward-dep-noauto",
+    "data_prefetch/arrays/kernel-example",
+    "data_prefetch/arrays/kernel-example-v2",
+    "data_prefetch/arrays/kernel-example-v3",
+    "data_prefetch/arrays/vector-add",
+    "data_prefetch/demo/demo3a",
+    "data_prefetch/demo/demo3b",
+    "data_prefetch/examples/Register1",
+    "data_prefetch/examples/Register3",
+];
+
 /// The programs of the soundness suite (issue #3 point 1), relative to the corpus
 /// root: the sequential ones a first verifier can handle. A trailing `/*` stands for
 /// every subdirectory; each directory contributes its `orig_*.pvl` and `opt_*.pvl`.
