@@ -27,7 +27,7 @@ mod expr;
 pub use expr::{trunc_div, trunc_mod};
 mod functions;
 pub mod maps;
-mod heapfn;
+pub(crate) mod heapfn;
 mod limits;
 mod par;
 pub mod sets;
