@@ -77,6 +77,8 @@ pub struct Predicate {
     /// Static predicates have no receiver; others are one resource per object.
     pub is_static: bool,
     pub params: Vec<(Name, Ty)>,
+    /// Pure facts over the parameters (for `\unfolding`).
+    pub body: Expr,
 }
 
 #[derive(Clone, Debug)]

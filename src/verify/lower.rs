@@ -530,6 +530,8 @@ pub fn is_pure(e: &Expr) -> bool {
                 ExprKind::Perm { .. } | ExprKind::PointsTo { .. } | ExprKind::Value(_) => self.0 = false,
                 // A predicate instance (`P(x)`): a resource, not a Boolean.
                 ExprKind::Call { .. } if e.ty == Ty::Resource => self.0 = false,
+                // Its value is the body's; the instance is only read.
+                ExprKind::Unfolding { body, .. } => self.visit_expr(body),
                 ExprKind::Quant { kind: ast::QuantKind::ForallStar, .. } => self.0 = false,
                 _ => crate::ast::visit::walk_expr(self, e),
             }

@@ -330,40 +330,9 @@ impl Encoder<'_> {
     /// bound is assumed on its amount, and there is no heap to havoc.
     #[allow(clippy::too_many_arguments)]
     fn predicate_instance(&mut self, run: &mut Run, st: &mut State, e: &Expr, receiver: Option<&Expr>, name: &Name, args: &[Expr], cond: &Term) {
-        let class = match receiver.map(|r| &r.ty) {
-            Some(crate::ast::Ty::Class(c)) => c.clone(),
-            _ => run.frame.class.clone(),
-        };
-        let Some(pi) = self.prog.predicates.iter().position(|p| p.class == class && p.name == *name) else {
-            self.unsupported(format!("the predicate `{}` (not declared, or not supported)", self.snippet(e)), e.span);
-            return;
-        };
-        let pred = self.prog.predicates[pi].clone();
-        if pred.params.len() != args.len() {
-            self.unsupported(format!("`{}` with the wrong number of arguments", self.snippet(e)), e.span);
-            return;
-        }
         let read = run.pre.clone();
         let mut cx = self.acx(run, &read, cond);
-        let mut dom = Vec::new();
-        let mut at = Vec::new();
-        if !pred.is_static {
-            let this = match receiver {
-                None | Some(Expr { kind: ExprKind::This, .. }) => run.frame.this.clone(),
-                Some(r) => Some(self.expr(r, &mut cx)),
-            };
-            let Some(this) = this else {
-                self.unsupported(format!("`{}` without an object", self.snippet(e)), e.span);
-                return;
-            };
-            dom.push(super::ref_sort());
-            at.push(this);
-        }
-        for ((_, ty), a) in pred.params.iter().zip(args) {
-            dom.push(self.sort_of(ty));
-            at.push(self.expr(a, &mut cx));
-        }
-        let fam = self.family(&format!("pred:{}.{}", pred.class, pred.name), dom, Sort::Bool);
+        let Some((fam, at)) = self.predicate_location(e, receiver, name, args, run.frame.this.clone(), &mut cx) else { return };
         let p = match &run.scale {
             Some(s) => Term::real(1, 1).mul(&s.to_real()),
             None => Term::real(1, 1),

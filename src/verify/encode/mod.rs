@@ -38,6 +38,7 @@ pub mod seq;
 mod state;
 mod stmt;
 pub mod triggers;
+mod unfolding;
 
 use super::ir;
 use super::smt::{Outcome, SmtSolver, Sort, Term, Unknown};
@@ -47,6 +48,10 @@ use crate::diagnostics::codes;
 use state::State;
 use std::collections::{HashMap, HashSet};
 use std::rc::Rc;
+
+/// A query that took at least this long has its instances dropped afterwards
+/// (see `SmtSolver::push`).
+const SCOPE_DROP_MS: u64 = 1000;
 
 /// What a failed check reports.
 #[derive(Clone, Debug)]
@@ -345,11 +350,27 @@ impl<'a> Encoder<'a> {
         let mut parts = vec![hyp.clone()];
         parts.extend(skolem_hyps);
         parts.push(goal.not());
+        // The negated goal and the instances Z3 makes for it live in a scope of
+        // their own (see `SmtSolver::push`).
+        if let Err(msg) = self.smt.push() {
+            if let Some((_, b)) = report {
+                self.failures.push(Failure { code: codes::INTERNAL, message: format!("internal error in the SMT backend: {msg}"), span: b.span, related: vec![], values: vec![] });
+            }
+            return false;
+        }
         self.smt.assert(chk.implies(&Term::and(parts)));
         let names: Vec<String> = [guard, &chk].iter().map(|t| t.to_string().trim_matches('|').to_string()).collect();
         let refs: Vec<&str> = names.iter().map(|s| s.as_str()).collect();
         let started = std::time::Instant::now();
         let outcome = self.smt.check_within(&refs, limit_ms);
+        // A slow query leaves a pile of instances behind that later queries would
+        // wade through: its scope is closed. A quick one's scope stays open, so
+        // later queries keep the instances it made, as without scopes.
+        if started.elapsed() >= std::time::Duration::from_millis(SCOPE_DROP_MS) {
+            self.smt.pop();
+        } else {
+            self.smt.keep();
+        }
         if trace_queries() {
             let what = report.as_ref().map_or_else(|| "(optional query)".to_string(), |(_, b)| format!("{} @{}", b.message, b.span.start));
             let verdict = match &outcome {
@@ -375,7 +396,7 @@ impl<'a> Encoder<'a> {
                 return false;
             }
         };
-        match outcome {
+        let ok = match outcome {
             Outcome::Proved => true,
             Outcome::NotProved { unknown } => {
                 if let Some((env, b)) = report {
@@ -394,7 +415,8 @@ impl<'a> Encoder<'a> {
                 }
                 false
             }
-        }
+        };
+        ok
     }
 
     fn model_values(&self, env: &Env) -> Vec<(String, String)> {

@@ -61,6 +61,7 @@ pub(super) fn declare(declared: &[(Name, &ast::Method)], out: &mut ir::Program) 
             name: m.name.name.clone(),
             is_static: m.modifiers.is_static,
             params: m.params.iter().map(|p| (p.name.name.clone(), p.ty.to_ty())).collect(),
+            body: body.clone(),
         });
         defs.insert((class.clone(), m.name.name.clone()), PredDef { params: m.params.iter().map(|p| p.name.name.clone()).collect(), body: body.clone() });
     }
