@@ -35,7 +35,7 @@ fn one_run(file: &SourceFile) -> (Duration, Duration, Duration) {
     let (mut program, _) = alpine::frontend(file).expect("corpus file checks");
     let (mut check, mut rewrite) = (Duration::ZERO, Duration::ZERO);
     let start = Instant::now();
-    while let Some((pass, req)) = transforms::next_directive(&program) {
+    while let Some((pass, req)) = transforms::next_directive(&program, None) {
         let t = Instant::now();
         let plan = pass.check(&program, &req).unwrap_or_else(|e| panic!("{}: {}", file.name, e.0.message));
         check += t.elapsed();

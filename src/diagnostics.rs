@@ -164,6 +164,10 @@ pub mod codes {
     pub const OPTIMISE_UNKNOWN_LOOP: &str = "alpine::optimise::unknown_loop";
     /// A request fits several loops.
     pub const OPTIMISE_AMBIGUOUS_LOOP: &str = "alpine::optimise::ambiguous_loop";
+    /// Kernel fusion: a dependency between kernels no barrier can order.
+    pub const OPTIMISE_DEPENDENCY: &str = "alpine::optimise::dependency";
+    /// A `--fuse` request names kernels (par blocks) the file does not have.
+    pub const OPTIMISE_UNKNOWN_KERNEL: &str = "alpine::optimise::unknown_kernel";
     /// A `gpuopt` directive of a pass alpine does not implement yet (a note).
     pub const OPTIMISE_NOT_IMPLEMENTED: &str = "alpine::optimise::not_implemented";
 

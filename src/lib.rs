@@ -31,8 +31,14 @@ use diagnostics::{Diagnostic, SourceFile};
 /// any) are returned alongside. On failure every diagnostic found is returned (at
 /// least one error).
 pub fn frontend(file: &SourceFile) -> FrontendResult {
+    frontend_in(file, std::path::Path::new(&file.name))
+}
+
+/// [`frontend`] for a text that stands for the file at `path` — the output of
+/// an optimisation of that file, say: the companions (classes of the other files
+/// of the program, `workspace`) are `path`'s.
+pub fn frontend_in(file: &SourceFile, path: &std::path::Path) -> FrontendResult {
     let mut program = syntax::parse(&file.text)?;
-    let path = std::path::Path::new(&file.name);
     let companions: Vec<Program> = if path.is_file() {
         workspace::companions(path, &file.text).iter().filter_map(|c| syntax::parse(&c.text).ok()).collect()
     } else {

@@ -128,3 +128,22 @@ fn usage_errors_exit_2() {
     assert_eq!(alpine(&["optimise", &broken]).status.code(), Some(2));
     assert_eq!(alpine(&["optimise", "/nonexistent/x.pvl"]).status.code(), Some(2));
 }
+
+/// A file of a program of several files (same `//:: cases` header in one
+/// directory) uses a class of another: the rewritten program is checked and
+/// re-verified as that file, with its companions' classes known.
+#[test]
+fn a_file_of_a_program_of_several_files_optimises() {
+    let d = tempfile::tempdir().unwrap();
+    write(d.path(), "counter.pvl", "//:: cases Two\nclass Counter {\n    int n;\n}\n");
+    let user = write(
+        d.path(),
+        "user.pvl",
+        "//:: cases Two\nclass User {\n    context Perm(c.n, write);\n    ensures c.n == \\old(c.n) + 4;\n    void add(Counter c) {\n        int i = 0;\n        gpuopt loop_unroll i 2;\n        loop_invariant 0 <= i && i <= 4;\n        loop_invariant Perm(c.n, write) ** c.n == \\old(c.n) + i;\n        while (i < 4) {\n            c.n = c.n + 1;\n            i = i + 1;\n        }\n    }\n}\n",
+    );
+    let o = alpine(&["optimise", &user]);
+    assert_eq!(o.status.code(), Some(0), "{}", String::from_utf8_lossy(&o.stderr));
+    let out = String::from_utf8_lossy(&o.stdout);
+    assert_eq!(out.matches("c.n = c.n + 1;").count(), 3, "{out}");
+    assert!(String::from_utf8_lossy(&o.stderr).contains("verified"));
+}

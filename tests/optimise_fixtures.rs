@@ -6,7 +6,8 @@
 //! the code means (2 for a bad request: `factor`, `unknown_loop`,
 //! `ambiguous_loop`; 1 otherwise), and leave the file byte for byte unchanged.
 //! Command-line requests come from a `//:: flags ...` header line, as in
-//! `tests/verify/`.
+//! `tests/verify/`. An annotation may add a quoted part of the expected message:
+//! `//~ ERROR dependency "inter-block dependency on `a`"`.
 
 use alpine::diagnostics::codes;
 use std::path::{Path, PathBuf};
@@ -34,16 +35,25 @@ fn known_codes() -> Vec<&'static str> {
         codes::OPTIMISE_FACTOR,
         codes::OPTIMISE_UNKNOWN_LOOP,
         codes::OPTIMISE_AMBIGUOUS_LOOP,
+        codes::OPTIMISE_DEPENDENCY,
+        codes::OPTIMISE_UNKNOWN_KERNEL,
     ]
     .iter()
     .map(|c| c.strip_prefix(PREFIX).expect("optimise codes share a prefix"))
     .collect()
 }
 
-/// (flags, expected (line, code) pairs)
+/// (flags, expected (line, code) pairs, expected (line, code, message part))
 fn annotations(text: &str) -> (Vec<String>, Vec<(usize, String)>) {
+    let (f, e, _) = annotations_with_messages(text);
+    (f, e)
+}
+
+#[allow(clippy::type_complexity)]
+fn annotations_with_messages(text: &str) -> (Vec<String>, Vec<(usize, String)>, Vec<(usize, String, String)>) {
     let mut flags = Vec::new();
     let mut expects = Vec::new();
+    let mut messages = Vec::new();
     for (i, line) in text.lines().enumerate() {
         if let Some(rest) = line.trim_start().strip_prefix("//:: flags") {
             flags.extend(rest.split("//~").next().unwrap().split_whitespace().map(str::to_owned));
@@ -54,9 +64,13 @@ fn annotations(text: &str) -> (Vec<String>, Vec<(usize, String)>) {
             let code = w.next().unwrap_or_else(|| panic!("line {}: annotation without a code", i + 1));
             assert!(known_codes().contains(&code), "line {}: `{code}` is not an alpine::optimise code", i + 1);
             expects.push((i + 1, code.to_string()));
+            let rest = part.split_once(code).map_or("", |(_, r)| r).trim();
+            if let Some(m) = rest.strip_prefix('"').and_then(|r| r.rsplit_once('"')).map(|(m, _)| m) {
+                messages.push((i + 1, code.to_string(), m.to_string()));
+            }
         }
     }
-    (flags, expects)
+    (flags, expects, messages)
 }
 
 fn alpine(args: &[&str]) -> std::process::Output {
@@ -67,7 +81,7 @@ fn alpine(args: &[&str]) -> std::process::Output {
 fn there_are_enough_refusals_of_every_kind() {
     let all: Vec<String> = fixtures().iter().flat_map(|p| annotations(&std::fs::read_to_string(p).unwrap()).1).map(|(_, c)| c).collect();
     assert!(fixtures().len() >= 20, "acceptance asks for at least 20 refused inputs");
-    for code in ["trip_count", "iteration_count", "update_form", "factor", "unknown_loop", "ambiguous_loop"] {
+    for code in ["trip_count", "iteration_count", "update_form", "factor", "unknown_loop", "ambiguous_loop", "dependency", "unknown_kernel"] {
         assert!(all.iter().any(|c| c == code), "no fixture expects `{code}`");
     }
 }
@@ -83,7 +97,7 @@ fn refused_inputs_verify_and_are_left_untouched() {
                 s.spawn(move || -> Vec<String> {
                     let name = path.file_name().unwrap().to_string_lossy().into_owned();
                     let text = std::fs::read_to_string(&path).unwrap();
-                    let (flags, expects) = annotations(&text);
+                    let (flags, expects, messages) = annotations_with_messages(&text);
                     let mut errs = Vec::new();
                     if expects.is_empty() {
                         errs.push(format!("{name}: no `//~ ERROR` annotation"));
@@ -101,6 +115,7 @@ fn refused_inputs_verify_and_are_left_untouched() {
                     let out = alpine(&args);
                     let stdout = String::from_utf8_lossy(&out.stdout);
                     let mut got: Vec<(usize, String)> = Vec::new();
+                    let mut got_messages: Vec<(usize, String, String)> = Vec::new();
                     for l in stdout.lines().filter(|l| l.starts_with('{')) {
                         let j: serde_json::Value = serde_json::from_str(l).unwrap();
                         if j["severity"] != "error" {
@@ -109,6 +124,7 @@ fn refused_inputs_verify_and_are_left_untouched() {
                         let code = j["code"].as_str().unwrap_or("");
                         let line = j["span"]["line"].as_u64().unwrap_or(1).max(1) as usize;
                         got.push((line, code.strip_prefix(PREFIX).unwrap_or(code).to_string()));
+                        got_messages.push((line, code.strip_prefix(PREFIX).unwrap_or(code).to_string(), j["message"].as_str().unwrap_or("").to_string()));
                     }
                     let (mut want, mut have) = (expects.clone(), got.clone());
                     want.sort();
@@ -116,7 +132,13 @@ fn refused_inputs_verify_and_are_left_untouched() {
                     if want != have {
                         errs.push(format!("{name}: expected {want:?}, got {have:?}\nstderr: {}", String::from_utf8_lossy(&out.stderr)));
                     }
-                    let bad_request = expects.iter().any(|(_, c)| ["factor", "unknown_loop", "ambiguous_loop"].contains(&c.as_str()));
+                    for (line, code, part) in &messages {
+                        if !got_messages.iter().any(|(l, c, m)| l == line && c == code && m.contains(part.as_str())) {
+                            errs.push(format!("{name}: no `{code}` on line {line} whose message contains `{part}`; got {got_messages:?}"));
+                        }
+                    }
+                    let bad_request =
+                        expects.iter().any(|(_, c)| ["factor", "unknown_loop", "ambiguous_loop", "unknown_kernel"].contains(&c.as_str()));
                     let status = if bad_request { 2 } else { 1 };
                     if out.status.code() != Some(status) {
                         errs.push(format!("{name}: exit {:?}, expected {status}", out.status.code()));

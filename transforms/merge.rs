@@ -99,12 +99,12 @@ impl Transform for IterMerge {
                 ));
             }
         }
-        Ok(Plan { target: request.target, shape, factor: m, directive: request.directive, detail: PlanDetail::Merge(plan) })
+        Ok(Plan { target: request.target, shape: Some(shape), factor: m, directive: request.directive, detail: PlanDetail::Merge(plan) })
     }
 
     fn apply(&self, program: &mut Program, plan: &Plan) {
         let PlanDetail::Merge(mp) = &plan.detail else { return };
-        let shape = &plan.shape;
+        let Some(shape) = &plan.shape else { return };
         let Some(Member::Method(method)) = program.classes[plan.target.class].members.get(plan.target.member) else { return };
         let counter = loops::fresh_name(method, "vct_mi_l");
         let start_copy = loops::fresh_name(method, "vct_mi_s");

@@ -17,9 +17,13 @@
 //! |---|---|---|
 //! | loop unrolling | [`unroll`] | `gpuopt loop_unroll i K;` |
 //! | iteration merging | [`merge`] | `gpuopt iter_merge i M;` |
+//! | kernel fusion | [`fuse`] (+ [`fuse_perm`]) | `gpuopt fuse F N;` before a `par` |
 //!
-//! [`loops`] holds the loop template both passes share.
+//! [`loops`] holds the loop template both loop passes share. For fusion the
+//! "loop" of a [`LoopId`]/[`Request`] is the first `par` block to fuse.
 
+pub mod fuse;
+pub mod fuse_perm;
 pub mod loops;
 pub mod merge;
 pub mod prove;
@@ -42,7 +46,7 @@ pub trait Transform: Sync {
 
 /// Every pass alpine implements.
 pub fn registry() -> &'static [&'static dyn Transform] {
-    &[&unroll::LoopUnroll, &merge::IterMerge]
+    &[&unroll::LoopUnroll, &merge::IterMerge, &fuse::FuseKernels]
 }
 
 /// The pass a directive asks for, if alpine implements it.
@@ -69,13 +73,17 @@ pub struct Request {
     pub factor: i64,
     /// The `gpuopt` directive that asked, if any (removed by the rewrite).
     pub directive: Option<Span>,
+    /// Fusion: the thread-block size of the inter-block dependency check
+    /// (`None`: the whole range is one block).
+    pub block_size: Option<i64>,
 }
 
 /// What [`Transform::check`] established, for [`Transform::apply`].
 #[derive(Clone, Debug)]
 pub struct Plan {
     pub target: LoopId,
-    pub shape: loops::LoopShape,
+    /// The loop's shape (loop passes; `None` for fusion).
+    pub shape: Option<loops::LoopShape>,
     pub factor: u64,
     pub directive: Option<Span>,
     pub detail: PlanDetail,
@@ -85,6 +93,7 @@ pub struct Plan {
 pub enum PlanDetail {
     Unroll,
     Merge(merge::MergePlan),
+    Fuse(fuse::FusePlan),
 }
 
 /// Why a pass does not apply: a diagnostic at the loop.
@@ -276,19 +285,33 @@ pub fn unimplemented_directives(p: &Program) -> Vec<Directive> {
     c.0
 }
 
-/// The first loop (in source order) that carries a directive alpine implements,
-/// as a request.
-pub fn next_directive(p: &Program) -> Option<(&'static dyn Transform, Request)> {
-    loop_sites(p).into_iter().find_map(|site| {
+/// The first loop or `par` (in source order) that carries a directive alpine
+/// implements, as a request. `block_size` overrides the thread-block size of
+/// `gpuopt fuse` directives (`--block-size`).
+pub fn next_directive(p: &Program, block_size: Option<i64>) -> Option<(&'static dyn Transform, Request)> {
+    let on_loop = loop_sites(p).into_iter().find_map(|site| {
         site.lp.directives.iter().find_map(|d| {
             let t = for_directive(&d.kind)?;
             let (DirectiveKind::LoopUnroll { var, factor } | DirectiveKind::IterMerge { var, factor }) = &d.kind else {
                 return None;
             };
             let factor = i64::try_from(factor.value).unwrap_or(i64::MAX);
-            Some((t, Request { target: site.id, var: var.name.clone(), factor, directive: Some(d.span) }))
+            Some((t, Request { target: site.id, var: var.name.clone(), factor, directive: Some(d.span), block_size: None }))
         })
-    })
+    });
+    let on_par = fuse::par_sites(p).into_iter().find_map(|(id, par)| {
+        par.directives.iter().find_map(|d| {
+            let t = for_directive(&d.kind)?;
+            let DirectiveKind::Fuse { count, block_size: n } = &d.kind else { return None };
+            let factor = i64::try_from(count.value).unwrap_or(i64::MAX);
+            let n = block_size.unwrap_or_else(|| i64::try_from(n.value).unwrap_or(i64::MAX));
+            Some((t, Request { target: id, var: Name::from(""), factor, directive: Some(d.span), block_size: Some(n) }))
+        })
+    });
+    match (on_loop, on_par) {
+        (Some(l), Some(f)) => Some(if f.1.target.span.start() < l.1.target.span.start() { f } else { l }),
+        (l, f) => l.or(f),
+    }
 }
 
 /// Where to report a problem with the request itself (its factor): the
@@ -364,7 +387,8 @@ pub fn rewrite(
     pass.apply(&mut program, plan);
     let text = crate::printer::print_program(&program);
     let src = SourceFile::new(format!("{name} (after {})", pass.name()), text);
-    match crate::frontend(&src) {
+    // Checked as the input file, so the classes of its companions are known.
+    match crate::frontend_in(&src, std::path::Path::new(name)) {
         Ok((p, _)) => Ok((src, p)),
         Err(mut diags) => {
             let msg = format!("the program produced by `{}` does not check (a bug in alpine)", pass.name());
@@ -377,9 +401,9 @@ pub fn rewrite(
 /// Applies the program's `gpuopt loop_unroll`/`iter_merge` directives one by
 /// one, first in source order first (each removes its directive; directives on
 /// loops copied by an earlier rewrite are applied to every copy).
-pub fn apply_directives(mut src: SourceFile, mut program: Program) -> Result<(SourceFile, Program), StepFailure> {
+pub fn apply_directives(mut src: SourceFile, mut program: Program, block_size: Option<i64>) -> Result<(SourceFile, Program), StepFailure> {
     let name = src.name.clone();
-    while let Some((pass, req)) = next_directive(&program) {
+    while let Some((pass, req)) = next_directive(&program, block_size) {
         let plan = match pass.check(&program, &req) {
             Ok(plan) => plan,
             Err(e) => return Err(StepFailure::NotApplicable(src, e)),
@@ -397,7 +421,7 @@ pub(crate) mod tests {
     /// "code: message" of the refusal.
     pub(crate) fn apply_first_directive(src: &str) -> Result<String, String> {
         let (mut p, _) = crate::frontend(&SourceFile::new("t.pvl", src)).map_err(|d| format!("{d:?}"))?;
-        let (t, req) = next_directive(&p).expect("a directive");
+        let (t, req) = next_directive(&p, None).expect("a directive");
         let plan = t.check(&p, &req).map_err(|e| format!("{}: {}", e.0.code, e.0.message))?;
         t.apply(&mut p, &plan);
         Ok(crate::printer::print_program(&p))

@@ -66,11 +66,11 @@ impl Transform for LoopUnroll {
             Some(d) => e.related(d, "requested here"),
             None => e,
         })?;
-        Ok(Plan { target: request.target, shape, factor: k, directive: request.directive, detail: PlanDetail::Unroll })
+        Ok(Plan { target: request.target, shape: Some(shape), factor: k, directive: request.directive, detail: PlanDetail::Unroll })
     }
 
     fn apply(&self, program: &mut Program, plan: &Plan) {
-        let shape = &plan.shape;
+        let Some(shape) = &plan.shape else { return };
         replace_loop(program, plan.target, |l| {
             let (mut out, declares) = loops::init_stmts(l);
             out.extend(peel(l, plan.factor, &[]));
@@ -230,7 +230,7 @@ mod tests {
         let src = PLUS.replace('K', "3").replace("requires N >= 3;", "").replace("loop_invariant i <= N;", "");
         let file = SourceFile::new("t.pvl", src.as_str());
         let (p, _) = crate::frontend(&file).unwrap();
-        let (t, req) = next_directive(&p).unwrap();
+        let (t, req) = next_directive(&p, None).unwrap();
         let e = t.check(&p, &req).unwrap_err().0;
         assert!(e.message.contains("nothing bounds `N` from below"), "{}", e.message);
         assert_eq!(e.help.as_deref(), Some("add e.g. `requires N >= 3`"));

@@ -803,3 +803,32 @@ pub fn shift_spans(p: &mut Program, delta: u32) {
         *b += delta;
     }
 }
+
+/// Whether `e` holds a resource rather than being a plain boolean: a permission
+/// (`Perm`, `PointsTo`, `Value`, `HPerm`, `APerm`), `\forall*`, `\matrix`,
+/// `\array`, a magic wand, or an instance of a predicate (`is_predicate` says
+/// which called names are predicates).
+pub fn holds_resource(e: &Expr, is_predicate: &dyn Fn(&str) -> bool) -> bool {
+    struct Finder<'a> {
+        is_predicate: &'a dyn Fn(&str) -> bool,
+        found: bool,
+    }
+    impl Visitor for Finder<'_> {
+        fn visit_expr(&mut self, e: &Expr) {
+            self.found |= match &e.kind {
+                ExprKind::Perm { .. } | ExprKind::PointsTo { .. } | ExprKind::Value(_) => true,
+                ExprKind::Quant { kind: QuantKind::ForallStar, .. } => true,
+                ExprKind::Builtin { func: Builtin::HPerm | Builtin::APerm | Builtin::Matrix | Builtin::Array, .. } => true,
+                ExprKind::Binary { op: BinOp::Wand, .. } => true,
+                ExprKind::Call { method, .. } => (self.is_predicate)(method.as_str()),
+                _ => false,
+            };
+            if !self.found {
+                walk_expr(self, e);
+            }
+        }
+    }
+    let mut f = Finder { is_predicate, found: false };
+    f.visit_expr(e);
+    f.found
+}

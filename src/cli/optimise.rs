@@ -1,9 +1,13 @@
-//! `alpine optimise FILE [-o OUT | --in-place | --check]` — apply loop unrolling
-//! and iteration merging, then re-verify.
+//! `alpine optimise FILE [-o OUT | --in-place | --check]` — apply loop unrolling,
+//! iteration merging and kernel fusion, then re-verify.
 //!
-//! Requests come from the file's `gpuopt loop_unroll`/`iter_merge` directives (in
-//! source order, each removed once applied) and then from `--unroll [LOOP=]K` /
-//! `--merge [LOOP=]M` in command-line order. After each rewrite the program is
+//! Requests come from the file's `gpuopt loop_unroll`/`iter_merge`/`fuse`
+//! directives (in source order, each removed once applied), then from `--fuse
+//! K1,K2[,…]` (kernels named by their par block names, in the order given), then
+//! from `--unroll [LOOP=]K` / `--merge [LOOP=]M` in command-line order.
+//! `--block-size N` is the thread-block size of fusion's inter-block dependency
+//! check, for `--fuse` and the directives alike (a directive's own `N`
+//! otherwise; `--fuse` without it: the whole thread range is one block). After each rewrite the program is
 //! printed and checked again, so every pass sees a well-formed, freshly typed
 //! program. Command-line loop names are resolved against the input file before
 //! anything is rewritten.
@@ -38,6 +42,13 @@ pub struct OptimiseArgs {
     /// Merge M iterations of a loop into one (LOOP as for --unroll).
     #[arg(long, value_name = "[LOOP=]M")]
     merge: Vec<String>,
+    /// Fuse consecutive kernels (par blocks) named K1, K2, ... in this order.
+    #[arg(long, value_name = "K1,K2[,...]")]
+    fuse: Vec<String>,
+    /// Thread-block size for fusion's inter-block dependency check (overrides the
+    /// `N` of `gpuopt fuse F N`; default for --fuse: the whole range is one block).
+    #[arg(long, value_name = "N")]
+    block_size: Option<i64>,
     /// Do not re-verify the result.
     #[arg(long)]
     no_verify: bool,
@@ -163,11 +174,73 @@ fn find_key(p: &Program, text: &str, key: &LoopKey) -> Option<transforms::LoopId
     sites.into_iter().filter(|s| loops::loop_var(s.lp).is_some()).nth(k).map(|s| s.id)
 }
 
+/// The kernels `names` name: runs of consecutive par blocks whose unit names are
+/// `names`, in order (the first par of each run).
+fn find_kernels(p: &Program, names: &[String]) -> Vec<(transforms::LoopId, Span)> {
+    use alpine::ast::{MethodBody, StmtKind};
+    let name_of = |s: &alpine::ast::Stmt| match &s.kind {
+        StmtKind::Par(par) if par.units.len() == 1 => par.units[0].name.as_ref().map(|n| n.to_string()),
+        _ => None,
+    };
+    let mut out = Vec::new();
+    for (id, _) in transforms::fuse::par_sites(p) {
+        let alpine::ast::Member::Method(m) = &p.classes[id.class].members[id.member] else { continue };
+        let MethodBody::Block(b) = &m.body else { continue };
+        let Some((list, k)) = transforms::fuse::locate(&b.stmts, id.span) else { continue };
+        let fits = names.iter().enumerate().all(|(j, n)| list.get(k + j).and_then(name_of).as_deref() == Some(n.as_str()));
+        if fits {
+            out.push((id, list[k].span));
+        }
+    }
+    out
+}
+
+/// Finds the one run of kernels a `--fuse` request names.
+fn resolve_fuse(p: &Program, names: &[String], text: &str) -> Result<transforms::LoopId, Diagnostic> {
+    let found = find_kernels(p, names);
+    match found.as_slice() {
+        [(id, _)] => Ok(*id),
+        [] => {
+            let known: Vec<String> = transforms::fuse::par_sites(p)
+                .iter()
+                .filter_map(|(_, par)| par.units.first().and_then(|u| u.name.as_ref()).map(|n| format!("`{n}`")))
+                .collect();
+            let d = Diagnostic::error(
+                codes::OPTIMISE_UNKNOWN_KERNEL,
+                format!("`{text}`: no consecutive par blocks of the file are named {}", names.join(", ")),
+                Span::DUMMY,
+            );
+            Err(if known.is_empty() { d.with_help("this file has no named par blocks") } else { d.with_help(format!("the par blocks are: {}", known.join(", "))) })
+        }
+        many => {
+            let mut d = Diagnostic::error(codes::OPTIMISE_AMBIGUOUS_LOOP, format!("`{text}` fits {} runs of kernels", many.len()), many[0].1);
+            for (_, s) in &many[1..] {
+                d = d.with_related(*s, "these kernels fit too");
+            }
+            Err(d)
+        }
+    }
+}
+
+/// Parses `--fuse K1,K2[,...]`.
+pub fn parse_fuse(text: &str) -> Result<Vec<String>, String> {
+    let names: Vec<String> = text.split(',').map(|s| s.trim().to_string()).collect();
+    if names.len() < 2 || names.iter().any(|n| n.is_empty() || !n.chars().all(|c| c.is_alphanumeric() || c == '_')) {
+        return Err(format!("`--fuse {text}`: expected at least two kernel names separated by commas"));
+    }
+    Ok(names)
+}
+
 /// The optimisation steps as a library-level function (used by the CLI and the
 /// tests): applies the directives of `file`, then `requests`, and returns the
 /// resulting PVL text. Errors: the diagnostics and the exit status they mean,
 /// with the source the diagnostics' spans refer to.
-pub fn optimise_text(file: &SourceFile, requests: &[CliRequest]) -> Result<(String, Vec<Diagnostic>), (SourceFile, Vec<Diagnostic>, i32)> {
+pub fn optimise_text(
+    file: &SourceFile,
+    fuses: &[Vec<String>],
+    block_size: Option<i64>,
+    requests: &[CliRequest],
+) -> Result<(String, Vec<Diagnostic>), (SourceFile, Vec<Diagnostic>, i32)> {
     let (program, warnings) = alpine::frontend(file).map_err(|d| (file.clone(), d, EXIT_BAD_INPUT))?;
     let mut notes = warnings;
     for d in transforms::unimplemented_directives(&program) {
@@ -185,20 +258,35 @@ pub fn optimise_text(file: &SourceFile, requests: &[CliRequest]) -> Result<(Stri
         .map(|r| resolve(&program, &file.text, r))
         .collect::<Result<_, _>>()
         .map_err(|d| (file.clone(), vec![d], EXIT_BAD_INPUT))?;
+    for names in fuses {
+        resolve_fuse(&program, names, &format!("--fuse {}", names.join(","))).map_err(|d| (file.clone(), vec![d], EXIT_BAD_INPUT))?;
+    }
 
     let mut current = file.clone();
     let mut program = program;
     let fail = |src: &SourceFile, e: ApplicabilityError| {
         let d = e.into_diagnostic();
-        let bad_request = [codes::OPTIMISE_FACTOR, codes::OPTIMISE_UNKNOWN_LOOP, codes::OPTIMISE_AMBIGUOUS_LOOP].contains(&d.code);
+        let bad_request =
+            [codes::OPTIMISE_FACTOR, codes::OPTIMISE_UNKNOWN_LOOP, codes::OPTIMISE_AMBIGUOUS_LOOP, codes::OPTIMISE_UNKNOWN_KERNEL].contains(&d.code);
         let status = if bad_request { EXIT_BAD_INPUT } else { EXIT_CHECK_FAILED };
         (src.clone(), vec![d], status)
     };
     // In-file directives first, then the command line.
-    (current, program) = transforms::apply_directives(current, program).map_err(|f| match f {
+    (current, program) = transforms::apply_directives(current, program, block_size).map_err(|f| match f {
         transforms::StepFailure::NotApplicable(src, e) => fail(&src, e),
         transforms::StepFailure::Broken(src, diags) => (src, diags, EXIT_CHECK_FAILED),
     })?;
+    for names in fuses {
+        let text = format!("--fuse {}", names.join(","));
+        let target = resolve_fuse(&program, names, &text).map_err(|mut d| {
+            d.message = format!("{} (after the earlier rewrites)", d.message);
+            (current.clone(), vec![d], EXIT_BAD_INPUT)
+        })?;
+        let pass = &transforms::fuse::FuseKernels;
+        let req = Request { target, var: "".into(), factor: names.len() as i64, directive: None, block_size };
+        let plan = pass.check(&program, &req).map_err(|e| fail(&current, e))?;
+        (current, program) = transforms::rewrite(pass, program, &plan, &file.name).map_err(|(src, d)| (src, d, EXIT_CHECK_FAILED))?;
+    }
     for (r, key) in requests.iter().zip(&keys) {
         let pass: &dyn Transform = *transforms::registry().iter().find(|t| t.name() == r.pass).expect("known pass");
         let Some(target) = find_key(&program, &current.text, key) else {
@@ -209,7 +297,7 @@ pub fn optimise_text(file: &SourceFile, requests: &[CliRequest]) -> Result<(Stri
             );
             return Err((current, vec![d], EXIT_BAD_INPUT));
         };
-        let req = Request { target, var: key.var.as_str().into(), factor: r.factor, directive: None };
+        let req = Request { target, var: key.var.as_str().into(), factor: r.factor, directive: None, block_size: None };
         let plan = pass.check(&program, &req).map_err(|e| fail(&current, e))?;
         (current, program) = transforms::rewrite(pass, program, &plan, &file.name).map_err(|(src, d)| (src, d, EXIT_CHECK_FAILED))?;
     }
@@ -245,7 +333,17 @@ pub fn run(args: OptimiseArgs, reporter: &Reporter) -> i32 {
             return EXIT_BAD_INPUT;
         }
     };
-    let (out, notes) = match optimise_text(&file, &requests) {
+    let mut fuses = Vec::new();
+    for t in &args.fuse {
+        match parse_fuse(t) {
+            Ok(n) => fuses.push(n),
+            Err(e) => {
+                eprintln!("error: {e}");
+                return EXIT_BAD_INPUT;
+            }
+        }
+    }
+    let (out, notes) = match optimise_text(&file, &fuses, args.block_size, &requests) {
         Ok(r) => r,
         Err((src, diags, status)) => {
             reporter.report(&src, &diags);
@@ -266,7 +364,7 @@ pub fn run(args: OptimiseArgs, reporter: &Reporter) -> i32 {
     }
     if !args.no_verify {
         let result = SourceFile::new(format!("{} (optimised)", file.name), out.clone());
-        let Ok((program, _)) = alpine::frontend(&result) else {
+        let Ok((program, _)) = alpine::frontend_in(&result, Path::new(&file.name)) else {
             eprintln!("error: the optimised program does not check (a bug in alpine)");
             return EXIT_CHECK_FAILED;
         };

@@ -12,6 +12,15 @@
 //! one unit without barriers runs its threads one after the other (equivalent
 //! for the race-free kernels the verifier accepts).
 //!
+//! With [`Interp::skip_lemmas`], a call statement of a *lemma* — a `void`
+//! method whose contract holds no resource at all (no `Perm`, `PointsTo`,
+//! `Value`, `\forall*`, `\matrix`, predicate, ...) and that yields nothing — is
+//! not run, nor are its arguments evaluated. Such a method cannot change
+//! anything its caller can see: without permission it writes no location that
+//! existed before the call (the verifier checks every method against its
+//! contract), and it returns nothing. Lemmas are ghost proof steps whose cost
+//! can be far above the program's own (a permutation lemma per swap of a sort).
+//!
 //! Specifications are not executed (`assert`, `fold`, ... are skipped), except
 //! that [`Interp::holds`] evaluates a precondition to filter generated inputs:
 //! permissions count as true, `\forall`/`\exists` run over an integer range read
@@ -113,6 +122,10 @@ pub struct Interp<'p> {
     /// instead of overflowing the stack (a lemma called outside its precondition
     /// may recurse forever).
     depth: usize,
+    /// Do not run calls of lemmas (see the module doc); off by default.
+    pub skip_lemmas: bool,
+    /// Methods already classified as lemma or not, by `Class.method`.
+    lemmas: HashMap<String, bool>,
 }
 
 /// Deepest call nesting a run may reach. Each level costs a few KiB of the
@@ -136,7 +149,7 @@ impl Frame {
 
 impl<'p> Interp<'p> {
     pub fn new(program: &'p Program, fuel: u64) -> Interp<'p> {
-        Interp { program, fuel, depth: 0 }
+        Interp { program, fuel, depth: 0, skip_lemmas: false, lemmas: HashMap::new() }
     }
 
     fn method(&self, class: &str, name: &str) -> Result<&'p Method, Error> {
@@ -244,6 +257,9 @@ impl<'p> Interp<'p> {
                 f.declare(&name.name, v);
             }
             StmtKind::Assign { target, value } => {
+                if self.update_in_place(f, target, value)? {
+                    return Ok(Flow::Normal);
+                }
                 let v = self.eval(f, value)?;
                 self.assign(f, target, v)?;
             }
@@ -254,6 +270,14 @@ impl<'p> Interp<'p> {
                 self.assign(f, &t, Value::Int(n.ok_or_else(|| Error("overflow".into()))?))?;
             }
             StmtKind::Expr(e) => {
+                if let ExprKind::Call { receiver, method, .. } = &e.kind {
+                    if self.skip_lemmas {
+                        let (class, _) = self.callee(f, receiver.as_deref(), method.as_str())?;
+                        if self.is_lemma(&class, method.as_str())? {
+                            return Ok(Flow::Normal);
+                        }
+                    }
+                }
                 self.eval(f, e)?;
             }
             StmtKind::If { cond, then_branch, else_branch } => {
@@ -320,6 +344,58 @@ impl<'p> Interp<'p> {
                 self.stmt(f, s)?;
             }
         }
+    }
+
+    /// `s = s[i -> v]` for a local sequence `s`: updates the sequence in place
+    /// when nothing else shares it (copying it once otherwise), instead of
+    /// building a new sequence per update (quadratic in a sorting loop).
+    /// `false` when the statement has another shape.
+    fn update_in_place(&mut self, f: &mut Frame, target: &Expr, value: &Expr) -> Result<bool, Error> {
+        let (ExprKind::Var(x), ExprKind::SeqUpdate { base, index, value }) = (&target.kind, &value.kind) else { return Ok(false) };
+        if !matches!(&base.kind, ExprKind::Var(y) if y.as_str() == x.as_str()) || !matches!(f.lookup(x.as_str()), Some(Value::Seq(_))) {
+            return Ok(false);
+        }
+        self.tick()?;
+        let i = self.eval(f, index)?.int()?;
+        let v = self.eval(f, value)?;
+        let Some(Value::Seq(s)) = f.lookup(x.as_str()) else { return err("updating a non-sequence") };
+        let slot = usize::try_from(i).ok().and_then(|i| Rc::make_mut(s).get_mut(i)).ok_or_else(|| Error("index out of bounds".into()))?;
+        *slot = v;
+        Ok(true)
+    }
+
+    /// Whether `class.name` is a lemma (see the module doc).
+    fn is_lemma(&mut self, class: &str, name: &str) -> Result<bool, Error> {
+        let key = format!("{class}.{name}");
+        if let Some(&known) = self.lemmas.get(&key) {
+            return Ok(known);
+        }
+        let m = self.method(class, name)?;
+        let predicates: std::collections::HashSet<&str> = self
+            .program
+            .classes
+            .iter()
+            .flat_map(|c| &c.members)
+            .filter_map(|m| match m {
+                Member::Method(m) if m.is_predicate() => Some(m.name.as_str()),
+                _ => None,
+            })
+            .collect();
+        let mut resource = false;
+        let mut yields = false;
+        for c in &m.contract.clauses {
+            match &c.kind {
+                ClauseKind::Given(_) | ClauseKind::Yields(_) => yields = true,
+                _ => {
+                    let mut finder = ClauseResource { is_predicate: &|n| predicates.contains(n), found: false };
+                    crate::ast::visit::walk_clause(&mut finder, c);
+                    resource |= finder.found;
+                }
+            }
+        }
+        let lemma = matches!(&m.ret, Some(Type { kind: TypeKind::Void, .. })) && !yields && !resource && !m.is_pure_function();
+        self.lemmas.insert(key, lemma);
+        Ok(lemma)
     }
 
     fn assign(&mut self, f: &mut Frame, target: &Expr, v: Value) -> Result<(), Error> {
@@ -628,6 +704,18 @@ fn same(a: &Value, b: &Value) -> bool {
     }
 }
 
+/// Whether a clause holds a resource (its expressions, by [`crate::ast::visit::holds_resource`]).
+struct ClauseResource<'a> {
+    is_predicate: &'a dyn Fn(&str) -> bool,
+    found: bool,
+}
+
+impl crate::ast::visit::Visitor for ClauseResource<'_> {
+    fn visit_expr(&mut self, e: &Expr) {
+        self.found |= crate::ast::visit::holds_resource(e, self.is_predicate);
+    }
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -674,6 +762,47 @@ mod tests {
         let mut it = Interp::new(&p, 1_000);
         assert!(it.call("C", "u", None, vec![s(vec![1])]).is_err());
         assert!(it.call("C", "v", None, vec![s(vec![1, 2, 3])]).is_err());
+    }
+
+    #[test]
+    fn in_place_sequence_updates_do_not_touch_shared_copies() {
+        let p = program(
+            "class C { seq<int> m(seq<int> xs) { seq<int> keep = xs; xs = xs[0 -> 7]; xs = xs[1 -> keep[0]]; return keep + xs; } \
+             seq<int> out(seq<int> xs) { xs = xs[5 -> 0]; return xs; } }",
+        );
+        let mut it = Interp::new(&p, 10_000);
+        let s = |v: Vec<i64>| Value::Seq(Rc::new(v.into_iter().map(Value::Int).collect()));
+        let arg = s(vec![1, 2]);
+        assert_eq!(it.call("C", "m", None, vec![arg.clone()]).unwrap().deep(), "seq{1,2,7,1}");
+        // The caller's sequence is a value: unchanged.
+        assert_eq!(arg.deep(), "seq{1,2}");
+        assert_eq!(it.call("C", "out", None, vec![s(vec![1])]).unwrap_err(), Error("index out of bounds".into()));
+    }
+
+    /// Lemma calls (void, no resource in the contract) are skipped only when
+    /// asked; a method holding a permission, or returning a value, never is.
+    #[test]
+    fn lemma_calls_are_skipped_on_request_only() {
+        let p = program(
+            "class C { int[] a; \
+             requires n >= 0; ensures n + 0 == n; void lemma(int n) { int[] x = new int[n]; lemma(n - 1); } \
+             requires Perm(a[0], write); void put() { a[0] = 9; } \
+             int count() { return 1; } \
+             int m(int n) { lemma(n); put(); int k = count(); return a[0] + k; } }",
+        );
+        let run = |skip: bool| {
+            let mut it = Interp::new(&p, 100_000);
+            it.skip_lemmas = skip;
+            let this = it.new_object("C");
+            if let Value::Obj(o) = &this {
+                o.borrow_mut().fields.insert("a".into(), Value::Array(Rc::new(RefCell::new(vec![Value::Int(0)]))));
+            }
+            it.call("C", "m", Some(this), vec![Value::Int(3)])
+        };
+        // Run, the lemma recurses below its precondition until it fails.
+        assert!(run(false).is_err());
+        // Skipped, the rest runs: `put` writes, `count` returns.
+        assert_eq!(run(true).unwrap().deep(), "10");
     }
 
     #[test]

@@ -84,6 +84,7 @@ pub const OPTIMISE_CORPUS_DIRS: &[&str] = &[
     "loop_unroll/sortingalgorithms/insertionsort",
     "loop_unroll/sortingalgorithms/selectionsort",
     "loop_unroll/sortingalgorithms/timsort1",
+    "loop_unroll/waitnotify/MainWorkerQueue",
     "iteration_merging/examples/iter_merge_div",
     "iteration_merging/examples/iter_merge_min",
     "iteration_merging/examples/iter_merge_mult",
@@ -97,6 +98,23 @@ pub const OPTIMISE_CORPUS_DIRS: &[&str] = &[
     "iteration_merging/sortingalgorithms/insertionsort",
     "iteration_merging/sortingalgorithms/selectionsort",
     "iteration_merging/sortingalgorithms/timsort1",
+    "iteration_merging/waitnotify/MainWorkerQueue",
+];
+
+/// The kernel-fusion programs of `alpine optimise`'s corpus check, relative to
+/// the corpus (`tests/optimise_corpus.rs`): every `kernel_fusion/` directory.
+/// `KernelFusionMultiple2`'s input does not verify (its kernel5 returns only half
+/// of the `b` permission it took, so the method's postcondition on `a`/`b` fails
+/// in alpine), but its fusion re-verifies.
+pub const FUSION_CORPUS_DIRS: &[&str] = &[
+    "kernel_fusion/KernelFusionDifferentPatts",
+    "kernel_fusion/KernelFusionFunctionalPost",
+    "kernel_fusion/KernelFusionMultiple",
+    "kernel_fusion/KernelFusionMultiple2",
+    "kernel_fusion/KernelFusionPaper",
+    "kernel_fusion/KernelFusionReadFromShared",
+    "kernel_fusion/KernelFusionWithBarrier",
+    "kernel_fusion/KernelFusionWriteThenRead",
 ];
 
 /// The programs of the soundness suite (issue #3 point 1), relative to the corpus

@@ -202,9 +202,7 @@ impl<'a> Mutator<'a> {
     }
 
     fn has_perm(&self, e: &Expr) -> bool {
-        let mut f = PermFinder { predicates: self.predicates, found: false };
-        f.visit_expr(e);
-        f.found
+        alpine::ast::visit::holds_resource(e, &|n| self.predicates.contains(n))
     }
 
     /// The indices of the pure conjuncts of `e`, or `None` when `e` is pure as a
@@ -453,28 +451,6 @@ fn mentions(e: &Expr, n: &Name) -> bool {
     let mut m = M(n, false);
     m.visit_expr(e);
     m.1
-}
-
-/// Does an expression hold permissions (is it a resource rather than a boolean)?
-struct PermFinder<'a> {
-    predicates: &'a HashSet<Name>,
-    found: bool,
-}
-
-impl Visitor for PermFinder<'_> {
-    fn visit_expr(&mut self, e: &Expr) {
-        self.found |= match &e.kind {
-            ExprKind::Perm { .. } | ExprKind::PointsTo { .. } | ExprKind::Value(_) => true,
-            ExprKind::Quant { kind: QuantKind::ForallStar, .. } => true,
-            ExprKind::Builtin { func: Builtin::HPerm | Builtin::APerm | Builtin::Matrix | Builtin::Array, .. } => true,
-            ExprKind::Binary { op: BinOp::Wand, .. } => true,
-            ExprKind::Call { method, .. } => self.predicates.contains(&method.name),
-            _ => false,
-        };
-        if !self.found {
-            walk_expr(self, e);
-        }
-    }
 }
 
 /// The operands of the top-level `**`/`&&` chain of `e`, left to right.

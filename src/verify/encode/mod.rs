@@ -169,6 +169,8 @@ pub struct Encoder<'a> {
     theories_done: HashSet<String>,
     pub families: HashMap<Rc<str>, state::FamilyInfo>,
     epoch_zero_done: HashSet<Rc<str>>,
+    /// Heap and mask versions in flattened form ([`state`]).
+    flat_defs: state::FlatDefs,
     /// The pure function whose own unit is being verified (recursive calls are
     /// collected for the termination check).
     pub current_function: Option<usize>,
@@ -225,6 +227,7 @@ impl<'a> Encoder<'a> {
             theories_done: HashSet::new(),
             families: HashMap::new(),
             epoch_zero_done: HashSet::new(),
+            flat_defs: HashMap::new(),
             current_function: None,
             recursive_sites: Vec::new(),
             checks: 0,

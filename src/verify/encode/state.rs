@@ -11,11 +11,46 @@
 //! `∀x {V'(x)}. V'(x) = … V(x) …`: instantiating it only produces terms of older
 //! versions, so there are no matching loops, and since the symbol is fresh the
 //! axiom is a definition — it is asserted unguarded.
+//!
+//! **Flattened chains.** Instantiating a version's axiom at a location gives
+//! the term of the version before it; Z3 counts every such step as one
+//! generation deeper, and stops instantiating at `smt.qi.lazy_threshold`
+//! (default 20): a method with several `par` blocks has more than twenty mask
+//! versions of one array family, and its last permission checks came back
+//! `unknown` ("incomplete quantifiers") although the chain decides them
+//! (kernel_fusion's `orig_KernelFusionMultiple2`). So a new version is defined
+//! over an older *base* version as well, with the steps in between substituted
+//! into its body (`M₃(x) = M₀(x) + d₁(x) + d₂(x) + d₃(x)`, likewise for heaps),
+//! next to its one-step definition; after [`FLAT_STEPS`] steps the newest
+//! version becomes the next base. Both axioms are consequences of the step
+//! definitions, so this is the same set of models; the base is reached in one
+//! instantiation instead of up to [`FLAT_STEPS`]. The one-step axiom stays:
+//! without it the terms of intermediate versions never arise, and facts stated
+//! over them (a par block's quantified postcondition, inhaled at the version
+//! after the block) never fire.
 
 use super::{Encoder, Term};
 use crate::verify::smt::Sort;
-use std::collections::BTreeMap;
+use std::collections::{BTreeMap, HashMap};
 use std::rc::Rc;
+
+/// How many versions are defined over one base before a new base is taken
+/// (the chain Z3 walks is this many times shorter; the bodies this many steps
+/// long).
+const FLAT_STEPS: usize = 8;
+
+/// A version's definition in flattened form: how many steps lie between it
+/// and its base version, and its body over its own bound variables (reading
+/// the base).
+#[derive(Clone, Debug)]
+pub struct FlatDef {
+    steps: usize,
+    vars: Vec<Rc<str>>,
+    body: Term,
+}
+
+/// Flattened definitions by version name.
+pub type FlatDefs = HashMap<Rc<str>, FlatDef>;
 
 #[derive(Clone, Debug)]
 pub struct FamilyInfo {
@@ -105,22 +140,52 @@ impl Encoder<'_> {
         if d.as_bool_lit().is_some() || d == Term::real(0, 1) {
             return;
         }
-        let old = self.read_mask(st, fam, args.clone());
+        let old_name = self.mask_name(st, fam);
+        let old = Term::app(&old_name, args.clone(), Sort::Real);
         let name: Rc<str> = Rc::from(self.fresh_name(&format!("M[{fam}]")));
-        let new = Term::app(&name, args, Sort::Real);
-        self.smt.assert(Term::forall(vars, vec![vec![new.clone()]], new.eq(&old.add(&d)), &name));
+        self.define_version(&name, &old_name, vars, args, Sort::Real, old.add(&d));
         st.mask.insert(fam.clone(), name);
+    }
+
+    /// Asserts `∀x {V'(x)}. V'(x) = body(x)`, where `body` reads the previous
+    /// version `old` only as `old(x)` at its own bound variables: flattened
+    /// over `old`'s base when `old` is itself flattened (see the module
+    /// comment).
+    fn define_version(&mut self, name: &Rc<str>, old: &Rc<str>, vars: Vec<(Rc<str>, Sort)>, args: Vec<Term>, val: Sort, body: Term) {
+        let old_app = Term::app(old, args.clone(), val.clone());
+        let new = Term::app(name, args.clone(), val);
+        // The step itself: it names the previous version at `x`, so facts
+        // stated over an intermediate version (a quantified postcondition of
+        // a par block, a good-mask bound) still meet their trigger terms.
+        self.smt.assert(Term::forall(vars.clone(), vec![vec![new.clone()]], new.eq(&body), name));
+        let flat = match self.flat_defs.get(old) {
+            Some(def) if def.steps < FLAT_STEPS => {
+                let map: HashMap<Rc<str>, Term> = def.vars.iter().cloned().zip(args.iter().cloned()).collect();
+                let inner = def.body.subst(&map);
+                Some((def.steps + 1, body.replace(&old_app, &inner)))
+            }
+            _ => None,
+        };
+        let (steps, body) = match flat {
+            Some((steps, flat_body)) => {
+                // The shortcut to the base: the same value, one instantiation away.
+                self.smt.assert(Term::forall(vars.clone(), vec![vec![new.clone()]], new.eq(&flat_body), &format!("{name}/flat")));
+                (steps, flat_body)
+            }
+            None => (1, body),
+        };
+        self.flat_defs.insert(name.clone(), FlatDef { steps, vars: vars.iter().map(|v| v.0.clone()).collect(), body });
     }
 
     /// New heap version: `H'(x) = f(x, H(x))`.
     pub fn update_heap(&mut self, st: &mut State, fam: &Rc<str>, f: impl FnOnce(&[Term], Term) -> Term) {
         let (vars, args) = self.bound_vars(fam);
+        let old_name = self.heap_name(st, fam);
         let old = self.read_heap(st, fam, args.clone());
         let v = f(&args, old.clone());
         let val = self.info(fam).val;
         let name: Rc<str> = Rc::from(self.fresh_name(&format!("H[{fam}]")));
-        let new = Term::app(&name, args, val);
-        self.smt.assert(Term::forall(vars, vec![vec![new.clone()]], new.eq(&v), &name));
+        self.define_version(&name, &old_name, vars, args, val, v);
         st.heap.insert(fam.clone(), name);
     }
 

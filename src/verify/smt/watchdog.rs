@@ -128,7 +128,7 @@ pub fn arm(context: &z3::Context, limit: Duration) -> Armed {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use z3::ast::{Ast, Int};
+    use z3::ast::Int;
 
     /// Pigeonhole formula: `n` pigeons in `n - 1` holes. Unsatisfiable, and
     /// exponential for resolution: Z3 needs far more than a second for n = 13.
@@ -179,7 +179,7 @@ mod tests {
                     let ctx = z3::Context::thread_local();
                     for i in 0..50 {
                         let solver = z3::Solver::new();
-                        solver.assert(&Int::new_const("v")._eq(&Int::from_i64(i)));
+                        solver.assert(&Int::new_const("v").eq(&Int::from_i64(i)));
                         let guard = arm(&ctx, Duration::from_secs(if i % 2 == 0 { 60 } else { 5 }));
                         assert_eq!(solver.check(), z3::SatResult::Sat);
                         assert!(!guard.fired());
