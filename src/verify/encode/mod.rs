@@ -49,10 +49,6 @@ use state::State;
 use std::collections::{HashMap, HashSet};
 use std::rc::Rc;
 
-/// A query that took at least this long has its instances dropped afterwards
-/// (see `SmtSolver::push`).
-const SCOPE_DROP_MS: u64 = 1000;
-
 /// What a failed check reports.
 #[derive(Clone, Debug)]
 pub struct Blame {
@@ -353,9 +349,9 @@ impl<'a> Encoder<'a> {
         let mut parts = vec![hyp.clone()];
         parts.extend(skolem_hyps);
         parts.push(goal.not());
-        // The negated goal and the instances Z3 makes for it live in a scope of
-        // their own (see `SmtSolver::push`).
-        if let Err(msg) = self.smt.push() {
+        // The negated goal goes into a Z3 scope of its own, never popped (see
+        // `SmtSolver::open_query_scope`).
+        if let Err(msg) = self.smt.open_query_scope() {
             if let Some((_, b)) = report {
                 self.failures.push(Failure { code: codes::INTERNAL, message: format!("internal error in the SMT backend: {msg}"), span: b.span, related: vec![], values: vec![] });
             }
@@ -365,15 +361,8 @@ impl<'a> Encoder<'a> {
         let names: Vec<String> = [guard, &chk].iter().map(|t| t.to_string().trim_matches('|').to_string()).collect();
         let refs: Vec<&str> = names.iter().map(|s| s.as_str()).collect();
         let started = std::time::Instant::now();
+        let before = if trace_queries() { self.smt.effort() } else { (0, 0) };
         let outcome = self.smt.check_within(&refs, limit_ms);
-        // A slow query leaves a pile of instances behind that later queries would
-        // wade through: its scope is closed. A quick one's scope stays open, so
-        // later queries keep the instances it made, as without scopes.
-        if started.elapsed() >= std::time::Duration::from_millis(SCOPE_DROP_MS) {
-            self.smt.pop();
-        } else {
-            self.smt.keep();
-        }
         if trace_queries() {
             let what = report.as_ref().map_or_else(|| "(optional query)".to_string(), |(_, b)| format!("{} @{}", b.message, b.span.start));
             let verdict = match &outcome {
@@ -382,7 +371,8 @@ impl<'a> Encoder<'a> {
                 Ok(Outcome::NotProved { unknown: Some(_) }) => "unknown",
                 Err(_) => "error",
             };
-            eprintln!("[query {:>6} ms] {verdict}: {what}", started.elapsed().as_millis());
+            let after = self.smt.effort();
+            eprintln!("[query {:>6} ms rl {:>10} qi {:>8}] {verdict}: {what}", started.elapsed().as_millis(), after.0 - before.0, after.1 - before.1);
         }
         let outcome = match outcome {
             Ok(o) => o,
@@ -399,7 +389,7 @@ impl<'a> Encoder<'a> {
                 return false;
             }
         };
-        let ok = match outcome {
+        match outcome {
             Outcome::Proved => true,
             Outcome::NotProved { unknown } => {
                 if let Some((env, b)) = report {
@@ -418,8 +408,7 @@ impl<'a> Encoder<'a> {
                 }
                 false
             }
-        };
-        ok
+        }
     }
 
     fn model_values(&self, env: &Env) -> Vec<(String, String)> {
