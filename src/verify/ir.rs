@@ -25,6 +25,9 @@ pub struct Program {
     pub functions: Vec<Function>,
     /// Every field: (class, field) and its type.
     pub fields: Vec<(Name, Name, Ty)>,
+    /// The (non-inline) predicates; their instances are resources of their own
+    /// (see `lower/resources.rs` and `Encoder::predicate_instance`).
+    pub predicates: Vec<Predicate>,
     /// Where lowering gave up: a construct the verifier does not support.
     pub unsupported: Vec<(String, Span)>,
 }
@@ -62,6 +65,20 @@ pub struct Function {
     pub body: Option<Expr>,
     pub span: Span,
     pub name_span: Span,
+}
+
+/// `resource p(T x, ..) = body;`: an abstract resource with a permission amount
+/// per receiver and argument tuple. `fold`/`unfold` are lowered to exhale/inhale
+/// of the body and the instance, so only the signature reaches the encoder.
+#[derive(Clone, Debug)]
+pub struct Predicate {
+    pub class: Name,
+    pub name: Name,
+    /// Static predicates have no receiver; others are one resource per object.
+    pub is_static: bool,
+    pub params: Vec<(Name, Ty)>,
+    /// Pure facts over the parameters (for `\unfolding`).
+    pub body: Expr,
 }
 
 #[derive(Clone, Debug)]

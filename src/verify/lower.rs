@@ -24,6 +24,7 @@ mod imports;
 mod locks;
 mod new_matrix;
 mod predicates;
+mod resources;
 mod sync;
 
 pub fn lower(program: &ast::Program) -> ir::Program {
@@ -34,7 +35,7 @@ pub fn lower(program: &ast::Program) -> ir::Program {
 pub fn lower_with(program: &ast::Program, companions: &[&ast::Program]) -> ir::Program {
     let merged = imports::with_companions(program, companions);
     let program = merged.as_ref().unwrap_or(program);
-    let mut out = ir::Program { methods: Vec::new(), functions: Vec::new(), fields: Vec::new(), unsupported: Vec::new() };
+    let mut out = ir::Program { methods: Vec::new(), functions: Vec::new(), fields: Vec::new(), predicates: Vec::new(), unsupported: Vec::new() };
     let lock_invs = locks::lock_invariants(program);
     let rewritten = locks::rewrite_held(program, &lock_invs, &mut out.unsupported);
     let program = rewritten.as_ref().unwrap_or(program);
@@ -52,6 +53,7 @@ pub fn lower_with(program: &ast::Program, companions: &[&ast::Program]) -> ir::P
     }
     // Methods first without bodies, so that calls can refer to callees by index.
     let mut sigs = Vec::new();
+    let mut declared_preds = Vec::new();
     for class in &program.classes {
         for m in &class.members {
             let ast::Member::Method(m) = m else { continue };
@@ -59,7 +61,7 @@ pub fn lower_with(program: &ast::Program, companions: &[&ast::Program]) -> ir::P
                 continue;
             }
             if m.is_predicate() {
-                out.unsupported.push((format!("predicate `{}`", m.name), m.name.span));
+                declared_preds.push((class.name.name.clone(), m));
                 continue;
             }
             let (pre, post, everywhere, given, yields) = split_contract(&m.contract);
@@ -110,6 +112,8 @@ pub fn lower_with(program: &ast::Program, companions: &[&ast::Program]) -> ir::P
             }
         }
     }
+    // Predicates once every function is known (their bodies may call functions).
+    let preds = resources::declare(&declared_preds, &mut out);
     locks::thread_methods(&mut out);
     let classes: HashSet<Name> = program.classes.iter().map(|c| c.name.name.clone()).collect();
     for (i, (m, everywhere)) in sigs.into_iter().enumerate() {
@@ -133,6 +137,7 @@ pub fn lower_with(program: &ast::Program, companions: &[&ast::Program]) -> ir::P
             invariants: Vec::new(),
             locks: &lock_invs,
             fields: &out.fields,
+            preds: &preds,
             committing: false,
         };
         let body = if m.is_constructor() { cx.constructor_body(&block.stmts, m.name.span, &method.pre, &method.params) } else { cx.block(&block.stmts) };
@@ -199,6 +204,8 @@ struct Lower<'a> {
     /// Each class's lock invariant (see `locks.rs`).
     locks: &'a std::collections::HashMap<Name, Expr>,
     fields: &'a [(Name, Name, Ty)],
+    /// The predicates `fold`/`unfold` may name (see `resources.rs`).
+    preds: &'a resources::Predicates,
     /// Lowering a constructor whose object's lock invariant is not committed yet.
     committing: bool,
 }
@@ -287,6 +294,10 @@ impl Lower<'_> {
                     ast::SpecStmtKind::Assume => Stmt::Assume { expr, span },
                     ast::SpecStmtKind::Inhale => Stmt::Inhale { expr, span },
                     ast::SpecStmtKind::Exhale => Stmt::Exhale { expr, span },
+                    ast::SpecStmtKind::Fold | ast::SpecStmtKind::Unfold => {
+                        self.lower_fold(matches!(kind, ast::SpecStmtKind::Unfold), &expr, span, out);
+                        return;
+                    }
                     other => {
                         self.unsupported(format!("`{}`", other.keyword()), span);
                         return;
@@ -517,6 +528,10 @@ pub fn is_pure(e: &Expr) -> bool {
         fn visit_expr(&mut self, e: &Expr) {
             match &e.kind {
                 ExprKind::Perm { .. } | ExprKind::PointsTo { .. } | ExprKind::Value(_) => self.0 = false,
+                // A predicate instance (`P(x)`): a resource, not a Boolean.
+                ExprKind::Call { .. } if e.ty == Ty::Resource => self.0 = false,
+                // Its value is the body's; the instance is only read.
+                ExprKind::Unfolding { body, .. } => self.visit_expr(body),
                 ExprKind::Quant { kind: ast::QuantKind::ForallStar, .. } => self.0 = false,
                 _ => crate::ast::visit::walk_expr(self, e),
             }

@@ -182,6 +182,9 @@ impl Encoder<'_> {
                 self.assertion(run, st, else_expr, &cond.and2(&ct.not()));
             }
             ExprKind::Perm { loc, amount } => self.perm(run, st, e, loc, Some(amount), cond, &[]),
+            ExprKind::Call { receiver, method, args } if e.ty == crate::ast::Ty::Resource => {
+                self.predicate_instance(run, st, e, receiver.as_deref(), &method.name, args, cond)
+            }
             ExprKind::Value(loc) => self.perm(run, st, e, loc, None, cond, &[]),
             ExprKind::PointsTo { loc, amount, value } => {
                 self.perm(run, st, e, loc, Some(amount), cond, &[]);
@@ -319,6 +322,35 @@ impl Encoder<'_> {
             }
         }
         run.touched.insert(fam);
+    }
+
+    /// A predicate instance `p(e..)` (see `lower/resources.rs`): full permission to
+    /// the location `(receiver, e..)` of the family `pred:C.p`. Unlike fields, an
+    /// instance may be held more than once (folding a pure body twice), so no
+    /// bound is assumed on its amount, and there is no heap to havoc.
+    #[allow(clippy::too_many_arguments)]
+    fn predicate_instance(&mut self, run: &mut Run, st: &mut State, e: &Expr, receiver: Option<&Expr>, name: &Name, args: &[Expr], cond: &Term) {
+        let read = run.pre.clone();
+        let mut cx = self.acx(run, &read, cond);
+        let Some((fam, at)) = self.predicate_location(e, receiver, name, args, run.frame.this.clone(), &mut cx) else { return };
+        let p = match &run.scale {
+            Some(s) => Term::real(1, 1).mul(&s.to_real()),
+            None => Term::real(1, 1),
+        };
+        let here = |xs: &[Term]| Term::and(xs.iter().zip(&at).map(|(x, a)| x.eq(a)).collect());
+        match run.mode {
+            Mode::Inhale => self.update_mask(st, &fam, |xs| cond.and2(&here(xs)).ite(&p, &Term::real(0, 1))),
+            Mode::Exhale => {
+                let ex = run.ex.expect("exhale context").clone();
+                let held = self.read_mask(st, &fam, at.clone());
+                let msg = format!("{}: the predicate instance `{}` may not be held", ex.what, self.snippet(e));
+                let b = ex.blame(ex.perm_code, msg, ex.perm_span.unwrap_or(e.span));
+                self.check(&run.guard.clone(), Some(run.frame.env), &[cond.clone()], held.ge(&p), b);
+                if !ex.check_only {
+                    self.update_mask(st, &fam, |xs| cond.and2(&here(xs)).ite(&p.neg(), &Term::real(0, 1)));
+                }
+            }
+        }
     }
 
     /// `\forall*` (possibly nested, with `==>`/`**` inside): binders become fresh

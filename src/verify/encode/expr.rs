@@ -325,6 +325,7 @@ impl Encoder<'_> {
                 cx.binders.pop();
                 b
             }
+            ExprKind::Unfolding { pred, body } => self.unfolding(e, pred, body, cx),
             ExprKind::Old(inner) => {
                 let Some(old) = cx.old.clone() else { return self.unsupported_term(e, "`\\old` here") };
                 let saved = cx.state.replace(old);

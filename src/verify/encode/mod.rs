@@ -27,7 +27,7 @@ mod expr;
 pub use expr::{trunc_div, trunc_mod};
 mod functions;
 pub mod maps;
-mod heapfn;
+pub(crate) mod heapfn;
 mod limits;
 mod par;
 pub mod sets;
@@ -38,6 +38,7 @@ pub mod seq;
 mod state;
 mod stmt;
 pub mod triggers;
+mod unfolding;
 
 use super::ir;
 use super::smt::{Outcome, SmtSolver, Sort, Term, Unknown};
@@ -348,10 +349,19 @@ impl<'a> Encoder<'a> {
         let mut parts = vec![hyp.clone()];
         parts.extend(skolem_hyps);
         parts.push(goal.not());
+        // The negated goal goes into a Z3 scope of its own, never popped (see
+        // `SmtSolver::open_query_scope`).
+        if let Err(msg) = self.smt.open_query_scope() {
+            if let Some((_, b)) = report {
+                self.failures.push(Failure { code: codes::INTERNAL, message: format!("internal error in the SMT backend: {msg}"), span: b.span, related: vec![], values: vec![] });
+            }
+            return false;
+        }
         self.smt.assert(chk.implies(&Term::and(parts)));
         let names: Vec<String> = [guard, &chk].iter().map(|t| t.to_string().trim_matches('|').to_string()).collect();
         let refs: Vec<&str> = names.iter().map(|s| s.as_str()).collect();
         let started = std::time::Instant::now();
+        let before = if trace_queries() { self.smt.effort() } else { (0, 0) };
         let outcome = self.smt.check_within(&refs, limit_ms);
         if trace_queries() {
             let what = report.as_ref().map_or_else(|| "(optional query)".to_string(), |(_, b)| format!("{} @{}", b.message, b.span.start));
@@ -361,7 +371,8 @@ impl<'a> Encoder<'a> {
                 Ok(Outcome::NotProved { unknown: Some(_) }) => "unknown",
                 Err(_) => "error",
             };
-            eprintln!("[query {:>6} ms] {verdict}: {what}", started.elapsed().as_millis());
+            let after = self.smt.effort();
+            eprintln!("[query {:>6} ms rl {:>10} qi {:>8}] {verdict}: {what}", started.elapsed().as_millis(), after.0 - before.0, after.1 - before.1);
         }
         let outcome = match outcome {
             Ok(o) => o,

@@ -1,6 +1,11 @@
-//! Inline predicates: `inline resource p(args) = body;` means its body wherever it
-//! is used, so every use `p(e1, ..)` (or `this.p(..)`) is replaced by the body with
-//! the parameters replaced by the arguments, before anything else is lowered.
+//! Inline predicates and inline functions: `inline resource p(args) = body;` and
+//! `inline pure T f(args) = body;` mean their body wherever they are used, so every
+//! use `p(e1, ..)` (or `this.p(..)`) is replaced by the body with the parameters
+//! replaced by the arguments, before anything else is lowered. An inline function
+//! is thus checked at its uses, under the caller's guards (as in VerCors): `inline
+//! pure int last(seq<int> xs) = xs[|xs|-1];` needs `0 < |xs|` where it is used, not
+//! in a body of its own. Only contract-less inline functions are expanded (a
+//! contract would be lost); overloads are told apart by their parameter types.
 //!
 //! What is not expanded is reported (never silently ignored): a use through
 //! another receiver (`o.p()`, whose body would read `o`'s fields, not `this`'s),
@@ -15,24 +20,32 @@ const MAX_DEPTH: usize = 8;
 
 struct Inline {
     params: Vec<Name>,
+    /// The parameter types (to pick among overloads).
+    tys: Vec<crate::ast::Ty>,
     body: Expr,
+    /// An inline function: failures inside its body are reported at the use
+    /// (the body's spans become the call's), since that is where it is checked.
+    at_use: bool,
 }
 
-/// `inline resource p(..) = e;`
+/// `inline resource p(..) = e;` or a contract-less `inline pure T f(..) = e;`: expanded
+/// at its uses, never lowered itself.
 pub(super) fn is_inline_predicate(m: &ast::Method) -> bool {
-    m.is_predicate() && m.modifiers.is_inline && matches!(m.body, MethodBody::Expr(_))
+    let inline_fn = m.is_pure_function() && m.contract.clauses.is_empty();
+    (m.is_predicate() || inline_fn) && m.modifiers.is_inline && matches!(m.body, MethodBody::Expr(_))
 }
 
 /// A copy of `program` with the inline predicates expanded, or `None` when it
 /// has none.
 pub(super) fn expand_inline(program: &ast::Program, unsupported: &mut Vec<(String, Span)>) -> Option<ast::Program> {
-    let mut preds: HashMap<(Name, Name), Inline> = HashMap::new();
+    let mut preds: HashMap<(Name, Name), Vec<Inline>> = HashMap::new();
     for class in &program.classes {
         for m in &class.members {
             if let ast::Member::Method(m) = m {
                 if let (true, MethodBody::Expr(e)) = (is_inline_predicate(m), &m.body) {
                     let params = m.params.iter().map(|p| p.name.name.clone()).collect();
-                    preds.insert((class.name.name.clone(), m.name.name.clone()), Inline { params, body: e.clone() });
+                    let tys = m.params.iter().map(|p| p.ty.to_ty()).collect();
+                    preds.entry((class.name.name.clone(), m.name.name.clone())).or_default().push(Inline { params, tys, body: e.clone(), at_use: !m.is_predicate() });
                 }
             }
         }
@@ -59,7 +72,7 @@ pub(super) fn expand_inline(program: &ast::Program, unsupported: &mut Vec<(Strin
 }
 
 struct Expand<'a> {
-    preds: &'a HashMap<(Name, Name), Inline>,
+    preds: &'a HashMap<(Name, Name), Vec<Inline>>,
     class: Name,
     depth: usize,
     unsupported: &'a mut Vec<(String, Span)>,
@@ -69,7 +82,12 @@ impl crate::ast::visit::VisitMut for Expand<'_> {
     fn visit_expr_mut(&mut self, e: &mut Expr) {
         crate::ast::visit::walk_expr_mut(self, e);
         let ExprKind::Call { receiver, method, args } = &e.kind else { return };
-        let Some(pred) = self.preds.get(&(self.class.clone(), method.name.clone())) else { return };
+        let Some(overloads) = self.preds.get(&(self.class.clone(), method.name.clone())) else { return };
+        let fits = |p: &&Inline| p.tys.len() == args.len() && p.tys.iter().zip(args.iter()).all(|(t, a)| *t == a.ty || matches!(a.ty, crate::ast::Ty::Null));
+        // A call that fits no inline overload is left alone (it may call a
+        // non-inline overload; an unknown callee is reported by the encoder).
+        let untyped = args.iter().all(|a| matches!(a.ty, crate::ast::Ty::Unknown));
+        let Some(pred) = overloads.iter().find(fits).or(if untyped && overloads.len() == 1 { overloads.first() } else { None }) else { return };
         if !matches!(receiver.as_deref(), None | Some(Expr { kind: ExprKind::This, .. })) {
             self.unsupported.push((format!("inline predicate `{}` used through another receiver", method.name), e.span));
             return;
@@ -89,7 +107,7 @@ impl crate::ast::visit::VisitMut for Expand<'_> {
             return;
         }
         let map: HashMap<Name, Expr> = pred.params.iter().cloned().zip(args.iter().cloned()).collect();
-        let mut body = substitute(&pred.body, &map);
+        let mut body = if pred.at_use { substitute(&relocate(&pred.body, e.span), &map) } else { substitute(&pred.body, &map) };
         // Errors inside the body point at the use.
         self.depth += 1;
         self.visit_expr_mut(&mut body);
@@ -98,7 +116,7 @@ impl crate::ast::visit::VisitMut for Expand<'_> {
     }
 }
 
-fn binder_names(e: &Expr, out: &mut Vec<Name>) {
+pub(super) fn binder_names(e: &Expr, out: &mut Vec<Name>) {
     use crate::ast::visit::{walk_expr, Visitor};
     struct B<'a>(&'a mut Vec<Name>);
     impl Visitor for B<'_> {
@@ -113,7 +131,7 @@ fn binder_names(e: &Expr, out: &mut Vec<Name>) {
     B(out).visit_expr(e);
 }
 
-fn var_names(e: &Expr, out: &mut Vec<Name>) {
+pub(super) fn var_names(e: &Expr, out: &mut Vec<Name>) {
     use crate::ast::visit::{walk_expr, Visitor};
     struct V<'a>(&'a mut Vec<Name>);
     impl Visitor for V<'_> {
@@ -127,8 +145,23 @@ fn var_names(e: &Expr, out: &mut Vec<Name>) {
     V(out).visit_expr(e);
 }
 
+/// `e` with every span replaced by `span`.
+fn relocate(e: &Expr, span: Span) -> Expr {
+    use crate::ast::visit::{walk_expr_mut, VisitMut};
+    struct R(Span);
+    impl VisitMut for R {
+        fn visit_expr_mut(&mut self, e: &mut Expr) {
+            e.span = self.0;
+            walk_expr_mut(self, e)
+        }
+    }
+    let mut e = e.clone();
+    R(span).visit_expr_mut(&mut e);
+    e
+}
+
 /// `e` with the free occurrences of the keys of `map` replaced by their values.
-fn substitute(e: &Expr, map: &HashMap<Name, Expr>) -> Expr {
+pub(super) fn substitute(e: &Expr, map: &HashMap<Name, Expr>) -> Expr {
     replace_free(e, &mut |_, n| map.get(n).cloned())
 }
 
