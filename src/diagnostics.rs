@@ -171,6 +171,10 @@ pub mod codes {
     /// A `gpuopt` directive of a pass alpine does not implement yet (a note).
     pub const OPTIMISE_NOT_IMPLEMENTED: &str = "alpine::optimise::not_implemented";
 
+    // -- code generation (src/emit, `alpine emit`) --
+    /// A construct outside the subset the CUDA/OpenCL emitter supports.
+    pub const EMIT_UNSUPPORTED: &str = "alpine::emit::unsupported";
+
     // -- input/output (src/main.rs) --
     pub const IO: &str = "alpine::io";
 

@@ -1,5 +1,6 @@
 //! Subcommands and their shared plumbing (reading inputs, reporting diagnostics).
 
+mod emit;
 mod fmt;
 mod io;
 mod optimise;
@@ -59,6 +60,9 @@ enum Command {
     /// Apply loop unrolling / iteration merging (`gpuopt` directives, --unroll,
     /// --merge), print the result as PVL and re-verify it.
     Optimise(optimise::OptimiseArgs),
+    /// Write the par blocks of a PVL file as CUDA or OpenCL kernels with a host
+    /// function that launches them (exit 2 on constructs outside the supported subset).
+    Emit(emit::EmitArgs),
 }
 
 /// Where diagnostics go and how they look.
@@ -103,5 +107,6 @@ pub fn run() -> i32 {
         Command::Fmt(args) => fmt::run(args, &reporter),
         Command::Verify(args) => verify::run(args, &reporter),
         Command::Optimise(args) => optimise::run(args, &reporter),
+        Command::Emit(args) => emit::run(args, &reporter),
     }
 }
