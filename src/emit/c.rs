@@ -24,7 +24,7 @@
 use super::{unsupported, Target};
 use crate::ast::*;
 use crate::diagnostics::Diagnostic;
-use std::collections::{BTreeSet, HashMap};
+use std::collections::{BTreeSet, HashMap, HashSet};
 
 pub type R<T> = Result<T, Box<Diagnostic>>;
 
@@ -64,6 +64,10 @@ pub struct Ctx<'a> {
     /// Kernel mode: the par unit's label (barriers must name it).
     pub label: Option<Name>,
     pub has_barrier: bool,
+    /// The names declared in each open C block, innermost last: PVL lets a block
+    /// declare a name twice (`int r = ..; ... int r = ..;`), C does not, so the
+    /// second declaration becomes an assignment.
+    pub scopes: Vec<HashSet<Name>>,
 }
 
 impl<'a> Ctx<'a> {
@@ -78,6 +82,7 @@ impl<'a> Ctx<'a> {
             called: BTreeSet::new(),
             label: None,
             has_barrier: false,
+            scopes: vec![HashSet::new()],
         }
     }
 
@@ -361,6 +366,10 @@ fn simple(cx: &mut Ctx, s: &Stmt) -> R<String> {
                 None => "0".into(),
             };
             cx.locals.insert(name.name.clone(), ty.to_ty());
+            let scope = cx.scopes.last_mut().expect("a scope is open");
+            if !scope.insert(name.name.clone()) {
+                return Ok(format!("{} = {v}", c_name(&name.name)));
+            }
             Ok(format!("{t} {} = {v}", c_name(&name.name)))
         }
         StmtKind::Assign { target, value } => {
@@ -427,9 +436,11 @@ pub fn stmt(cx: &mut Ctx, s: &Stmt, indent: &str, on_par: &mut Option<ParHook>) 
         }
         StmtKind::Block(b) => {
             let mut out = format!("{indent}{{\n");
+            cx.scopes.push(HashSet::new());
             for s in &b.stmts {
                 out += &stmt(cx, s, &inner, on_par)?;
             }
+            cx.scopes.pop();
             out += &format!("{indent}}}\n");
             Ok(out)
         }
@@ -443,6 +454,8 @@ pub fn stmt(cx: &mut Ctx, s: &Stmt, indent: &str, on_par: &mut Option<ParHook>) 
                     out += &format!("{indent}}}\n");
                 }
                 LoopKind::For { init, cond, update } => {
+                    // The header's declarations live in their own C scope.
+                    cx.scopes.push(HashSet::new());
                     // Several initialisers: all but the last go before the loop, in
                     // a block that scopes them.
                     let (pre, last) = match init.split_last() {
@@ -475,6 +488,7 @@ pub fn stmt(cx: &mut Ctx, s: &Stmt, indent: &str, on_par: &mut Option<ParHook>) 
                     if !pre.is_empty() {
                         out += &format!("{indent}}}\n");
                     }
+                    cx.scopes.pop();
                 }
             }
             Ok(out)
@@ -497,6 +511,13 @@ pub fn stmt(cx: &mut Ctx, s: &Stmt, indent: &str, on_par: &mut Option<ParHook>) 
 
 /// The body of an `if`/loop: a block's statements directly, else the statement.
 fn body(cx: &mut Ctx, s: &Stmt, indent: &str, on_par: &mut Option<ParHook>) -> R<String> {
+    cx.scopes.push(HashSet::new());
+    let r = body_in_scope(cx, s, indent, on_par);
+    cx.scopes.pop();
+    r
+}
+
+fn body_in_scope(cx: &mut Ctx, s: &Stmt, indent: &str, on_par: &mut Option<ParHook>) -> R<String> {
     match &s.kind {
         StmtKind::Block(b) => {
             let mut out = String::new();

@@ -329,6 +329,7 @@ fn kernel(host: &mut Ctx, p: &Par, prefix: &str, labels: &[String], index: usize
     for it in &unit.iters {
         c::scalar_type(&it.var.ty)?;
         cx.locals.insert(it.var.name.name.clone(), Ty::Int);
+        cx.scopes[0].insert(it.var.name.name.clone());
         iters.push(c_name(&it.var.name.name));
     }
     let mut body = String::new();
