@@ -27,7 +27,9 @@
 //!   value. It allocates a device buffer per array, copies the arrays in, runs the
 //!   host statements (scalar code, loops, ifs) with each par block replaced by its
 //!   launch, in order, and copies the arrays back. It returns 0 on success, 1 on a
-//!   runtime API error, 2 when a barrier kernel does not fit one block;
+//!   runtime API error, 2 when a barrier kernel does not fit one block; on a
+//!   nonzero status the caller's arrays are left as they were (nothing is copied
+//!   back);
 //! * contracts, loop invariants and specification statements become comments.
 //!
 //! See [`c`] for the expression and statement mapping (32-bit `int`, truncating
