@@ -181,6 +181,10 @@ pub mod codes {
     /// Prefetching: another access may name the prefetched element.
     pub const OPTIMISE_ALIAS: &str = "alpine::optimise::alias";
 
+    // -- code generation (src/emit, `alpine emit`) --
+    /// A construct outside the subset the CUDA/OpenCL emitter supports.
+    pub const EMIT_UNSUPPORTED: &str = "alpine::emit::unsupported";
+
     // -- input/output (src/main.rs) --
     pub const IO: &str = "alpine::io";
 

@@ -10,6 +10,7 @@
 
 pub mod ast;
 pub mod diagnostics;
+pub mod emit;
 pub mod printer;
 pub mod interp;
 pub mod resolve;

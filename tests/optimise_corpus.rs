@@ -586,6 +586,15 @@ fn differential_check(max_size: usize) {
         vec!["--block-size", "1024"],
         FULL_SIZE,
     ));
+    // Data prefetching (its kernels have barriers, also in loops), and the
+    // motivational example fused, unrolled and prefetched in one run.
+    inputs.extend(common::PREFETCH_CORPUS_DIRS.iter().map(|rel| (rel.to_string(), orig_and_opt(&corpus.join(rel)).0, vec![], FULL_SIZE)));
+    inputs.push((
+        "motivational_example (fuse, unroll, prefetch)".into(),
+        corpus.join("motivational_example/0_example.pvl"),
+        vec!["--block-size", "1024", "--unroll", "k=1", "--prefetch", "a[vct_fused_tid+1]", "--prefetch", "a[0]"],
+        FULL_SIZE,
+    ));
     for (rel, orig, args, max_size) in inputs.into_iter().filter(|(r, ..)| r.contains(filter.as_str())) {
         let started = std::time::Instant::now();
         let text = std::fs::read_to_string(&orig).unwrap();

@@ -1,5 +1,6 @@
 //! Subcommands and their shared plumbing (reading inputs, reporting diagnostics).
 
+mod emit;
 mod fmt;
 mod io;
 mod optimise;
@@ -63,6 +64,9 @@ enum Command {
     /// Run one method in the reference interpreter (kernels phase by phase,
     /// threads in a seeded order) and print its result and final state.
     Run(run::RunArgs),
+    /// Write the par blocks of a PVL file as CUDA or OpenCL kernels with a host
+    /// function that launches them (exit 2 on constructs outside the supported subset).
+    Emit(emit::EmitArgs),
 }
 
 /// Where diagnostics go and how they look.
@@ -108,5 +112,6 @@ pub fn run() -> i32 {
         Command::Verify(args) => verify::run(args, &reporter),
         Command::Optimise(args) => optimise::run(args, &reporter),
         Command::Run(args) => run::run(args, &reporter),
+        Command::Emit(args) => emit::run(args, &reporter),
     }
 }

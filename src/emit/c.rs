@@ -1,0 +1,557 @@
+//! C expressions and statements, shared by both targets.
+//!
+//! What maps to what, and why:
+//! * PVL `int` and `boolean` both become C `int` (32 bits). PVL integers are
+//!   unbounded: a program whose values leave the 32-bit range overflows in the
+//!   emitted code (verification does not rule that out). Booleans are 0 or 1.
+//! * `/` and `%` are printed as C's `/` and `%`: both truncate towards zero, which
+//!   is what PVL's integer division and remainder do (the verifier's encoding and
+//!   `alpine::interp` agree on truncation).
+//! * `a ==> b` becomes `(!(a) || (b))`; `c ? x : y` stays.
+//! * `a.length` of an array parameter `a` becomes the variable `a_length` (host
+//!   functions take every array as a pointer plus its length; kernels take the
+//!   length only when they use it).
+//! * Calls of pure `int`/`boolean` functions of the same class with an expression
+//!   body become calls of C functions (`Class_f`), emitted once each, callees first.
+//! * Specification statements (`assert`, `assume`, `fold`, ...) and contracts
+//!   become comments; they have no run-time effect in PVL either.
+//! * Every expression is fully parenthesised, so C's precedence never matters.
+//!
+//! Everything else (sequences, quantifiers outside comments, fields of `this`,
+//! object creation, method calls with effects, atomics, locks, ...) is refused
+//! with a located diagnostic: the emitter never guesses.
+
+use super::{unsupported, Target};
+use crate::ast::*;
+use crate::diagnostics::Diagnostic;
+use std::collections::{BTreeSet, HashMap, HashSet};
+
+pub type R<T> = Result<T, Box<Diagnostic>>;
+
+/// Where the code being printed runs.
+#[derive(Copy, Clone, Debug, PartialEq, Eq)]
+pub enum Mode {
+    /// The host function: arrays live on the device, so element accesses are refused.
+    Host,
+    /// A kernel body: variables not declared inside are captured host variables.
+    Kernel,
+    /// A pure function body: only its parameters are in scope.
+    Function,
+}
+
+/// A host variable a kernel reads: an array (pointer, plus its length when
+/// `.length` is used) or a scalar (passed by value).
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub enum Capture {
+    Array { name: Name, length: bool },
+    Scalar { name: Name },
+}
+
+/// State of one printing pass (one kernel, the host body, or one function).
+pub struct Ctx<'a> {
+    pub target: Target,
+    pub mode: Mode,
+    pub class: &'a Class,
+    /// Variables declared in the code being printed (kernel locals and iterators,
+    /// host parameters and locals, function parameters) with their types.
+    pub locals: HashMap<Name, Ty>,
+    /// Kernel mode: the host's variables (parameters and locals declared so far).
+    pub host_vars: HashMap<Name, Ty>,
+    /// Kernel mode: captured host variables, in order of first use.
+    pub captures: Vec<Capture>,
+    /// Pure functions called (by their PVL names).
+    pub called: BTreeSet<Name>,
+    /// Kernel mode: the par unit's label (barriers must name it).
+    pub label: Option<Name>,
+    pub has_barrier: bool,
+    /// The names declared in each open C block, innermost last: PVL lets a block
+    /// declare a name twice (`int r = ..; ... int r = ..;`), C does not, so the
+    /// second declaration becomes an assignment.
+    pub scopes: Vec<HashSet<Name>>,
+}
+
+impl<'a> Ctx<'a> {
+    pub fn new(target: Target, mode: Mode, class: &'a Class) -> Ctx<'a> {
+        Ctx {
+            target,
+            mode,
+            class,
+            locals: HashMap::new(),
+            host_vars: HashMap::new(),
+            captures: Vec::new(),
+            called: BTreeSet::new(),
+            label: None,
+            has_barrier: false,
+            scopes: vec![HashSet::new()],
+        }
+    }
+
+    /// Resolves a variable occurrence: a local, or (in a kernel) a captured host
+    /// variable; anything else is a field of `this`, which is refused.
+    fn var(&mut self, id: &Ident, span: Span) -> R<Ty> {
+        if let Some(t) = self.locals.get(&id.name) {
+            return Ok(t.clone());
+        }
+        if self.mode == Mode::Kernel {
+            if let Some(t) = self.host_vars.get(&id.name).cloned() {
+                let cap = match t {
+                    Ty::Array(_) => Capture::Array { name: id.name.clone(), length: false },
+                    _ => Capture::Scalar { name: id.name.clone() },
+                };
+                let seen = self.captures.iter().any(|c| match (c, &cap) {
+                    (Capture::Array { name: a, .. }, Capture::Array { name: b, .. }) => a == b,
+                    (Capture::Scalar { name: a }, Capture::Scalar { name: b }) => a == b,
+                    _ => false,
+                });
+                if !seen {
+                    self.captures.push(cap);
+                }
+                return Ok(t);
+            }
+        }
+        Err(unsupported(
+            span,
+            format!("`{}` is not a local variable or parameter here (fields of `this` cannot be emitted)", id.name),
+        ))
+    }
+
+    fn mark_length(&mut self, name: &Name) {
+        for c in &mut self.captures {
+            if let Capture::Array { name: n, length } = c {
+                if n == name {
+                    *length = true;
+                }
+            }
+        }
+    }
+}
+
+const RESERVED: &[&str] = &[
+    "auto", "break", "case", "char", "const", "continue", "default", "do", "double", "else", "enum", "extern",
+    "float", "for", "goto", "if", "inline", "int", "long", "register", "restrict", "return", "short", "signed",
+    "sizeof", "static", "struct", "switch", "typedef", "union", "unsigned", "void", "volatile", "while", "bool",
+    "true", "false", "kernel", "global", "local", "constant", "private", "half", "uint", "uchar", "ushort", "ulong",
+    "size_t", "NULL", "main", "new", "delete", "class", "this", "template", "namespace", "operator", "private",
+    "public", "protected", "virtual", "friend", "using", "typename", "asm", "dim3", "threadIdx", "blockIdx",
+    "blockDim", "gridDim", "warpSize", "status", "done", "read_only", "write_only", "read_write", "complex",
+    "imaginary", "sampler_t", "event_t", "printf", "fprintf", "stderr",
+];
+
+/// A PVL identifier as a C identifier: names C, C++, CUDA or OpenCL reserve, the
+/// emitter's own prefix `alpine_`, names starting with `_` and names ending in
+/// `_length` (which could clash with an array's length variable) get a `_` appended.
+pub fn c_name(name: &str) -> String {
+    let vector = ["char", "uchar", "short", "ushort", "int", "uint", "long", "ulong", "float", "double", "half", "bool"]
+        .iter()
+        .any(|b| name.strip_prefix(b).is_some_and(|r| !r.is_empty() && r.chars().all(|c| c.is_ascii_digit())));
+    if RESERVED.contains(&name) || vector || name.starts_with("alpine_") || name.starts_with('_') || name.ends_with("_length") {
+        format!("{name}_")
+    } else {
+        name.to_string()
+    }
+}
+
+/// The C name of an array's length variable.
+pub fn length_name(array: &str) -> String {
+    format!("{}_length", c_name(array))
+}
+
+/// The C name of a pure function of a class.
+pub fn function_name(class: &str, f: &str) -> String {
+    format!("{class}_{f}")
+}
+
+/// The C type of a scalar PVL type, or a refusal.
+pub fn scalar_type(t: &Type) -> R<&'static str> {
+    match t.kind {
+        TypeKind::Int | TypeKind::Boolean => Ok("int"),
+        _ => Err(unsupported(t.span, format!("values of type `{}` cannot be emitted (only int and boolean)", crate::printer::print_type(t)))),
+    }
+}
+
+fn scalar_ty(t: &Ty) -> bool {
+    matches!(t, Ty::Int | Ty::Bool)
+}
+
+/// An element type an array may have: int or boolean (both stored as C `int`).
+pub fn array_elem_ok(t: &Ty) -> bool {
+    matches!(t, Ty::Array(e) if scalar_ty(e))
+}
+
+/// A contract or specification as `//` comment lines at `indent`.
+pub fn comment(indent: &str, text: &str) -> String {
+    text.lines().map(|l| format!("{indent}// {l}\n")).collect()
+}
+
+pub fn contract_comment(indent: &str, c: &Contract) -> String {
+    c.clauses
+        .iter()
+        .map(|cl| {
+            let body = match &cl.kind {
+                ClauseKind::Given(p) | ClauseKind::Yields(p) => {
+                    format!("{} {}", crate::printer::print_type(&p.ty), p.name)
+                }
+                ClauseKind::Modifies(es) | ClauseKind::Accessible(es) => {
+                    es.iter().map(crate::printer::print_expr).collect::<Vec<_>>().join(", ")
+                }
+                ClauseKind::Signals(p, e) => format!("({} {}) {}", crate::printer::print_type(&p.ty), p.name, crate::printer::print_expr(e)),
+                ClauseKind::Requires(e)
+                | ClauseKind::Ensures(e)
+                | ClauseKind::Context(e)
+                | ClauseKind::ContextEverywhere(e)
+                | ClauseKind::LoopInvariant(e)
+                | ClauseKind::KernelInvariant(e) => crate::printer::print_expr(e),
+            };
+            comment(indent, &format!("{} {};", cl.kind.keyword(), body))
+        })
+        .collect()
+}
+
+/// An expression in C, fully parenthesised. Only `int`/`boolean` valued
+/// expressions are accepted.
+pub fn expr(cx: &mut Ctx, e: &Expr) -> R<String> {
+    let spec = |what: &str| Err(unsupported(e.span, format!("{what} is specification-only and cannot be emitted as code")));
+    match &e.kind {
+        ExprKind::IntLit(v) => {
+            if *v > i32::MAX as u64 {
+                return Err(unsupported(e.span, "integer literal does not fit the emitted 32-bit `int`"));
+            }
+            Ok(v.to_string())
+        }
+        ExprKind::BoolLit(b) => Ok(if *b { "1" } else { "0" }.into()),
+        ExprKind::Var(id) => {
+            let t = cx.var(id, e.span)?;
+            if !scalar_ty(&t) {
+                return Err(unsupported(e.span, format!("`{}` of type `{t}` can only be indexed or asked for its length here", id.name)));
+            }
+            Ok(c_name(&id.name))
+        }
+        ExprKind::Field { obj, field } => match &obj.kind {
+            ExprKind::Var(id) if &*field.name == "length" && matches!(obj.ty, Ty::Array(_)) => {
+                cx.var(id, obj.span)?;
+                cx.mark_length(&id.name);
+                Ok(length_name(&id.name))
+            }
+            _ => Err(unsupported(e.span, "field accesses cannot be emitted (only `a.length` of an array variable)")),
+        },
+        ExprKind::Index { base, index } => {
+            let ExprKind::Var(id) = &base.kind else {
+                return Err(unsupported(e.span, "only elements of one-dimensional array variables can be emitted"));
+            };
+            if cx.mode != Mode::Kernel {
+                return Err(unsupported(
+                    e.span,
+                    "array elements can only be accessed inside par blocks (the arrays live on the device)",
+                ));
+            }
+            let t = cx.var(id, base.span)?;
+            if !array_elem_ok(&t) {
+                return Err(unsupported(base.span, format!("arrays of type `{t}` cannot be emitted (only int[] and boolean[])")));
+            }
+            let i = expr(cx, index)?;
+            Ok(format!("{}[{}]", c_name(&id.name), i))
+        }
+        ExprKind::Unary { op, operand } => {
+            let x = expr(cx, operand)?;
+            Ok(match op {
+                UnOp::Not => format!("(!{x})"),
+                UnOp::Neg => format!("(-{x})"),
+            })
+        }
+        ExprKind::Binary { op, lhs, rhs } => {
+            let c_op = match op {
+                BinOp::Or => "||",
+                BinOp::And => "&&",
+                BinOp::Eq => "==",
+                BinOp::Ne => "!=",
+                BinOp::Lt => "<",
+                BinOp::Le => "<=",
+                BinOp::Gt => ">",
+                BinOp::Ge => ">=",
+                BinOp::Add if e.ty == Ty::Int => "+",
+                BinOp::Sub if e.ty == Ty::Int => "-",
+                BinOp::Mul if e.ty == Ty::Int => "*",
+                // Both truncate towards zero in PVL and in C (C99 and later).
+                BinOp::Div if e.ty == Ty::Int => "/",
+                BinOp::Mod if e.ty == Ty::Int => "%",
+                BinOp::Implies => {
+                    let (a, b) = (expr(cx, lhs)?, expr(cx, rhs)?);
+                    return Ok(format!("(!{a} || {b})"));
+                }
+                _ => return Err(unsupported(e.span, format!("operator `{}` on `{}` cannot be emitted", op.symbol(), e.ty))),
+            };
+            if matches!(op, BinOp::Eq | BinOp::Ne) && !(scalar_ty(&lhs.ty) && scalar_ty(&rhs.ty)) {
+                return Err(unsupported(e.span, "only int and boolean values can be compared in emitted code"));
+            }
+            let (a, b) = (expr(cx, lhs)?, expr(cx, rhs)?);
+            Ok(format!("({a} {c_op} {b})"))
+        }
+        ExprKind::Cond { cond, then_expr, else_expr } => {
+            let (c, a, b) = (expr(cx, cond)?, expr(cx, then_expr)?, expr(cx, else_expr)?);
+            Ok(format!("({c} ? {a} : {b})"))
+        }
+        ExprKind::Call { receiver, method, args } => {
+            let own_class = match receiver.as_deref().map(|r| &r.kind) {
+                None | Some(ExprKind::This) => true,
+                Some(ExprKind::Var(c)) => c.name == cx.class.name.name,
+                _ => false,
+            };
+            let f = own_class.then(|| pure_function(cx.class, &method.name)).flatten();
+            let Some(f) = f else {
+                return Err(unsupported(
+                    e.span,
+                    format!("only pure int/boolean functions of class `{}` with an expression body can be called in emitted code", cx.class.name),
+                ));
+            };
+            check_function_signature(f)?;
+            let mut parts = Vec::new();
+            for a in args {
+                parts.push(expr(cx, a)?);
+            }
+            cx.called.insert(method.name.clone());
+            Ok(format!("{}({})", function_name(&cx.class.name.name, &method.name), parts.join(", ")))
+        }
+        ExprKind::Null => Err(unsupported(e.span, "`null` cannot be emitted")),
+        ExprKind::This => Err(unsupported(e.span, "`this` cannot be emitted (objects are not supported)")),
+        ExprKind::Result => spec("`\\result`"),
+        ExprKind::Read | ExprKind::Write | ExprKind::NoPerm => spec("a permission amount"),
+        ExprKind::Quant { .. } => spec("a quantifier"),
+        ExprKind::Old(_) => spec("`\\old`"),
+        ExprKind::Perm { .. } | ExprKind::PointsTo { .. } | ExprKind::Value(_) => spec("a permission"),
+        ExprKind::Unfolding { .. } => spec("`unfolding`"),
+        ExprKind::Trigger(_) => spec("a trigger"),
+        ExprKind::Let { .. } => spec("`\\let`"),
+        ExprKind::WithThen { .. } => spec("`with`/`then` ghost code"),
+        ExprKind::Builtin { .. }
+        | ExprKind::Slice { .. }
+        | ExprKind::SeqUpdate { .. }
+        | ExprKind::Size(_)
+        | ExprKind::Collection { .. }
+        | ExprKind::MapLit { .. } => Err(unsupported(e.span, "sequences, sets, bags and maps cannot be emitted")),
+        ExprKind::New { .. } | ExprKind::NewArray { .. } => {
+            Err(unsupported(e.span, "object and array creation cannot be emitted (arrays must be parameters of the host method)"))
+        }
+    }
+}
+
+/// The pure function `name` of `class`, if it has one.
+pub fn pure_function<'c>(class: &'c Class, name: &str) -> Option<&'c Method> {
+    class.members.iter().find_map(|m| match m {
+        Member::Method(m) if &*m.name.name == name && m.is_pure_function() && matches!(m.body, MethodBody::Expr(_)) => Some(m),
+        _ => None,
+    })
+}
+
+fn check_function_signature(f: &Method) -> R<()> {
+    if let Some(t) = &f.ret {
+        scalar_type(t)?;
+    }
+    for p in &f.params {
+        scalar_type(&p.ty)?;
+    }
+    if f.contract.clauses.iter().any(|c| matches!(c.kind, ClauseKind::Given(_) | ClauseKind::Yields(_))) {
+        return Err(unsupported(f.name.span, "functions with ghost parameters cannot be emitted"));
+    }
+    Ok(())
+}
+
+/// A statement without its `;` for the header of a `for` (declaration,
+/// assignment, `x++`).
+fn simple(cx: &mut Ctx, s: &Stmt) -> R<String> {
+    match &s.kind {
+        StmtKind::LocalDecl { ty, name, init } => {
+            let t = scalar_type(ty)?;
+            let v = match init {
+                Some(e) => expr(cx, e)?,
+                None => "0".into(),
+            };
+            cx.locals.insert(name.name.clone(), ty.to_ty());
+            let scope = cx.scopes.last_mut().expect("a scope is open");
+            if !scope.insert(name.name.clone()) {
+                return Ok(format!("{} = {v}", c_name(&name.name)));
+            }
+            Ok(format!("{t} {} = {v}", c_name(&name.name)))
+        }
+        StmtKind::Assign { target, value } => {
+            let t = assign_target(cx, target)?;
+            let v = expr(cx, value)?;
+            Ok(format!("{t} = {v}"))
+        }
+        StmtKind::IncDec { target, op } => {
+            let t = assign_target(cx, &Expr { kind: ExprKind::Var(target.clone()), span: target.span, ty: Ty::Int })?;
+            Ok(format!("{t}{}", if *op == IncDec::Inc { "++" } else { "--" }))
+        }
+        _ => Err(unsupported(s.span, "only declarations, assignments and `x++`/`x--` can be emitted here")),
+    }
+}
+
+/// The left-hand side of an assignment: a local variable of the code being
+/// printed, or (in a kernel) an array element. A kernel cannot assign a host
+/// variable: every thread would write its own copy.
+fn assign_target(cx: &mut Ctx, target: &Expr) -> R<String> {
+    match &target.kind {
+        ExprKind::Var(id) => {
+            if !cx.locals.contains_key(&id.name) {
+                let msg = if cx.mode == Mode::Kernel && cx.host_vars.contains_key(&id.name) {
+                    format!("a par block cannot assign the host variable `{}`", id.name)
+                } else {
+                    format!("`{}` is not a local variable here (fields of `this` cannot be emitted)", id.name)
+                };
+                return Err(unsupported(target.span, msg));
+            }
+            if !scalar_ty(&cx.locals[&id.name]) {
+                return Err(unsupported(target.span, "only int and boolean variables can be assigned in emitted code"));
+            }
+            Ok(c_name(&id.name))
+        }
+        ExprKind::Index { .. } => expr(cx, target),
+        _ => Err(unsupported(target.span, "only variables and array elements can be assigned in emitted code")),
+    }
+}
+
+/// The callback that prints a `par` statement met in host code (a launch).
+pub type ParHook<'h> = &'h mut dyn FnMut(&mut Ctx, &Par, &str) -> R<String>;
+
+/// A statement in C at `indent`, ending with a line end. `on_par` is called for
+/// par statements (host mode only).
+pub fn stmt(cx: &mut Ctx, s: &Stmt, indent: &str, on_par: &mut Option<ParHook>) -> R<String> {
+    let inner = format!("{indent}    ");
+    match &s.kind {
+        StmtKind::LocalDecl { .. } | StmtKind::Assign { .. } | StmtKind::IncDec { .. } => {
+            Ok(format!("{indent}{};\n", simple(cx, s)?))
+        }
+        StmtKind::Spec { kind, expr: e } => {
+            Ok(comment(indent, &format!("{} {};", kind.keyword(), crate::printer::print_expr(e))))
+        }
+        StmtKind::If { cond, then_branch, else_branch } => {
+            let c = expr(cx, cond)?;
+            let mut out = format!("{indent}if ({c}) {{\n");
+            out += &body(cx, then_branch, &inner, on_par)?;
+            if let Some(e) = else_branch {
+                out += &format!("{indent}}} else {{\n");
+                out += &body(cx, e, &inner, on_par)?;
+            }
+            out += &format!("{indent}}}\n");
+            Ok(out)
+        }
+        StmtKind::Block(b) => {
+            let mut out = format!("{indent}{{\n");
+            cx.scopes.push(HashSet::new());
+            for s in &b.stmts {
+                out += &stmt(cx, s, &inner, on_par)?;
+            }
+            cx.scopes.pop();
+            out += &format!("{indent}}}\n");
+            Ok(out)
+        }
+        StmtKind::Loop(l) => {
+            let mut out = contract_comment(indent, &l.contract);
+            match &l.kind {
+                LoopKind::While { cond } => {
+                    let c = expr(cx, cond)?;
+                    out += &format!("{indent}while ({c}) {{\n");
+                    out += &body(cx, &l.body, &inner, on_par)?;
+                    out += &format!("{indent}}}\n");
+                }
+                LoopKind::For { init, cond, update } => {
+                    // The header's declarations live in their own C scope.
+                    cx.scopes.push(HashSet::new());
+                    // Several initialisers: all but the last go before the loop, in
+                    // a block that scopes them.
+                    let (pre, last) = match init.split_last() {
+                        Some((last, pre)) => (pre, Some(last)),
+                        None => (&init[..], None),
+                    };
+                    let ind = if pre.is_empty() { indent.to_string() } else { inner.clone() };
+                    if !pre.is_empty() {
+                        out += &format!("{indent}{{\n");
+                        for s in pre {
+                            out += &format!("{ind}{};\n", simple(cx, s)?);
+                        }
+                    }
+                    let i = match last {
+                        Some(s) if matches!(s.kind, StmtKind::Expr(_)) => String::new(), // `for (k; ...)`
+                        Some(s) => simple(cx, s)?,
+                        None => String::new(),
+                    };
+                    let c = match cond {
+                        Some(c) => expr(cx, c)?,
+                        None => String::new(),
+                    };
+                    let mut u = Vec::new();
+                    for s in update {
+                        u.push(simple(cx, s)?);
+                    }
+                    out += &format!("{ind}for ({i}; {c}; {}) {{\n", u.join(", "));
+                    out += &body(cx, &l.body, &format!("{ind}    "), on_par)?;
+                    out += &format!("{ind}}}\n");
+                    if !pre.is_empty() {
+                        out += &format!("{indent}}}\n");
+                    }
+                    cx.scopes.pop();
+                }
+            }
+            Ok(out)
+        }
+        StmtKind::Barrier(b) => barrier(cx, b, indent),
+        StmtKind::Par(p) => match (cx.mode, on_par.as_mut()) {
+            (Mode::Host, Some(hook)) => hook(cx, p, indent),
+            _ => Err(unsupported(p.span, "nested par blocks cannot be emitted")),
+        },
+        StmtKind::Return(None) if cx.mode == Mode::Host => {
+            Err(unsupported(s.span, "`return` in the middle of a host method cannot be emitted"))
+        }
+        StmtKind::Return(_) => Err(unsupported(s.span, "`return` cannot be emitted here")),
+        StmtKind::Expr(_) => Err(unsupported(s.span, "method calls cannot be emitted")),
+        StmtKind::Atomic { .. } => Err(unsupported(s.span, "atomic blocks cannot be emitted yet")),
+        StmtKind::Sync { kind, .. } => Err(unsupported(s.span, format!("`{}` cannot be emitted (no locks or threads on a GPU)", kind.keyword()))),
+        StmtKind::InvariantBlock { .. } => Err(unsupported(s.span, "invariant blocks cannot be emitted")),
+    }
+}
+
+/// The body of an `if`/loop: a block's statements directly, else the statement.
+fn body(cx: &mut Ctx, s: &Stmt, indent: &str, on_par: &mut Option<ParHook>) -> R<String> {
+    cx.scopes.push(HashSet::new());
+    let r = body_in_scope(cx, s, indent, on_par);
+    cx.scopes.pop();
+    r
+}
+
+fn body_in_scope(cx: &mut Ctx, s: &Stmt, indent: &str, on_par: &mut Option<ParHook>) -> R<String> {
+    match &s.kind {
+        StmtKind::Block(b) => {
+            let mut out = String::new();
+            for s in &b.stmts {
+                out += &stmt(cx, s, indent, on_par)?;
+            }
+            Ok(out)
+        }
+        _ => stmt(cx, s, indent, on_par),
+    }
+}
+
+/// A barrier of the enclosing par unit: its contract as comments, then the
+/// target's block-wide barrier. The kernel is launched as one block (see
+/// `mod.rs`), so a block barrier synchronises all threads of the par block.
+fn barrier(cx: &mut Ctx, b: &Barrier, indent: &str) -> R<String> {
+    if cx.mode != Mode::Kernel {
+        return Err(unsupported(b.span, "a barrier outside a par block cannot be emitted"));
+    }
+    if cx.label.as_ref() != Some(&b.label.name) {
+        return Err(unsupported(b.label.span, "the barrier does not name the par block it is in"));
+    }
+    let mut out = contract_comment(indent, &b.contract);
+    if let Some(body) = &b.body {
+        for s in &body.stmts {
+            match &s.kind {
+                StmtKind::Spec { kind, expr: e } => {
+                    out += &comment(indent, &format!("{} {};", kind.keyword(), crate::printer::print_expr(e)))
+                }
+                _ => return Err(unsupported(s.span, "statements in a barrier's body cannot be emitted")),
+            }
+        }
+    }
+    cx.has_barrier = true;
+    out += &format!("{indent}{}\n", cx.target.barrier());
+    Ok(out)
+}

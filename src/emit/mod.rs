@@ -1,0 +1,349 @@
+//! `alpine emit`: PVL host methods with par blocks → CUDA or OpenCL C.
+//!
+//! The pipeline's last stage: parse → resolve → (transforms) → (verify) → **emit**.
+//! The emitter reads a checked [`Program`] and writes one compilable unit:
+//!
+//! * every `par` block becomes a kernel (`__global__` / `__kernel`) named
+//!   `Class_method_label` (plus its position when labels repeat). Its parameters
+//!   are the host variables the body uses: arrays as device pointers (plus
+//!   `a_length` when the body uses `a.length`), scalars by value, then the lower
+//!   bound and thread count of each range dimension;
+//! * each thread computes its id from the launch (`blockIdx.x*blockDim.x+threadIdx.x`
+//!   / `get_global_id(0)`) plus the range's lower bound. A 2-D range is a 2-D
+//!   launch: the *last* iterator runs along x (consecutive threads touch
+//!   consecutive elements of row-major data), the first along y;
+//! * a kernel **without** a barrier is launched in blocks of 256 threads (16×16 in
+//!   2-D) rounded up, and a bounds guard skips the surplus threads;
+//! * a kernel **with** a barrier is launched as exactly one block of exactly the
+//!   range's thread count, so there is no guard (a guard around a barrier would
+//!   be barrier divergence) and the block barrier (`__syncthreads()` /
+//!   `barrier(CLK_GLOBAL_MEM_FENCE|CLK_LOCAL_MEM_FENCE)`) synchronises every
+//!   thread of the par block, as PVL's barrier does. The host checks at run time
+//!   that the count does not exceed the device's maximum block / work-group size
+//!   and otherwise reports an error (status 2) instead of launching: a PVL barrier
+//!   spans all threads, which CUDA and OpenCL cannot synchronise across blocks;
+//! * the host method becomes `int Class_method(int *a, int a_length, ..., int n, ...)`
+//!   — every array parameter as a host pointer plus its length, every scalar by
+//!   value. It allocates a device buffer per array, copies the arrays in, runs the
+//!   host statements (scalar code, loops, ifs) with each par block replaced by its
+//!   launch, in order, and copies the arrays back. It returns 0 on success, 1 on a
+//!   runtime API error, 2 when a barrier kernel does not fit one block; on a
+//!   nonzero status the caller's arrays are left as they were (nothing is copied
+//!   back);
+//! * contracts, loop invariants and specification statements become comments.
+//!
+//! See [`c`] for the expression and statement mapping (32-bit `int`, truncating
+//! `/` and `%`), [`cuda`] and [`opencl`] for the targets. Everything outside the
+//! supported subset is refused with a located diagnostic (`alpine::emit::unsupported`).
+
+mod c;
+mod cuda;
+mod opencl;
+
+pub use c::{c_name, length_name};
+use c::{Capture, Ctx, Mode, R};
+
+use crate::ast::*;
+use crate::diagnostics::{codes, Diagnostic};
+use std::collections::BTreeSet;
+
+/// The language the emitter writes.
+#[derive(Copy, Clone, Debug, PartialEq, Eq)]
+pub enum Target {
+    Cuda,
+    OpenCl,
+}
+
+impl Target {
+    /// The block-wide barrier with global-memory visibility.
+    pub fn barrier(self) -> &'static str {
+        match self {
+            Target::Cuda => "__syncthreads();",
+            Target::OpenCl => "barrier(CLK_GLOBAL_MEM_FENCE | CLK_LOCAL_MEM_FENCE);",
+        }
+    }
+}
+
+pub(crate) fn unsupported(span: Span, msg: impl Into<String>) -> Box<Diagnostic> {
+    Box::new(Diagnostic::error(codes::EMIT_UNSUPPORTED, msg, span).with_label("not supported by `alpine emit`"))
+}
+
+/// Block size of kernels without a barrier (1-D); 2-D uses 16×16.
+pub const BLOCK_1D: u32 = 256;
+pub const BLOCK_2D: u32 = 16;
+
+/// One kernel: a par unit in C.
+pub struct Kernel {
+    pub name: String,
+    /// The iterators' C names, outermost (y in 2-D) first.
+    pub iters: Vec<String>,
+    pub params: Vec<Capture>,
+    pub has_barrier: bool,
+    /// The unit's contract as comments.
+    pub contract: String,
+    /// The body's statements, indented by 8 spaces.
+    pub body: String,
+}
+
+impl Kernel {
+    /// The host-side expressions of the kernel's arguments, in parameter order
+    /// (the per-dimension `alpine_loD`/`alpine_nD` last), paired with whether they
+    /// are device buffers.
+    pub fn args(&self) -> Vec<(String, bool)> {
+        let mut out = Vec::new();
+        for p in &self.params {
+            match p {
+                Capture::Array { name, length } => {
+                    out.push((format!("alpine_d_{}", c_name(name)), true));
+                    if *length {
+                        out.push((length_name(name), false));
+                    }
+                }
+                Capture::Scalar { name } => out.push((c_name(name), false)),
+            }
+        }
+        for d in 0..self.iters.len() {
+            out.push((format!("alpine_lo{d}"), false));
+            out.push((format!("alpine_n{d}"), false));
+        }
+        out
+    }
+}
+
+/// One host function.
+pub struct HostFn {
+    pub name: String,
+    /// Parameters: C name and whether it is an array (pointer plus length).
+    pub params: Vec<(String, bool)>,
+    pub contract: String,
+    /// The host statements with launches, indented by 8 spaces.
+    pub body: String,
+    pub kernels: Vec<Kernel>,
+}
+
+/// What a target renders: pure functions and host functions.
+pub struct Unit {
+    /// Pure functions, callees first: their contract as comments, and the
+    /// definition `int Class_f(int x) { ... }` without qualifiers.
+    pub functions: Vec<(String, String)>,
+    pub hosts: Vec<HostFn>,
+    /// Methods left out (no par block), for a comment.
+    pub skipped: Vec<String>,
+}
+
+/// Emits every method of `program` that contains a par block, for `target`.
+pub fn emit(program: &Program, target: Target) -> Result<String, Vec<Diagnostic>> {
+    let unit = build(program, target).map_err(|d| vec![*d])?;
+    Ok(match target {
+        Target::Cuda => cuda::render(&unit),
+        Target::OpenCl => opencl::render(&unit),
+    })
+}
+
+fn has_par(stmts: &[Stmt]) -> bool {
+    stmts.iter().any(|s| match &s.kind {
+        StmtKind::Par(_) => true,
+        StmtKind::Block(b) => has_par(&b.stmts),
+        StmtKind::If { then_branch, else_branch, .. } => {
+            has_par(std::slice::from_ref(then_branch)) || else_branch.as_deref().is_some_and(|e| has_par(std::slice::from_ref(e)))
+        }
+        StmtKind::Loop(l) => has_par(std::slice::from_ref(&l.body)),
+        _ => false,
+    })
+}
+
+fn build(program: &Program, target: Target) -> R<Unit> {
+    let mut unit = Unit { functions: Vec::new(), hosts: Vec::new(), skipped: Vec::new() };
+    for class in &program.classes {
+        let mut called = BTreeSet::new();
+        for m in &class.members {
+            let Member::Method(m) = m else { continue };
+            match &m.body {
+                MethodBody::Block(b) if !m.is_pure_function() && !m.is_predicate() && has_par(&b.stmts) => {
+                    let h = host(target, class, m, b, &mut called)?;
+                    unit.hosts.push(h);
+                }
+                _ if !m.is_pure_function() && !m.is_predicate() => unit.skipped.push(format!("{}.{}", class.name, m.name)),
+                _ => {}
+            }
+        }
+        unit.functions.extend(functions(target, class, called)?);
+    }
+    if unit.hosts.is_empty() {
+        return Err(unsupported(
+            program.classes.first().map_or(program.span, |c| c.name.span),
+            "the file has no method with a par block: there is nothing to emit",
+        ));
+    }
+    Ok(unit)
+}
+
+/// The pure functions `called` (and those they call), callees first; recursion
+/// is refused (OpenCL C forbids it).
+fn functions(target: Target, class: &Class, called: BTreeSet<Name>) -> R<Vec<(String, String)>> {
+    fn visit(
+        target: Target,
+        class: &Class,
+        name: &Name,
+        stack: &mut Vec<Name>,
+        done: &mut BTreeSet<Name>,
+        out: &mut Vec<(String, String)>,
+    ) -> R<()> {
+        if done.contains(name) {
+            return Ok(());
+        }
+        let f = c::pure_function(class, name).expect("checked when the call was printed");
+        if stack.contains(name) {
+            return Err(unsupported(f.name.span, "recursive functions cannot be emitted"));
+        }
+        let MethodBody::Expr(body) = &f.body else { unreachable!("pure_function has an expression body") };
+        let mut cx = Ctx::new(target, Mode::Function, class);
+        let mut params = Vec::new();
+        for p in &f.params {
+            params.push(format!("{} {}", c::scalar_type(&p.ty)?, c_name(&p.name.name)));
+            cx.locals.insert(p.name.name.clone(), p.ty.to_ty());
+        }
+        let e = c::expr(&mut cx, body)?;
+        stack.push(name.clone());
+        for g in &cx.called {
+            visit(target, class, g, stack, done, out)?;
+        }
+        stack.pop();
+        done.insert(name.clone());
+        out.push((
+            c::contract_comment("", &f.contract),
+            format!(
+                "int {}({}) {{\n    return {e};\n}}\n",
+                c::function_name(&class.name.name, name),
+                if params.is_empty() { "void".to_string() } else { params.join(", ") },
+            ),
+        ));
+        Ok(())
+    }
+    let mut out = Vec::new();
+    let mut done = BTreeSet::new();
+    for name in &called {
+        visit(target, class, name, &mut Vec::new(), &mut done, &mut out)?;
+    }
+    Ok(out)
+}
+
+/// A host method: parameters, then its statements with launches.
+fn host(target: Target, class: &Class, m: &Method, b: &Block, called: &mut BTreeSet<Name>) -> R<HostFn> {
+    if let Some(t) = &m.ret {
+        if t.kind != TypeKind::Void {
+            return Err(unsupported(t.span, "host methods must return void to be emitted"));
+        }
+    } else {
+        return Err(unsupported(m.name.span, "constructors cannot be emitted"));
+    }
+    if let Some(c) = m.contract.clauses.iter().find(|c| matches!(c.kind, ClauseKind::Given(_) | ClauseKind::Yields(_))) {
+        return Err(unsupported(c.span, "ghost parameters cannot be emitted"));
+    }
+    let mut cx = Ctx::new(target, Mode::Host, class);
+    let mut params = Vec::new();
+    for p in &m.params {
+        let t = p.ty.to_ty();
+        if c::array_elem_ok(&t) {
+            params.push((c_name(&p.name.name), true));
+        } else {
+            c::scalar_type(&p.ty)?;
+            params.push((c_name(&p.name.name), false));
+        }
+        cx.locals.insert(p.name.name.clone(), t);
+    }
+    let prefix = format!("{}_{}", class.name, m.name);
+    let mut kernels: Vec<Kernel> = Vec::new();
+    let labels: Vec<String> = collect_labels(&b.stmts);
+    let mut hook = |cx: &mut Ctx, p: &Par, indent: &str| -> R<String> {
+        let k = kernel(cx, p, &prefix, &labels, kernels.len())?;
+        let launch = match cx.target {
+            Target::Cuda => cuda::launch(&k, kernels.len(), indent),
+            Target::OpenCl => opencl::launch(&k, kernels.len(), indent),
+        };
+        let ranges = ranges(cx, p, indent)?;
+        kernels.push(k);
+        Ok(format!("{ranges}{launch}{indent}}}\n"))
+    };
+    let mut on_par: Option<c::ParHook> = Some(&mut hook);
+    let mut body = String::new();
+    let n = b.stmts.len();
+    for (i, s) in b.stmts.iter().enumerate() {
+        if i + 1 == n && matches!(s.kind, StmtKind::Return(None)) {
+            continue;
+        }
+        body += &c::stmt(&mut cx, s, "        ", &mut on_par)?;
+    }
+    drop(on_par);
+    called.extend(cx.called.iter().cloned());
+    Ok(HostFn { name: prefix, params, contract: c::contract_comment("", &m.contract), body, kernels })
+}
+
+/// The par units' labels in order (to number repeated ones).
+fn collect_labels(stmts: &[Stmt]) -> Vec<String> {
+    fn go(s: &Stmt, out: &mut Vec<String>) {
+        match &s.kind {
+            StmtKind::Par(p) => {
+                out.extend(p.units.iter().map(|u| u.name.as_ref().map_or("par".to_string(), |n| n.name.to_string())))
+            }
+            StmtKind::Block(b) => b.stmts.iter().for_each(|s| go(s, out)),
+            StmtKind::If { then_branch, else_branch, .. } => {
+                go(then_branch, out);
+                if let Some(e) = else_branch {
+                    go(e, out);
+                }
+            }
+            StmtKind::Loop(l) => go(&l.body, out),
+            _ => {}
+        }
+    }
+    let mut out = Vec::new();
+    stmts.iter().for_each(|s| go(s, &mut out));
+    out
+}
+
+/// Opens a block that computes each dimension's lower bound and count on the
+/// host (`alpine_loD`, `alpine_nD`); the launch closes it.
+fn ranges(cx: &mut Ctx, p: &Par, indent: &str) -> R<String> {
+    let unit = &p.units[0];
+    let mut out = format!("{indent}{{\n");
+    for (d, it) in unit.iters.iter().enumerate() {
+        let lo = c::expr(cx, &it.lo)?;
+        let hi = c::expr(cx, &it.hi)?;
+        out += &format!("{indent}    int alpine_lo{d} = {lo};\n{indent}    int alpine_n{d} = {hi} - alpine_lo{d};\n");
+    }
+    Ok(out)
+}
+
+/// Prints a par unit as a kernel, capturing the host variables it reads.
+fn kernel(host: &mut Ctx, p: &Par, prefix: &str, labels: &[String], index: usize) -> R<Kernel> {
+    if p.units.len() != 1 {
+        return Err(unsupported(p.span, "par blocks of several units joined with `and` cannot be emitted yet"));
+    }
+    let unit = &p.units[0];
+    if unit.iters.is_empty() || unit.iters.len() > 2 {
+        return Err(unsupported(unit.span, "only par blocks over one or two ranges can be emitted"));
+    }
+    let mut cx = Ctx::new(host.target, Mode::Kernel, host.class);
+    cx.host_vars = host.locals.clone();
+    cx.label = unit.name.as_ref().map(|n| n.name.clone());
+    let mut iters = Vec::new();
+    for it in &unit.iters {
+        c::scalar_type(&it.var.ty)?;
+        cx.locals.insert(it.var.name.name.clone(), Ty::Int);
+        cx.scopes[0].insert(it.var.name.name.clone());
+        iters.push(c_name(&it.var.name.name));
+    }
+    let mut body = String::new();
+    let mut none: Option<c::ParHook> = None;
+    for s in &unit.body.stmts {
+        body += &c::stmt(&mut cx, s, "        ", &mut none)?;
+    }
+    host.called.extend(cx.called.iter().cloned());
+    let label = labels.get(index).cloned().unwrap_or_else(|| "par".into());
+    let repeated = labels.iter().filter(|l| **l == label).count() > 1;
+    let name = if repeated { format!("{prefix}_{label}{index}") } else { format!("{prefix}_{label}") };
+    let mut contract = c::contract_comment("", &p.contract);
+    contract += &c::contract_comment("", &unit.contract);
+    Ok(Kernel { name, iters, params: cx.captures, has_barrier: cx.has_barrier, contract, body })
+}
