@@ -4,21 +4,14 @@
 //! original on small sizes in `alpine::interp` (which runs the threads of a
 //! phase in a seeded random order; several seeds are tried).
 
+mod common;
+
 use alpine::diagnostics::SourceFile;
 use alpine::interp::{Interp, Value};
 use std::cell::RefCell;
-use std::process::Command;
 use std::rc::Rc;
 
-/// `alpine optimise ARGS FILE` on `text`: (exit status, stdout, stderr).
-fn optimise(text: &str, args: &[&str]) -> (i32, String, String) {
-    let dir = tempfile::tempdir().unwrap();
-    let path = dir.path().join("in.pvl");
-    std::fs::write(&path, text).unwrap();
-    let out = Command::new(env!("CARGO_BIN_EXE_alpine")).arg("optimise").args(args).arg(&path).output().unwrap();
-    assert_eq!(std::fs::read_to_string(&path).unwrap(), text, "the input is never rewritten without --in-place");
-    (out.status.code().unwrap_or(-1), String::from_utf8_lossy(&out.stdout).into_owned(), String::from_utf8_lossy(&out.stderr).into_owned())
-}
+use common::optimise_text as optimise;
 
 const HEAD: &str = "class C {
     context_everywhere a != null && b != null && c != null;

@@ -13,26 +13,19 @@
 //! * `rest.pvl`: an unnamed kernel, addressed by its method's name, between other
 //!   statements that the rewrite keeps.
 
+mod common;
+
 use alpine::diagnostics::SourceFile;
 use alpine::interp::{Interp, Value};
 use std::cell::RefCell;
 use std::path::Path;
-use std::process::Command;
 use std::rc::Rc;
 
 fn program(name: &str) -> String {
     std::fs::read_to_string(Path::new(env!("CARGO_MANIFEST_DIR")).join("tests/optimise/tile").join(name)).unwrap()
 }
 
-/// `alpine optimise ARGS FILE` on `text`: (exit status, stdout, stderr).
-fn optimise(text: &str, args: &[&str]) -> (i32, String, String) {
-    let dir = tempfile::tempdir().unwrap();
-    let path = dir.path().join("in.pvl");
-    std::fs::write(&path, text).unwrap();
-    let out = Command::new(env!("CARGO_BIN_EXE_alpine")).arg("optimise").args(args).arg(&path).output().unwrap();
-    assert_eq!(std::fs::read_to_string(&path).unwrap(), text, "the input is never rewritten without --in-place");
-    (out.status.code().unwrap_or(-1), String::from_utf8_lossy(&out.stdout).into_owned(), String::from_utf8_lossy(&out.stderr).into_owned())
-}
+use common::optimise_text as optimise;
 
 /// The tiled programs: (file, `--tile` request or directive to insert, threads of the tiled kernel).
 const CASES: &[(&str, &str, &str)] = &[

@@ -199,3 +199,14 @@ pub fn verify_corpus_files() -> Option<Vec<(String, String)>> {
     }
     Some(out)
 }
+
+/// `alpine optimise ARGS FILE` on `text` written to a temporary file: (exit
+/// status, stdout, stderr). Asserts that the input file is left as it was.
+pub fn optimise_text(text: &str, args: &[&str]) -> (i32, String, String) {
+    let dir = tempfile::tempdir().unwrap();
+    let path = dir.path().join("in.pvl");
+    std::fs::write(&path, text).unwrap();
+    let out = std::process::Command::new(env!("CARGO_BIN_EXE_alpine")).arg("optimise").args(args).arg(&path).output().unwrap();
+    assert_eq!(std::fs::read_to_string(&path).unwrap(), text, "the input is never rewritten without --in-place");
+    (out.status.code().unwrap_or(-1), String::from_utf8_lossy(&out.stdout).into_owned(), String::from_utf8_lossy(&out.stderr).into_owned())
+}
