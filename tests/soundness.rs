@@ -15,9 +15,16 @@
 //! it (and only their programs); `ALPINE_MUTANTS_LIST=1` lists the ids and the
 //! counts per kind without running anything (`=diff` also shows each edit); `ALPINE_MUTANTS_JOBS=n` sets the
 //! number of verifier processes run at once; `ALPINE_BIN=path` runs another
-//! `alpine` binary (a release build, say) instead of this crate's debug one. The
-//! report also goes to
-//! `target/soundness-report.md`.
+//! `alpine` binary (a release build, say) instead of this crate's debug one;
+//! `ALPINE_MUTANTS_RLIMIT=n` makes verdicts independent of the machine's load:
+//! every query gets Z3's deterministic resource limit `n` instead of the 10 s
+//! wall-clock limit (which stays only as a 120 s backstop; no unit budget). The
+//! report also goes to `target/soundness-report.md`.
+//!
+//! A mutant is *rejected* when the verifier exits 1. The report also counts the
+//! rejections in which every error is a limit ("could not prove (timeout …)",
+//! "not checked") rather than a failed proof: such a verdict is sound (an
+//! unknown is never a pass) but weaker evidence, so their ids are listed.
 
 mod common;
 #[path = "common/mutants.rs"]
@@ -36,6 +43,23 @@ use std::time::{Duration, Instant};
 const VERIFY_TIMEOUT_S: u64 = 10;
 /// Our own limit on one `alpine verify` process; past it the run counts as hung.
 const GUARD: Duration = Duration::from_secs(60);
+/// The guard under `ALPINE_MUTANTS_RLIMIT` (a slow machine may take long to use up
+/// a resource limit).
+const RLIMIT_GUARD: Duration = Duration::from_secs(600);
+
+/// `ALPINE_MUTANTS_RLIMIT`: Z3's resource limit per query, when set.
+fn rlimit() -> Option<u32> {
+    std::env::var("ALPINE_MUTANTS_RLIMIT").ok().and_then(|v| v.parse().ok()).filter(|&n| n > 0)
+}
+
+/// The `alpine verify` limit options: a wall-clock limit per query, or a
+/// resource limit (see the module documentation).
+fn limit_args() -> Vec<String> {
+    match rlimit() {
+        None => vec!["--timeout".into(), VERIFY_TIMEOUT_S.to_string()],
+        Some(n) => ["--rlimit", &n.to_string(), "--timeout", "120", "--unit-timeout", "0"].map(String::from).to_vec(),
+    }
+}
 
 #[derive(Clone, Debug, PartialEq)]
 enum Outcome {
@@ -50,7 +74,9 @@ impl Outcome {
         match self {
             Outcome::Exit(code, out) => format!("exit {code}{}", excerpt(out)),
             Outcome::Crashed(why) => format!("crashed: {why}"),
-            Outcome::Hung => format!("still running after {}s (killed)", GUARD.as_secs()),
+            Outcome::Hung => {
+                format!("still running after its guard of {}s (killed)", if rlimit().is_some() { RLIMIT_GUARD } else { GUARD }.as_secs())
+            }
         }
     }
 }
@@ -64,17 +90,26 @@ fn excerpt(out: &str) -> String {
     }
 }
 
+/// Whether a rejection's errors (the JSON diagnostics of `alpine verify`) are all
+/// limits — Z3 answered unknown or the obligation was not checked — and none is a
+/// failed proof or another error.
+fn rejected_by_limits_only(out: &str) -> bool {
+    let errors: Vec<&str> = out.lines().filter(|l| l.starts_with('{') && l.contains(r#""severity":"error""#)).collect();
+    !errors.is_empty() && errors.iter().all(|l| l.contains(&format!(r#""code":"{}""#, alpine::diagnostics::codes::UNKNOWN)))
+}
+
 fn alpine_bin() -> PathBuf {
     std::env::var_os("ALPINE_BIN").map_or_else(|| PathBuf::from(env!("CARGO_BIN_EXE_alpine")), PathBuf::from)
 }
 
-/// Runs `alpine verify --timeout 10 [--only UNIT] FILE` under the guard; stdout
-/// and stderr go to files in `scratch` (pipes could fill up and block the child
-/// while we poll).
+/// Runs `alpine verify --message-format json --timeout 10 [--only UNIT] FILE`
+/// under the guard; stdout and stderr go to files in `scratch` (pipes could fill
+/// up and block the child while we poll).
 fn verify(file: &Path, scratch: &Path, unit: Option<&str>) -> Outcome {
     let (out_path, err_path) = (scratch.join("verify.stdout"), scratch.join("verify.stderr"));
     let spawned = Command::new(alpine_bin())
-        .args(["verify", "--timeout", &VERIFY_TIMEOUT_S.to_string()])
+        .args(["verify", "--message-format", "json"])
+        .args(limit_args())
         .args(unit.map(|u| ["--only", u]).into_iter().flatten())
         .arg(file)
         .stdin(Stdio::null())
@@ -92,7 +127,7 @@ fn verify(file: &Path, scratch: &Path, unit: Option<&str>) -> Outcome {
     let status = loop {
         match child.try_wait() {
             Ok(Some(status)) => break status,
-            Ok(None) if start.elapsed() > GUARD => {
+            Ok(None) if start.elapsed() > if rlimit().is_some() { RLIMIT_GUARD } else { GUARD } => {
                 let _ = child.kill();
                 let _ = child.wait();
                 return Outcome::Hung;
@@ -104,8 +139,7 @@ fn verify(file: &Path, scratch: &Path, unit: Option<&str>) -> Outcome {
             Err(e) => return Outcome::Crashed(format!("waiting for alpine: {e}")),
         }
     };
-    let output = std::fs::read_to_string(&err_path).unwrap_or_default()
-        + &std::fs::read_to_string(&out_path).unwrap_or_default();
+    let output = std::fs::read_to_string(&err_path).unwrap_or_default() + &std::fs::read_to_string(&out_path).unwrap_or_default();
     match status.code() {
         Some(code) => Outcome::Exit(code, output),
         None => Outcome::Crashed(format!("{status}{}", excerpt(&output))),
@@ -148,7 +182,12 @@ enum Job<'a> {
     /// and the whole program only when that unit verifies (a mutated contract can
     /// make a caller fail instead). Either way the verdict is the program's.
     /// `origin` is the corpus file the mutant was made from.
-    Text { name: String, text: &'a str, unit: Option<String>, origin: PathBuf },
+    Text {
+        name: String,
+        text: &'a str,
+        unit: Option<String>,
+        origin: PathBuf,
+    },
 }
 
 /// Runs the jobs in parallel, each in a scratch directory of its own (for the
@@ -211,8 +250,7 @@ fn table_rows(text: &str) -> Vec<Vec<String>> {
             in_table = false;
             continue;
         }
-        let cells: Vec<String> =
-            line.trim_matches('|').split('|').map(|c| c.trim().trim_matches('`').trim().to_string()).collect();
+        let cells: Vec<String> = line.trim_matches('|').split('|').map(|c| c.trim().trim_matches('`').trim().to_string()).collect();
         let separator = cells.iter().all(|c| !c.is_empty() && c.chars().all(|ch| matches!(ch, '-' | ':' | ' ')));
         if !in_table {
             in_table = true; // the header row
@@ -267,35 +305,40 @@ fn exclusions() -> BTreeMap<String, String> {
 struct Tally {
     mutants: usize,
     rejected: usize,
+    /// Of `rejected`: those whose every error is a limit ([`rejected_by_limits_only`]).
+    by_limit: usize,
     excluded: usize,
     survived: usize,
     errors: usize,
 }
 
-fn report(per_kind: &BTreeMap<Kind, Tally>, header: &str, problems: &[String]) -> String {
+fn report(per_kind: &BTreeMap<Kind, Tally>, header: &str, problems: &[String], limit_only: &[String]) -> String {
     let mut s = format!("# Soundness mutants\n\n{header}\n\n");
-    s += "| kind | mutants | rejected | excluded | survived | errors |\n|---|---:|---:|---:|---:|---:|\n";
+    s += "| kind | mutants | rejected | of which by a limit only | excluded | survived | errors |\n|---|---:|---:|---:|---:|---:|---:|\n";
     let mut total = Tally::default();
+    let none = Tally::default();
     for kind in Kind::ALL {
-        let t = per_kind.get(&kind).unwrap_or(&Tally { mutants: 0, rejected: 0, excluded: 0, survived: 0, errors: 0 });
+        let t = per_kind.get(&kind).unwrap_or(&none);
         s += &format!(
-            "| {} | {} | {} | {} | {} | {} |\n",
+            "| {} | {} | {} | {} | {} | {} | {} |\n",
             kind.name(),
             t.mutants,
             t.rejected,
+            t.by_limit,
             t.excluded,
             t.survived,
             t.errors
         );
         total.mutants += t.mutants;
         total.rejected += t.rejected;
+        total.by_limit += t.by_limit;
         total.excluded += t.excluded;
         total.survived += t.survived;
         total.errors += t.errors;
     }
     s += &format!(
-        "| **total** | {} | {} | {} | {} | {} |\n\n",
-        total.mutants, total.rejected, total.excluded, total.survived, total.errors
+        "| **total** | {} | {} | {} | {} | {} | {} |\n\n",
+        total.mutants, total.rejected, total.by_limit, total.excluded, total.survived, total.errors
     );
     let judged = total.mutants - total.excluded;
     if judged > 0 {
@@ -305,6 +348,12 @@ fn report(per_kind: &BTreeMap<Kind, Tally>, header: &str, problems: &[String]) -
             judged,
             100.0 * total.rejected as f64 / judged as f64
         );
+    }
+    if !limit_only.is_empty() {
+        s += &format!("\n## Rejected by a limit only ({})\n\n", limit_only.len());
+        for id in limit_only {
+            s += &format!("- {id}\n");
+        }
     }
     if !problems.is_empty() {
         s += &format!("\n## Problems ({})\n\n", problems.len());
@@ -320,9 +369,8 @@ fn write_report(text: &str, set: Set) {
         Set::Sequential => "soundness-report.md",
         Set::Gpu => "soundness-report-gpu.md",
     };
-    let target = std::env::var_os("CARGO_TARGET_DIR")
-        .map(PathBuf::from)
-        .unwrap_or_else(|| Path::new(env!("CARGO_MANIFEST_DIR")).join("target"));
+    let target =
+        std::env::var_os("CARGO_TARGET_DIR").map(PathBuf::from).unwrap_or_else(|| Path::new(env!("CARGO_MANIFEST_DIR")).join("target"));
     let path = target.join(name);
     if std::fs::create_dir_all(&target).and_then(|_| std::fs::write(&path, text)).is_ok() {
         println!("(report written to {})", path.display());
@@ -392,12 +440,7 @@ fn soundness_suite(full: bool, set: Set) {
     let files = match set {
         Set::Sequential => {
             let Some(files) = common::verify_corpus_files() else { return };
-            assert_eq!(
-                files.len(),
-                common::VERIFY_CORPUS_COUNT,
-                "the suite should hold {} programs",
-                common::VERIFY_CORPUS_COUNT
-            );
+            assert_eq!(files.len(), common::VERIFY_CORPUS_COUNT, "the suite should hold {} programs", common::VERIFY_CORPUS_COUNT);
             files
         }
         Set::Gpu => {
@@ -432,8 +475,8 @@ fn soundness_suite(full: bool, set: Set) {
     }
     let all: Vec<&Mutant> = programs.iter().flat_map(|(_, ms)| ms).collect();
     let counts = mutants::count_by_kind(all.iter().copied());
-    let count_line = counts.iter().map(|(k, n)| format!("{} {n}", k.name())).collect::<Vec<_>>().join(", ")
-        + &format!("; total {}", all.len());
+    let count_line =
+        counts.iter().map(|(k, n)| format!("{} {n}", k.name())).collect::<Vec<_>>().join(", ") + &format!("; total {}", all.len());
 
     if list_only {
         list(&files, &programs);
@@ -480,8 +523,7 @@ fn soundness_suite(full: bool, set: Set) {
     }
 
     // 2. Their mutants.
-    let mutants: Vec<(&String, &Mutant)> =
-        verified.iter().flat_map(|(rel, ms)| ms.iter().map(move |m| (*rel, m))).collect();
+    let mutants: Vec<(&String, &Mutant)> = verified.iter().flat_map(|(rel, ms)| ms.iter().map(move |m| (*rel, m))).collect();
     let jobs: Vec<Job> = mutants
         .iter()
         .map(|(rel, m)| Job::Text {
@@ -496,27 +538,27 @@ fn soundness_suite(full: bool, set: Set) {
     let elapsed = started.elapsed();
     let mut per_kind: BTreeMap<Kind, Tally> = BTreeMap::new();
     let mut seen = HashSet::new();
+    let mut limit_only = Vec::new();
     for ((_, m), outcome) in mutants.iter().zip(&outcomes) {
         let t = per_kind.entry(m.kind).or_default();
         t.mutants += 1;
         seen.insert(m.id.as_str());
         match outcome {
-            Outcome::Exit(1, _) => t.rejected += 1,
+            Outcome::Exit(1, out) => {
+                t.rejected += 1;
+                if rejected_by_limits_only(out) {
+                    t.by_limit += 1;
+                    limit_only.push(m.id.clone());
+                }
+            }
             Outcome::Exit(0, _) if excluded.contains_key(&m.id) => t.excluded += 1,
             Outcome::Exit(0, _) => {
                 t.survived += 1;
-                problems.push(format!(
-                    "SURVIVED {} (verified; unsound, or add a proven row to tests/soundness-exclusions.md)",
-                    m.id
-                ));
+                problems.push(format!("SURVIVED {} (verified; unsound, or add a proven row to tests/soundness-exclusions.md)", m.id));
             }
             Outcome::Exit(2, out) => {
                 t.errors += 1;
-                problems.push(format!(
-                    "{}: exit 2, the mutant was refused as bad input (generator bug?){}",
-                    m.id,
-                    excerpt(out)
-                ));
+                problems.push(format!("{}: exit 2, the mutant was refused as bad input (generator bug?){}", m.id, excerpt(out)));
             }
             o => {
                 t.errors += 1;
@@ -533,14 +575,15 @@ fn soundness_suite(full: bool, set: Set) {
 
     let skipped = programs.len() - verified.len();
     let header = format!(
-        "{} programs, {} verified ({skipped} not: expected failures or problems); {} mutants of the verified ones run in {:.1}s{}.",
+        "{} programs, {} verified ({skipped} not: expected failures or problems); {} mutants of the verified ones run in {:.1}s{}; limits: {}.",
         programs.len(),
         verified.len(),
         mutants.len(),
         elapsed.as_secs_f64(),
-        filter.as_ref().map(|f| format!(" (filter `{f}`)")).unwrap_or_default()
+        filter.as_ref().map(|f| format!(" (filter `{f}`)")).unwrap_or_default(),
+        limit_args().join(" ")
     );
-    let text = report(&per_kind, &header, &problems);
+    let text = report(&per_kind, &header, &problems, &limit_only);
     println!("{text}");
     write_report(&text, set);
     assert!(problems.is_empty(), "{} soundness problems (see the report above)", problems.len());
