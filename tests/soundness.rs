@@ -193,39 +193,50 @@ enum Job<'a> {
 /// Runs the jobs in parallel, each in a scratch directory of its own (for the
 /// mutant file and the captured output).
 fn run_all(jobs: &[Job]) -> Vec<Outcome> {
-    par_map(jobs, |job| {
-        let scratch = tempfile::tempdir().expect("scratch directory");
-        match job {
-            Job::File(path) => verify(path, scratch.path(), None),
-            Job::Text { name, text, unit, origin } => {
-                let dir = scratch.path().join("mutant");
-                std::fs::create_dir(&dir).expect("scratch directory");
-                let mut companions = Vec::new();
-                for c in alpine::workspace::companions(origin, text) {
-                    let base = Path::new(&c.name).file_name().expect("a companion is a file").to_owned();
-                    std::fs::write(dir.join(&base), &c.text).expect("companion copied");
-                    companions.push(dir.join(base));
+    run_all_reporting(jobs, |_, _| {})
+}
+
+/// [`run_all`], calling `done(i, outcome)` as each job finishes (in any order).
+fn run_all_reporting(jobs: &[Job], done: impl Fn(usize, &Outcome) + Sync) -> Vec<Outcome> {
+    let indexed: Vec<(usize, &Job)> = jobs.iter().enumerate().collect();
+    par_map(&indexed, |&(i, job)| {
+        let outcome = run_one(job);
+        done(i, &outcome);
+        outcome
+    })
+}
+
+/// One job: its verdict.
+fn run_one(job: &Job) -> Outcome {
+    let scratch = tempfile::tempdir().expect("scratch directory");
+    match job {
+        Job::File(path) => verify(path, scratch.path(), None),
+        Job::Text { name, text, unit, origin } => {
+            let dir = scratch.path().join("mutant");
+            std::fs::create_dir(&dir).expect("scratch directory");
+            let mut companions = Vec::new();
+            for c in alpine::workspace::companions(origin, text) {
+                let base = Path::new(&c.name).file_name().expect("a companion is a file").to_owned();
+                std::fs::write(dir.join(&base), &c.text).expect("companion copied");
+                companions.push(dir.join(base));
+            }
+            let file = dir.join(name);
+            std::fs::write(&file, text).expect("mutant written");
+            let own = match unit.as_deref().map(|u| verify(&file, scratch.path(), Some(u))) {
+                Some(rejected @ Outcome::Exit(1, _)) => rejected,
+                _ => verify(&file, scratch.path(), None),
+            };
+            // The program is all its files: a mutated contract may only break
+            // a companion that relies on it (each file is verified against the
+            // others' declarations).
+            match own {
+                Outcome::Exit(0, _) => {
+                    companions.iter().map(|c| verify(c, scratch.path(), None)).find(|o| !matches!(o, Outcome::Exit(0, _))).unwrap_or(own)
                 }
-                let file = dir.join(name);
-                std::fs::write(&file, text).expect("mutant written");
-                let own = match unit.as_deref().map(|u| verify(&file, scratch.path(), Some(u))) {
-                    Some(rejected @ Outcome::Exit(1, _)) => rejected,
-                    _ => verify(&file, scratch.path(), None),
-                };
-                // The program is all its files: a mutated contract may only break
-                // a companion that relies on it (each file is verified against the
-                // others' declarations).
-                match own {
-                    Outcome::Exit(0, _) => companions
-                        .iter()
-                        .map(|c| verify(c, scratch.path(), None))
-                        .find(|o| !matches!(o, Outcome::Exit(0, _)))
-                        .unwrap_or(own),
-                    other => other,
-                }
+                other => other,
             }
         }
-    })
+    }
 }
 
 /// The lines of `after` that differ from `before` (`-`/`+`), between the longest
@@ -534,7 +545,19 @@ fn soundness_suite(full: bool, set: Set) {
         })
         .collect();
     let started = Instant::now();
-    let outcomes = run_all(&jobs);
+    // One line per finished mutant (seen with --nocapture): a long sweep that is
+    // stopped early still leaves its evidence.
+    let finished = AtomicUsize::new(0);
+    let outcomes = run_all_reporting(&jobs, |i, o| {
+        let k = finished.fetch_add(1, Ordering::Relaxed) + 1;
+        let verdict = match o {
+            Outcome::Exit(1, out) if rejected_by_limits_only(out) => "rejected (by a limit only)".to_string(),
+            Outcome::Exit(1, _) => "rejected".to_string(),
+            Outcome::Exit(0, _) => "VERIFIED".to_string(),
+            other => other.describe().lines().next().unwrap_or("").to_string(),
+        };
+        println!("[{k}/{}] {}: {verdict} ({:.0}s)", jobs.len(), mutants[i].1.id, started.elapsed().as_secs_f64());
+    });
     let elapsed = started.elapsed();
     let mut per_kind: BTreeMap<Kind, Tally> = BTreeMap::new();
     let mut seen = HashSet::new();
