@@ -38,6 +38,7 @@
 
 mod c;
 mod cuda;
+pub mod host_rust;
 mod opencl;
 
 pub use c::{c_name, length_name};
