@@ -60,7 +60,12 @@ int fprintf(struct _IO_FILE *f, const char *fmt, ...);
 extern struct _IO_FILE *stderr;
 }
 extern "C" __device__ void __syncthreads(void) __asm__("llvm.nvvm.barrier0");
+__device__ int atomicAdd(int *p, int v) { return __nvvm_atom_add_gen_i(p, v); }
+__device__ int atomicSub(int *p, int v) { return __nvvm_atom_add_gen_i(p, -v); }
 "#;
+
+/// clang's arguments for device-only compilation to PTX (sm_70, no CUDA install).
+const CLANG_PTX: &[&str] = &["-x", "cuda", "--cuda-device-only", "--cuda-gpu-arch=sm_70", "-nocudainc", "-nocudalib", "-S", "-I."];
 
 #[test]
 fn cuda_output_of_the_corpus_compiles_to_ptx() {
@@ -87,7 +92,7 @@ fn cuda_output_of_the_corpus_compiles_to_ptx() {
     // One clang run for all files (PTX of each lands beside it).
     let mut cmd = Command::new("clang");
     cmd.current_dir(dir.path())
-        .args(["-x", "cuda", "--cuda-device-only", "--cuda-gpu-arch=sm_70", "-nocudainc", "-nocudalib", "-S", "-I."])
+        .args(CLANG_PTX)
         .args(files.iter().map(|(_, f)| f.file_name().unwrap().to_owned()));
     let out = cmd.output().expect("clang runs");
     assert!(out.status.success(), "clang failed:\n{}", String::from_utf8_lossy(&out.stderr));
@@ -215,4 +220,118 @@ fn a_file_without_par_is_refused_and_a_supported_one_is_accepted() {
     let (code, out) = emit_cli(&ok, "opencl");
     assert_eq!(code, 0, "{out}");
     assert!(out.contains("__kernel void C_m_k(__global int *a, int alpine_lo0, int alpine_n0)"), "{out}");
+}
+
+/// A kernel that sums and subtracts into one cell through atomic blocks (one
+/// read-modify-write each, a thread-local declaration beside one), inside the
+/// `invariant` block that owns the cell.
+const ATOMIC_SUM: &str = "class H {
+  context_everywhere a != null && s != null && s.length == 1;
+  requires (\\forall* int i; 0 <= i && i < a.length; Perm(a[i], 1\\2));
+  requires Perm(s[0], write);
+  void m(int[] a, int[] s) {
+    invariant inv(Perm(s[0], write)) {
+      par k(int t = 0 .. a.length)
+        context Perm(a[t], 1\\4);
+      {
+        int v = a[t] * 3;
+        atomic(inv) { s[0] = s[0] + v; }
+        atomic(inv) { int w = a[t]; { s[0] = s[0] - w; } }
+      }
+    }
+  }
+}
+";
+
+#[test]
+fn atomic_updates_become_gpu_atomics_that_compute_the_interpreters_result() {
+    let (p, _) = alpine::frontend(&SourceFile::new("atomic.pvl", ATOMIC_SUM)).expect("checks");
+    let cl = emit(&p, Target::OpenCl).unwrap_or_else(|d| panic!("{}", d[0].message));
+    assert!(cl.contains("atomic_add(&s[0], v);") && cl.contains("atomic_sub(&s[0], w);"), "{cl}");
+    let cu = emit(&p, Target::Cuda).unwrap_or_else(|d| panic!("{}", d[0].message));
+    assert!(cu.contains("atomicAdd(&s[0], v);") && cu.contains("atomicSub(&s[0], w);"), "{cu}");
+    let dir = tempfile::tempdir().unwrap();
+    if have("clang", "--version") {
+        std::fs::write(dir.path().join("cuda_runtime.h"), CUDA_PRELUDE).unwrap();
+        std::fs::write(dir.path().join("stdio.h"), "").unwrap();
+        std::fs::write(dir.path().join("atomic.cu"), &cu).unwrap();
+        let out = Command::new("clang").current_dir(dir.path()).args(CLANG_PTX).arg("atomic.cu").output().unwrap();
+        assert!(out.status.success(), "clang failed:\n{}", String::from_utf8_lossy(&out.stderr));
+        let ptx: String = std::fs::read_dir(dir.path())
+            .unwrap()
+            .map(|e| e.unwrap().path())
+            .filter(|p| p.extension().is_some_and(|e| e == "s"))
+            .map(|p| std::fs::read_to_string(p).unwrap())
+            .collect();
+        assert!(ptx.contains("atom.add"), "no atomic in the PTX:\n{ptx}");
+    }
+    if !pocl::can_build_opencl() {
+        return;
+    }
+    let m = p.classes[0].members.iter().find_map(|m| match m {
+        alpine::ast::Member::Method(m) => Some(m),
+        _ => None,
+    });
+    let m = m.unwrap();
+    let (mut calls, mut want) = (Vec::new(), Vec::new());
+    for seed in 1..=3u64 {
+        let args = pocl::inputs(&p, m, seed).expect("an input");
+        want.push(pocl::interp_arrays(&p, "H", "m", &args, seed).unwrap());
+        calls.push(pocl::Call { host: "H_m".into(), args });
+    }
+    let Some(got) = pocl::run_opencl(dir.path(), "atomic", &cl, &calls).unwrap() else { return };
+    assert_eq!(got, want, "PoCL and the interpreter differ");
+}
+
+#[test]
+fn atomic_blocks_that_are_not_one_read_modify_write_are_refused_at_their_line() {
+    let text = |atomic: &str| {
+        ATOMIC_SUM.replace("atomic(inv) { int w = a[t]; { s[0] = s[0] - w; } }", atomic)
+    };
+    // Line 12 holds the second atomic block.
+    for (atomic, line) in [
+        ("atomic(inv) { s[0] = s[0] * 2; }", 12),
+        ("atomic(inv) { int w = s[0]; s[0] = w + 1; }", 12),
+        ("atomic(inv) { s[0] = s[0] + s[0]; }", 12),
+        ("atomic(inv) { s[0] = s[0] + 1;\n s[0] = s[0] + 2; }", 13),
+    ] {
+        for target in ["cuda", "opencl"] {
+            let (code, json) = emit_cli(&text(atomic), target);
+            assert_eq!(code, 2, "{atomic}: {json}");
+            assert!(json.contains("alpine::emit::unsupported") && json.contains(&format!("\"line\":{line}")), "{atomic}: expected line {line}: {json}");
+        }
+    }
+}
+
+#[test]
+fn optimise_emit_writes_the_optimised_kernels() {
+    let input = std::path::Path::new(env!("CARGO_MANIFEST_DIR")).join("examples/scale_add.pvl");
+    let dir = tempfile::tempdir().unwrap();
+    let out_file = dir.path().join("fused.c");
+    let out = Command::new(env!("CARGO_BIN_EXE_alpine"))
+        .args(["optimise", "--fuse", "scale,add", "--emit", "opencl", "-o"])
+        .arg(&out_file)
+        .arg(&input)
+        .output()
+        .unwrap();
+    assert_eq!(out.status.code(), Some(0), "{}", String::from_utf8_lossy(&out.stderr));
+    assert!(out.stdout.is_empty(), "nothing on stdout with -o");
+    let code = std::fs::read_to_string(&out_file).unwrap();
+    assert!(code.contains("__kernel void ScaleAdd_run_vct_fused_kernels(") && !code.contains("ScaleAdd_run_scale"), "{code}");
+    // To stdout, CUDA; a Rust launcher with --host rust.
+    let out = Command::new(env!("CARGO_BIN_EXE_alpine")).args(["optimise", "--fuse", "scale,add", "--emit", "cuda"]).arg(&input).output().unwrap();
+    let code = String::from_utf8_lossy(&out.stdout);
+    assert!(out.status.success() && code.contains("__global__ void ScaleAdd_run_vct_fused_kernels("), "{code}");
+    let out = Command::new(env!("CARGO_BIN_EXE_alpine"))
+        .args(["optimise", "--fuse", "scale,add", "--emit", "opencl", "--host", "rust"])
+        .arg(&input)
+        .output()
+        .unwrap();
+    assert!(out.status.success() && String::from_utf8_lossy(&out.stdout).contains("pub fn ScaleAdd_run("));
+    // A program outside the emitted subset: exit 2, nothing written.
+    let bad = dir.path().join("bad.pvl");
+    std::fs::write(&bad, "class D {\n  int f(int x) = x + 1;\n}\n").unwrap();
+    let out = Command::new(env!("CARGO_BIN_EXE_alpine")).args(["optimise", "--emit", "cuda", "-o"]).arg(dir.path().join("none.cu")).arg(&bad).output().unwrap();
+    assert_eq!(out.status.code(), Some(2));
+    assert!(!dir.path().join("none.cu").exists());
 }

@@ -149,7 +149,8 @@ fn host(h: &HostFn) -> String {
     let arrays: Vec<&String> = h.params.iter().filter(|(_, a)| *a).map(|(n, _)| n).collect();
     let mut out = h.contract.clone();
     out += "// Returns 0 on success, 1 on a CUDA error, 2 when a kernel with a barrier\n// needs more threads than one block can have.\n";
-    out += &format!("int {}({}) {{\n    int status = 0;\n    int alpine_max_block = 0;\n", h.name, params.join(", "));
+    // C linkage, so that C code (not only C++) can call it.
+    out += &format!("extern \"C\" int {}({}) {{\n    int status = 0;\n    int alpine_max_block = 0;\n", h.name, params.join(", "));
     for a in &arrays {
         out += &format!("    int *alpine_d_{a} = NULL;\n");
     }
