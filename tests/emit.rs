@@ -8,17 +8,8 @@ mod common;
 
 use alpine::diagnostics::SourceFile;
 use alpine::emit::{emit, Target};
-use alpine::interp::{Interp, Value};
-use std::path::Path;
+use common::pocl::{self, have};
 use std::process::Command;
-
-fn have(tool: &str, arg: &str) -> bool {
-    let ok = Command::new(tool).arg(arg).output().is_ok_and(|o| o.status.success());
-    if !ok {
-        eprintln!("NOTICE: `{tool}` not available; skipping");
-    }
-    ok
-}
 
 /// The corpus programs the emitter is tried on: `orig_`/`opt_` files and the
 /// motivational example, checked by the front end (with companions).
@@ -69,7 +60,12 @@ int fprintf(struct _IO_FILE *f, const char *fmt, ...);
 extern struct _IO_FILE *stderr;
 }
 extern "C" __device__ void __syncthreads(void) __asm__("llvm.nvvm.barrier0");
+__device__ int atomicAdd(int *p, int v) { return __nvvm_atom_add_gen_i(p, v); }
+__device__ int atomicSub(int *p, int v) { return __nvvm_atom_add_gen_i(p, -v); }
 "#;
+
+/// clang's arguments for device-only compilation to PTX (sm_70, no CUDA install).
+const CLANG_PTX: &[&str] = &["-x", "cuda", "--cuda-device-only", "--cuda-gpu-arch=sm_70", "-nocudainc", "-nocudalib", "-S", "-I."];
 
 #[test]
 fn cuda_output_of_the_corpus_compiles_to_ptx() {
@@ -96,7 +92,7 @@ fn cuda_output_of_the_corpus_compiles_to_ptx() {
     // One clang run for all files (PTX of each lands beside it).
     let mut cmd = Command::new("clang");
     cmd.current_dir(dir.path())
-        .args(["-x", "cuda", "--cuda-device-only", "--cuda-gpu-arch=sm_70", "-nocudainc", "-nocudalib", "-S", "-I."])
+        .args(CLANG_PTX)
         .args(files.iter().map(|(_, f)| f.file_name().unwrap().to_owned()));
     let out = cmd.output().expect("clang runs");
     assert!(out.status.success(), "clang failed:\n{}", String::from_utf8_lossy(&out.stderr));
@@ -128,130 +124,6 @@ fn cuda_output_of_the_corpus_compiles_to_ptx() {
     }
 }
 
-/// The conjuncts of a precondition (`&&` and `**`).
-fn conjuncts(e: &alpine::ast::Expr) -> Vec<&alpine::ast::Expr> {
-    use alpine::ast::{BinOp, ExprKind};
-    match &e.kind {
-        ExprKind::Binary { op: BinOp::And | BinOp::Star, lhs, rhs } => {
-            let mut v = conjuncts(lhs);
-            v.extend(conjuncts(rhs));
-            v
-        }
-        _ => vec![e],
-    }
-}
-
-/// Seeded arguments for `m` that meet its precondition (as far as the interpreter
-/// can evaluate it): array lengths fixed by `a.length == E` conjuncts, the rest
-/// drawn at random; inputs that violate a conjunct are redrawn.
-fn inputs(p: &alpine::ast::Program, m: &alpine::ast::Method, seed: u64) -> Option<Vec<Value>> {
-    use alpine::ast::{BinOp, ClauseKind, ExprKind, TypeKind};
-    let pres: Vec<&alpine::ast::Expr> = m
-        .contract
-        .clauses
-        .iter()
-        .filter_map(|c| match &c.kind {
-            ClauseKind::Requires(e) | ClauseKind::Context(e) | ClauseKind::ContextEverywhere(e) => Some(e),
-            _ => None,
-        })
-        .flat_map(conjuncts)
-        .collect();
-    let mut rng = fastrand::Rng::with_seed(seed);
-    let pool = [0i64, 1, 2, 3, 4, 5, 7, 16, 33];
-    for _ in 0..500 {
-        let mut it = Interp::new(p, 100_000);
-        let mut args: Vec<Value> = m
-            .params
-            .iter()
-            .map(|q| match q.ty.kind {
-                TypeKind::Int => Value::Int(pool[rng.usize(..pool.len())]),
-                TypeKind::Boolean => Value::Bool(rng.bool()),
-                _ => Value::Null,
-            })
-            .collect();
-        // Lengths: `x.length == E` where E evaluates now; three passes for chains.
-        let mut lengths: Vec<Option<usize>> = vec![None; m.params.len()];
-        for pass in 0..3 {
-            for e in &pres {
-                let ExprKind::Binary { op: BinOp::Eq, lhs, rhs } = &e.kind else { continue };
-                for (l, r) in [(lhs, rhs), (rhs, lhs)] {
-                    // `n == E` for a scalar parameter n fixes it.
-                    if let ExprKind::Var(v) = &l.kind {
-                        if pass > 0 {
-                            continue;
-                        }
-                        if let Some(i) = m.params.iter().position(|q| q.name.name == v.name && q.ty.kind == TypeKind::Int) {
-                            if let Ok(x @ Value::Int(_)) = it.eval_in(m, None, &args, r) {
-                                args[i] = x;
-                            }
-                        }
-                        continue;
-                    }
-                    let ExprKind::Field { obj, field } = &l.kind else { continue };
-                    if pass == 0 {
-                        continue;
-                    }
-                    let ExprKind::Var(v) = &obj.kind else { continue };
-                    let Some(i) = m.params.iter().position(|q| q.name.name == v.name) else { continue };
-                    if &*field.name != "length" || lengths[i].is_some() {
-                        continue;
-                    }
-                    if let Ok(Value::Int(n)) = it.eval_in(m, None, &args, r) {
-                        if (0..=4096).contains(&n) {
-                            lengths[i] = Some(n as usize);
-                            args[i] = array(&m.params[i].ty, n as usize, &mut rng);
-                        }
-                    }
-                }
-            }
-        }
-        for (i, q) in m.params.iter().enumerate() {
-            if lengths[i].is_none() && matches!(q.ty.kind, TypeKind::Array(_)) {
-                args[i] = array(&q.ty, rng.usize(1..=40), &mut rng);
-            }
-        }
-        // `(\forall int i; guard; a[i] == E)` with E free of `i`: every element is E.
-        for e in &pres {
-            let ExprKind::Quant { body, .. } = &e.kind else { continue };
-            let ExprKind::Binary { op: BinOp::Eq, lhs, rhs } = &body.kind else { continue };
-            let ExprKind::Index { base, .. } = &lhs.kind else { continue };
-            let ExprKind::Var(v) = &base.kind else { continue };
-            let Some(i) = m.params.iter().position(|q| q.name.name == v.name) else { continue };
-            if let (Ok(x), Value::Array(a)) = (it.eval_in(m, None, &args, rhs), &args[i]) {
-                a.borrow_mut().iter_mut().for_each(|y| *y = x.clone());
-            }
-        }
-        if pres.iter().all(|e| it.holds("", m, None, &args, e).unwrap_or(true)) {
-            return Some(args);
-        }
-    }
-    None
-}
-
-fn array(t: &alpine::ast::Type, n: usize, rng: &mut fastrand::Rng) -> Value {
-    use alpine::ast::TypeKind;
-    let bool_elems = matches!(&t.kind, TypeKind::Array(e) if e.kind == TypeKind::Boolean);
-    let v = (0..n).map(|_| if bool_elems { Value::Bool(rng.bool()) } else { Value::Int(rng.i64(-50..=50)) }).collect();
-    Value::Array(std::rc::Rc::new(std::cell::RefCell::new(v)))
-}
-
-fn ints(v: &Value) -> Vec<i64> {
-    match v {
-        Value::Array(a) => a
-            .borrow()
-            .iter()
-            .map(|x| match x {
-                Value::Int(i) => *i,
-                Value::Bool(b) => *b as i64,
-                _ => 0,
-            })
-            .collect(),
-        Value::Int(i) => vec![*i],
-        Value::Bool(b) => vec![*b as i64],
-        _ => vec![],
-    }
-}
-
 #[test]
 fn opencl_output_runs_on_pocl_like_the_interpreter() {
     let Some(programs) =
@@ -259,8 +131,7 @@ fn opencl_output_runs_on_pocl_like_the_interpreter() {
     else {
         return;
     };
-    if !have("gcc", "--version") || !Path::new("/usr/include/CL/cl.h").exists() {
-        eprintln!("NOTICE: gcc or the OpenCL headers are missing; skipping the PoCL runs");
+    if !pocl::can_build_opencl() {
         return;
     }
     let dir = tempfile::tempdir().unwrap();
@@ -268,9 +139,8 @@ fn opencl_output_runs_on_pocl_like_the_interpreter() {
     for (fi, (rel, p)) in programs.iter().enumerate() {
         let code = emit(p, Target::OpenCl).unwrap_or_else(|d| panic!("{rel}: refused: {}", d[0].message));
         // Every emitted host function, called on three inputs each.
-        let mut main = String::from("int main(void) {\n    int r;\n");
-        let mut expected = String::new();
-        let mut runs = 0;
+        let mut calls = Vec::new();
+        let mut expected = Vec::new();
         for class in &p.classes {
             for member in &class.members {
                 let alpine::ast::Member::Method(m) = member else { continue };
@@ -279,62 +149,20 @@ fn opencl_output_runs_on_pocl_like_the_interpreter() {
                     continue;
                 }
                 for seed in 1..=3u64 {
-                    let args = inputs(p, m, seed * 7919 + fi as u64).unwrap_or_else(|| panic!("{rel}: no input for {host}"));
-                    let mut call = Vec::new();
-                    for (i, (q, a)) in m.params.iter().zip(&args).enumerate() {
-                        let vs = ints(a);
-                        if matches!(a, Value::Array(_)) {
-                            let body: Vec<String> = vs.iter().map(|v| v.to_string()).collect();
-                            main += &format!("    static int a{runs}_{i}[{}] = {{ {} }};\n", vs.len().max(1), if body.is_empty() { "0".into() } else { body.join(", ") });
-                            call.push(format!("a{runs}_{i}, {}", vs.len()));
-                        } else {
-                            call.push(vs[0].to_string());
-                            let _ = q;
-                        }
-                    }
-                    main += &format!("    r = {host}({});\n    if (r != 0) return 10 + r;\n", call.join(", "));
-                    let mut it = Interp::new(p, 50_000_000);
-                    it.seed = seed;
-                    it.call(&class.name.name, &m.name.name, None, args.clone())
-                        .unwrap_or_else(|e| panic!("{rel}: interpreter: {}", e.0));
-                    for (i, (q, a)) in m.params.iter().zip(&args).enumerate() {
-                        if let Value::Array(_) = a {
-                            let vs = ints(a);
-                            main += &format!(
-                                "    printf(\"run {runs} {}:\"); for (int i = 0; i < {}; i++) printf(\" %d\", a{runs}_{i}[i]); printf(\"\\n\");\n",
-                                q.name,
-                                vs.len()
-                            );
-                            let shown: String = vs.iter().map(|v| format!(" {v}")).collect();
-                            expected += &format!("run {runs} {}:{shown}\n", q.name);
-                        }
-                    }
-                    runs += 1;
+                    let args = pocl::inputs(p, m, seed * 7919 + fi as u64).unwrap_or_else(|| panic!("{rel}: no input for {host}"));
+                    let want = pocl::interp_arrays(p, &class.name.name, &m.name.name, &args, seed)
+                        .unwrap_or_else(|e| panic!("{rel}: interpreter: {e}"));
+                    expected.push(want);
+                    calls.push(pocl::Call { host: host.clone(), args });
                 }
             }
         }
-        main += "    return 0;\n}\n";
-        assert!(runs >= 3, "{rel}: fewer than 3 runs");
-        let src = dir.path().join(format!("p{fi}.c"));
-        std::fs::write(&src, format!("{code}\n{main}")).unwrap();
-        let exe = dir.path().join(format!("p{fi}"));
-        let out = Command::new("gcc")
-            .args(["-std=c99", "-O1", "-w", "-o"])
-            .arg(&exe)
-            .arg(&src)
-            .arg("-lOpenCL")
-            .output()
-            .expect("gcc runs");
-        assert!(out.status.success(), "{rel}: gcc failed:\n{}", String::from_utf8_lossy(&out.stderr));
-        let out = Command::new(&exe).output().expect("the program runs");
-        let stderr = String::from_utf8_lossy(&out.stderr);
-        if stderr.contains("clGetPlatformIDs failed") || stderr.contains("clGetDeviceIDs failed") {
-            eprintln!("NOTICE: no OpenCL platform (install pocl-opencl-icd); skipping the PoCL runs");
+        assert!(calls.len() >= 3, "{rel}: fewer than 3 runs");
+        let Some(got) = pocl::run_opencl(dir.path(), &format!("p{fi}"), &code, &calls).unwrap_or_else(|e| panic!("{rel}: {e}")) else {
             return;
-        }
-        assert!(out.status.success(), "{rel}: exit {:?}\n{stderr}", out.status.code());
-        assert_eq!(String::from_utf8_lossy(&out.stdout), expected, "{rel}: PoCL and the interpreter differ");
-        checked += runs;
+        };
+        assert_eq!(got, expected, "{rel}: PoCL and the interpreter differ");
+        checked += calls.len();
     }
     println!("OpenCL on PoCL: {} programs, {checked} runs equal to the interpreter", programs.len());
     assert!(checked > 0);
@@ -392,4 +220,118 @@ fn a_file_without_par_is_refused_and_a_supported_one_is_accepted() {
     let (code, out) = emit_cli(&ok, "opencl");
     assert_eq!(code, 0, "{out}");
     assert!(out.contains("__kernel void C_m_k(__global int *a, int alpine_lo0, int alpine_n0)"), "{out}");
+}
+
+/// A kernel that sums and subtracts into one cell through atomic blocks (one
+/// read-modify-write each, a thread-local declaration beside one), inside the
+/// `invariant` block that owns the cell.
+const ATOMIC_SUM: &str = "class H {
+  context_everywhere a != null && s != null && s.length == 1;
+  requires (\\forall* int i; 0 <= i && i < a.length; Perm(a[i], 1\\2));
+  requires Perm(s[0], write);
+  void m(int[] a, int[] s) {
+    invariant inv(Perm(s[0], write)) {
+      par k(int t = 0 .. a.length)
+        context Perm(a[t], 1\\4);
+      {
+        int v = a[t] * 3;
+        atomic(inv) { s[0] = s[0] + v; }
+        atomic(inv) { int w = a[t]; { s[0] = s[0] - w; } }
+      }
+    }
+  }
+}
+";
+
+#[test]
+fn atomic_updates_become_gpu_atomics_that_compute_the_interpreters_result() {
+    let (p, _) = alpine::frontend(&SourceFile::new("atomic.pvl", ATOMIC_SUM)).expect("checks");
+    let cl = emit(&p, Target::OpenCl).unwrap_or_else(|d| panic!("{}", d[0].message));
+    assert!(cl.contains("atomic_add(&s[0], v);") && cl.contains("atomic_sub(&s[0], w);"), "{cl}");
+    let cu = emit(&p, Target::Cuda).unwrap_or_else(|d| panic!("{}", d[0].message));
+    assert!(cu.contains("atomicAdd(&s[0], v);") && cu.contains("atomicSub(&s[0], w);"), "{cu}");
+    let dir = tempfile::tempdir().unwrap();
+    if have("clang", "--version") {
+        std::fs::write(dir.path().join("cuda_runtime.h"), CUDA_PRELUDE).unwrap();
+        std::fs::write(dir.path().join("stdio.h"), "").unwrap();
+        std::fs::write(dir.path().join("atomic.cu"), &cu).unwrap();
+        let out = Command::new("clang").current_dir(dir.path()).args(CLANG_PTX).arg("atomic.cu").output().unwrap();
+        assert!(out.status.success(), "clang failed:\n{}", String::from_utf8_lossy(&out.stderr));
+        let ptx: String = std::fs::read_dir(dir.path())
+            .unwrap()
+            .map(|e| e.unwrap().path())
+            .filter(|p| p.extension().is_some_and(|e| e == "s"))
+            .map(|p| std::fs::read_to_string(p).unwrap())
+            .collect();
+        assert!(ptx.contains("atom.add"), "no atomic in the PTX:\n{ptx}");
+    }
+    if !pocl::can_build_opencl() {
+        return;
+    }
+    let m = p.classes[0].members.iter().find_map(|m| match m {
+        alpine::ast::Member::Method(m) => Some(m),
+        _ => None,
+    });
+    let m = m.unwrap();
+    let (mut calls, mut want) = (Vec::new(), Vec::new());
+    for seed in 1..=3u64 {
+        let args = pocl::inputs(&p, m, seed).expect("an input");
+        want.push(pocl::interp_arrays(&p, "H", "m", &args, seed).unwrap());
+        calls.push(pocl::Call { host: "H_m".into(), args });
+    }
+    let Some(got) = pocl::run_opencl(dir.path(), "atomic", &cl, &calls).unwrap() else { return };
+    assert_eq!(got, want, "PoCL and the interpreter differ");
+}
+
+#[test]
+fn atomic_blocks_that_are_not_one_read_modify_write_are_refused_at_their_line() {
+    let text = |atomic: &str| {
+        ATOMIC_SUM.replace("atomic(inv) { int w = a[t]; { s[0] = s[0] - w; } }", atomic)
+    };
+    // Line 12 holds the second atomic block.
+    for (atomic, line) in [
+        ("atomic(inv) { s[0] = s[0] * 2; }", 12),
+        ("atomic(inv) { int w = s[0]; s[0] = w + 1; }", 12),
+        ("atomic(inv) { s[0] = s[0] + s[0]; }", 12),
+        ("atomic(inv) { s[0] = s[0] + 1;\n s[0] = s[0] + 2; }", 13),
+    ] {
+        for target in ["cuda", "opencl"] {
+            let (code, json) = emit_cli(&text(atomic), target);
+            assert_eq!(code, 2, "{atomic}: {json}");
+            assert!(json.contains("alpine::emit::unsupported") && json.contains(&format!("\"line\":{line}")), "{atomic}: expected line {line}: {json}");
+        }
+    }
+}
+
+#[test]
+fn optimise_emit_writes_the_optimised_kernels() {
+    let input = std::path::Path::new(env!("CARGO_MANIFEST_DIR")).join("examples/scale_add.pvl");
+    let dir = tempfile::tempdir().unwrap();
+    let out_file = dir.path().join("fused.c");
+    let out = Command::new(env!("CARGO_BIN_EXE_alpine"))
+        .args(["optimise", "--fuse", "scale,add", "--emit", "opencl", "-o"])
+        .arg(&out_file)
+        .arg(&input)
+        .output()
+        .unwrap();
+    assert_eq!(out.status.code(), Some(0), "{}", String::from_utf8_lossy(&out.stderr));
+    assert!(out.stdout.is_empty(), "nothing on stdout with -o");
+    let code = std::fs::read_to_string(&out_file).unwrap();
+    assert!(code.contains("__kernel void ScaleAdd_run_vct_fused_kernels(") && !code.contains("ScaleAdd_run_scale"), "{code}");
+    // To stdout, CUDA; a Rust launcher with --host rust.
+    let out = Command::new(env!("CARGO_BIN_EXE_alpine")).args(["optimise", "--fuse", "scale,add", "--emit", "cuda"]).arg(&input).output().unwrap();
+    let code = String::from_utf8_lossy(&out.stdout);
+    assert!(out.status.success() && code.contains("__global__ void ScaleAdd_run_vct_fused_kernels("), "{code}");
+    let out = Command::new(env!("CARGO_BIN_EXE_alpine"))
+        .args(["optimise", "--fuse", "scale,add", "--emit", "opencl", "--host", "rust"])
+        .arg(&input)
+        .output()
+        .unwrap();
+    assert!(out.status.success() && String::from_utf8_lossy(&out.stdout).contains("pub fn ScaleAdd_run("));
+    // A program outside the emitted subset: exit 2, nothing written.
+    let bad = dir.path().join("bad.pvl");
+    std::fs::write(&bad, "class D {\n  int f(int x) = x + 1;\n}\n").unwrap();
+    let out = Command::new(env!("CARGO_BIN_EXE_alpine")).args(["optimise", "--emit", "cuda", "-o"]).arg(dir.path().join("none.cu")).arg(&bad).output().unwrap();
+    assert_eq!(out.status.code(), Some(2));
+    assert!(!dir.path().join("none.cu").exists());
 }

@@ -1,9 +1,10 @@
-//! `alpine emit --target cuda|opencl FILE [-o OUT]` — write a PVL program's par
-//! blocks as GPU kernels plus a host function (see `alpine::emit`).
+//! `alpine emit --target cuda|opencl [--host c|rust] FILE [-o OUT]` — write a PVL
+//! program's par blocks as GPU kernels plus a host function or a Rust launcher
+//! module (see `alpine::emit`). `alpine optimise --emit` ends in [`write_code`].
 
 use super::{io, Reporter, EXIT_BAD_INPUT, EXIT_OK};
-use alpine::ast::Span;
-use alpine::diagnostics::{codes, Diagnostic};
+use alpine::ast::{Program, Span};
+use alpine::diagnostics::{codes, Diagnostic, SourceFile};
 use alpine::emit::Target;
 use clap::ValueEnum;
 
@@ -13,11 +14,24 @@ pub enum TargetArg {
     Opencl,
 }
 
+/// The language of the host side.
+#[derive(Copy, Clone, Debug, PartialEq, Eq, ValueEnum)]
+pub enum HostArg {
+    /// One C (OpenCL) or CUDA C++ unit with a host function per host method.
+    C,
+    /// A Rust module (opencl3 / cudarc) with a typed function per host method.
+    Rust,
+}
+
 #[derive(clap::Args, Debug)]
 pub struct EmitArgs {
     /// The language to write: CUDA (`.cu`, runtime API) or OpenCL (C host + OpenCL C kernels).
     #[arg(long, value_enum)]
     target: TargetArg,
+    /// The host side: a C/CUDA host function per method (default), or a Rust module
+    /// with a typed launcher per method (on the `opencl3` / `cudarc` crates).
+    #[arg(long, value_enum, default_value_t = HostArg::C)]
+    host: HostArg,
     /// The PVL file (`-` reads standard input).
     file: String,
     /// Where to write the code (default: standard output).
@@ -44,23 +58,40 @@ pub fn run(args: EmitArgs, reporter: &Reporter) -> i32 {
             return EXIT_BAD_INPUT;
         }
     };
-    let target = match args.target {
+    write_code(&file, &program, args.target, args.host, args.output.as_deref(), reporter)
+}
+
+/// Emits `program` (checked from `file`) and writes the code to `output` or
+/// standard output. Exit 2 when the program is outside the supported subset.
+pub fn write_code(
+    file: &SourceFile,
+    program: &Program,
+    target: TargetArg,
+    host: HostArg,
+    output: Option<&std::path::Path>,
+    reporter: &Reporter,
+) -> i32 {
+    let target = match target {
         TargetArg::Cuda => Target::Cuda,
         TargetArg::Opencl => Target::OpenCl,
     };
-    let code = match alpine::emit::emit(&program, target) {
+    let code = match host {
+        HostArg::C => alpine::emit::emit(program, target),
+        HostArg::Rust => alpine::emit::host_rust::emit(program, target),
+    };
+    let code = match code {
         Ok(code) => code,
         Err(diags) => {
-            reporter.report(&file, &diags);
+            reporter.report(file, &diags);
             return EXIT_BAD_INPUT;
         }
     };
-    match &args.output {
+    match output {
         None => print!("{code}"),
         Some(path) => {
             if let Err(e) = io::write_atomically(path, &code) {
                 let d = Diagnostic::error(codes::IO, format!("cannot write `{}`: {e}", path.display()), Span::DUMMY);
-                reporter.report(&file, &[d]);
+                reporter.report(file, &[d]);
                 return EXIT_BAD_INPUT;
             }
         }

@@ -58,8 +58,9 @@ enum Command {
     Fmt(fmt::FmtArgs),
     /// Verify PVL files: prove every method and pure function against its contract.
     Verify(verify::VerifyArgs),
-    /// Apply loop unrolling / iteration merging (`gpuopt` directives, --unroll,
-    /// --merge), print the result as PVL and re-verify it.
+    /// Apply the optimisations (`gpuopt` directives, --unroll, --merge, --fuse,
+    /// --tile, --linearise, --prefetch), re-verify, and print the result as PVL
+    /// (or as CUDA/OpenCL with --emit).
     Optimise(optimise::OptimiseArgs),
     /// Run one method in the reference interpreter (kernels phase by phase,
     /// threads in a seeded order) and print its result and final state.

@@ -77,6 +77,14 @@ pub struct OptimiseArgs {
     /// Wall-clock limit per Z3 query of the re-verification, in seconds.
     #[arg(long, default_value_t = 10)]
     timeout: u64,
+    /// After optimising (and re-verifying, unless --no-verify), write the result
+    /// as CUDA or OpenCL (as `alpine emit --target` does) instead of PVL, to
+    /// standard output or `-o OUT`. Exit 2 if it is outside the emitted subset.
+    #[arg(long, value_enum, value_name = "cuda|opencl", conflicts_with_all = ["in_place", "check"])]
+    emit: Option<super::emit::TargetArg>,
+    /// With --emit: the host side, C/CUDA (default) or a Rust launcher module.
+    #[arg(long, value_enum, requires = "emit", default_value_t = super::emit::HostArg::C)]
+    host: super::emit::HostArg,
 }
 
 /// Which loop a command-line request means.
@@ -464,7 +472,7 @@ pub fn run(args: OptimiseArgs, reporter: &Reporter) -> i32 {
         }
         return EXIT_OK;
     }
-    let to_stdout = args.output.is_none() && !args.in_place;
+    let to_stdout = args.output.is_none() && !args.in_place && args.emit.is_none();
     if to_stdout {
         print!("{out}");
     }
@@ -494,6 +502,16 @@ pub fn run(args: OptimiseArgs, reporter: &Reporter) -> i32 {
         if !reporter.json() {
             eprintln!("verified: {} units", reports.len());
         }
+    }
+    if let Some(target) = args.emit {
+        // Emit from the optimised text, so diagnostics point into it.
+        let result = SourceFile::new(format!("{} (optimised)", file.name), out.clone());
+        let Ok((program, _)) = alpine::frontend_in(&result, Path::new(&file.name)) else {
+            eprintln!("error: the optimised program does not check (a bug in alpine)");
+            return EXIT_CHECK_FAILED;
+        };
+        let output = args.output.as_deref().map(Path::new);
+        return super::emit::write_code(&result, &program, target, args.host, output, reporter);
     }
     let target = if args.in_place { Some(args.file.as_str()) } else { args.output.as_deref() };
     if let Some(path) = target {

@@ -18,7 +18,7 @@
 //! * Every expression is fully parenthesised, so C's precedence never matters.
 //!
 //! Everything else (sequences, quantifiers outside comments, fields of `this`,
-//! object creation, method calls with effects, atomics, locks, ...) is refused
+//! object creation, method calls with effects, locks, ...; atomics: see `atomic.rs`) is refused
 //! with a located diagnostic: the emitter never guesses.
 
 use super::{unsupported, Target};
@@ -503,9 +503,17 @@ pub fn stmt(cx: &mut Ctx, s: &Stmt, indent: &str, on_par: &mut Option<ParHook>) 
         }
         StmtKind::Return(_) => Err(unsupported(s.span, "`return` cannot be emitted here")),
         StmtKind::Expr(_) => Err(unsupported(s.span, "method calls cannot be emitted")),
-        StmtKind::Atomic { .. } => Err(unsupported(s.span, "atomic blocks cannot be emitted yet")),
+        StmtKind::Atomic { body, .. } if cx.mode == Mode::Kernel => super::atomic::atomic(cx, s, body, indent),
+        StmtKind::Atomic { .. } => Err(unsupported(s.span, "atomic blocks outside par blocks cannot be emitted")),
         StmtKind::Sync { kind, .. } => Err(unsupported(s.span, format!("`{}` cannot be emitted (no locks or threads on a GPU)", kind.keyword()))),
-        StmtKind::InvariantBlock { .. } => Err(unsupported(s.span, "invariant blocks cannot be emitted")),
+        // On the host, an invariant block only scopes the resource its kernels'
+        // atomic blocks share: its body runs as it is.
+        StmtKind::InvariantBlock { name, resource, body } if cx.mode == Mode::Host => {
+            let mut out = comment(indent, &format!("invariant {}({})", name.name, crate::printer::print_expr(resource)));
+            out += &stmt(cx, &Stmt { kind: StmtKind::Block(body.clone()), span: s.span }, indent, on_par)?;
+            Ok(out)
+        }
+        StmtKind::InvariantBlock { .. } => Err(unsupported(s.span, "invariant blocks inside par blocks cannot be emitted")),
     }
 }
 

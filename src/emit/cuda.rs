@@ -43,6 +43,23 @@ pub fn render(unit: &Unit) -> String {
     out
 }
 
+/// The device code alone (pure functions and kernels, no includes and no host
+/// code), for run-time compilation with NVRTC (`alpine emit --host rust`).
+pub fn device_source(unit: &Unit) -> String {
+    let mut out = String::new();
+    for (comment, def) in &unit.functions {
+        out += comment;
+        out += &format!("__device__ static {def}\n");
+    }
+    for h in &unit.hosts {
+        for k in &h.kernels {
+            out += &kernel(k);
+            out.push('\n');
+        }
+    }
+    out
+}
+
 fn kernel(k: &Kernel) -> String {
     let mut params = Vec::new();
     for p in &k.params {
@@ -61,7 +78,9 @@ fn kernel(k: &Kernel) -> String {
         params.push(format!("int alpine_n{d}"));
     }
     let mut out = k.contract.clone();
-    out += &format!("__global__ void {}({}) {{\n", k.name, params.join(", "));
+    // C linkage: the kernel's name is its symbol (a launcher loading the PTX by
+    // name, e.g. `alpine emit --host rust`, finds it unmangled).
+    out += &format!("extern \"C\" __global__ void {}({}) {{\n", k.name, params.join(", "));
     // The last iterator runs along x.
     let axes: &[&str] = if k.iters.len() == 1 { &["x"] } else { &["y", "x"] };
     for (d, ax) in axes.iter().enumerate() {
@@ -130,7 +149,8 @@ fn host(h: &HostFn) -> String {
     let arrays: Vec<&String> = h.params.iter().filter(|(_, a)| *a).map(|(n, _)| n).collect();
     let mut out = h.contract.clone();
     out += "// Returns 0 on success, 1 on a CUDA error, 2 when a kernel with a barrier\n// needs more threads than one block can have.\n";
-    out += &format!("int {}({}) {{\n    int status = 0;\n    int alpine_max_block = 0;\n", h.name, params.join(", "));
+    // C linkage, so that C code (not only C++) can call it.
+    out += &format!("extern \"C\" int {}({}) {{\n    int status = 0;\n    int alpine_max_block = 0;\n", h.name, params.join(", "));
     for a in &arrays {
         out += &format!("    int *alpine_d_{a} = NULL;\n");
     }

@@ -36,8 +36,10 @@
 //! `/` and `%`), [`cuda`] and [`opencl`] for the targets. Everything outside the
 //! supported subset is refused with a located diagnostic (`alpine::emit::unsupported`).
 
+mod atomic;
 mod c;
 mod cuda;
+pub mod host_rust;
 mod opencl;
 
 pub use c::{c_name, length_name};
@@ -148,6 +150,7 @@ fn has_par(stmts: &[Stmt]) -> bool {
             has_par(std::slice::from_ref(then_branch)) || else_branch.as_deref().is_some_and(|e| has_par(std::slice::from_ref(e)))
         }
         StmtKind::Loop(l) => has_par(std::slice::from_ref(&l.body)),
+        StmtKind::InvariantBlock { body, .. } => has_par(&body.stmts),
         _ => false,
     })
 }
@@ -237,9 +240,9 @@ fn host(target: Target, class: &Class, m: &Method, b: &Block, called: &mut BTree
     } else {
         return Err(unsupported(m.name.span, "constructors cannot be emitted"));
     }
-    if let Some(c) = m.contract.clauses.iter().find(|c| matches!(c.kind, ClauseKind::Given(_) | ClauseKind::Yields(_))) {
-        return Err(unsupported(c.span, "ghost parameters cannot be emitted"));
-    }
+    // Ghost parameters (`given`/`yields`) are left out: they exist for the proof
+    // only, and emitted code that used one would be refused where it uses it
+    // (it is not a variable of the host function).
     let mut cx = Ctx::new(target, Mode::Host, class);
     let mut params = Vec::new();
     for p in &m.params {
@@ -294,6 +297,7 @@ fn collect_labels(stmts: &[Stmt]) -> Vec<String> {
                 }
             }
             StmtKind::Loop(l) => go(&l.body, out),
+            StmtKind::InvariantBlock { body, .. } => body.stmts.iter().for_each(|s| go(s, out)),
             _ => {}
         }
     }

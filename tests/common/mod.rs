@@ -1,6 +1,8 @@
 //! Shared helpers for the integration tests.
 #![allow(dead_code)]
 
+pub mod pocl;
+
 use std::path::{Path, PathBuf};
 
 /// The file of the corpus that is genuinely malformed: a stray backtick follows the
