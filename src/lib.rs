@@ -13,6 +13,7 @@ pub mod diagnostics;
 pub mod emit;
 pub mod printer;
 pub mod interp;
+pub mod lsp;
 pub mod resolve;
 pub mod syntax;
 #[path = "../transforms/mod.rs"]

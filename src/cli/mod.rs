@@ -3,6 +3,7 @@
 mod emit;
 mod fmt;
 mod io;
+mod lsp;
 mod optimise;
 mod parse;
 mod run;
@@ -68,6 +69,9 @@ enum Command {
     /// Write the par blocks of a PVL file as CUDA or OpenCL kernels with a host
     /// function that launches them (exit 2 on constructs outside the supported subset).
     Emit(emit::EmitArgs),
+    /// Run the language server on standard input/output (diagnostics, verification
+    /// on save, optimisations as code actions, formatting, hover on directives).
+    Lsp(lsp::LspArgs),
 }
 
 /// Where diagnostics go and how they look.
@@ -114,5 +118,6 @@ pub fn run() -> i32 {
         Command::Optimise(args) => optimise::run(args, &reporter),
         Command::Run(args) => run::run(args, &reporter),
         Command::Emit(args) => emit::run(args, &reporter),
+        Command::Lsp(args) => lsp::run(args),
     }
 }
