@@ -17,7 +17,7 @@
 //! |---|---|---|
 //! | loop unrolling | [`unroll`] | `gpuopt loop_unroll i K;` |
 //! | iteration merging | [`merge`] | `gpuopt iter_merge i M;` |
-//! | kernel fusion | [`fuse`] (+ [`fuse_perm`]) | `gpuopt fuse F N;` before a `par` |
+//! | kernel fusion | [`fuse`] (+ [`fuse_perm`], [`fuse_bar`]) | `gpuopt fuse F N;` before a `par` |
 //! | matrix linearisation | [`linearise`] | `gpuopt matrix_lin M R\|C D1 D2;` before a method |
 //! | tiling | [`tile`] | `gpuopt tile inter\|intra N;` on a method (corpus keywords, see [`tile`]) |
 //! | data prefetching | [`prefetch`] | `gpuopt glob_to_reg A L1 L2 …;` before a method |
@@ -26,6 +26,7 @@
 //! "loop" of a [`LoopId`]/[`Request`] is the first `par` block to fuse.
 
 pub mod fuse;
+pub mod fuse_bar;
 pub mod fuse_perm;
 pub mod linearise;
 pub mod loops;
