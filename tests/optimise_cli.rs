@@ -137,3 +137,44 @@ fn a_file_of_a_program_of_several_files_optimises() {
     assert_eq!(out.matches("c.n = c.n + 1;").count(), 3, "{out}");
     assert!(String::from_utf8_lossy(&o.stderr).contains("verified"));
 }
+
+/// The loop runs once only because `flat(segs) == xs` and `|xs| > 0`: Z3 alone
+/// does not unfold `flat`, the verifier fallback proves it (VerifyThis 2019
+/// challenge 1 in small); `--no-verify` turns the fallback off.
+const FLAT: &str = "class C {
+    pure seq<int> flat(seq<seq<int>> xs) = 0 < |xs| ? head(xs) + flat(tail(xs)) : seq<int>{};
+
+    requires |xs| > 0;
+    requires flat(segs) == xs;
+    void m(seq<int> xs, seq<seq<int>> segs) {
+        int x = 0;
+        gpuopt loop_unroll x 1;
+        loop_invariant 0 <= x && x <= |segs|;
+        while (x < |segs|) {
+            x = x + 1;
+        }
+    }
+}
+";
+
+#[test]
+fn the_verifier_proves_a_trip_count_z3_alone_cannot() {
+    let d = tempfile::tempdir().unwrap();
+    let f = write(d.path(), "a.pvl", FLAT);
+    let o = alpine(&["optimise", &f]);
+    assert_eq!(o.status.code(), Some(0), "{}", String::from_utf8_lossy(&o.stderr));
+    let out = String::from_utf8_lossy(&o.stdout);
+    assert_eq!(out.matches("x = x + 1;").count(), 2, "one copy and the loop: {out}");
+    assert!(out.contains("assert x <= |segs|;"), "{out}");
+    let o = alpine(&["optimise", "--no-verify", &f]);
+    assert_eq!(o.status.code(), Some(1));
+    let err = String::from_utf8_lossy(&o.stderr);
+    assert!(err.contains("the fallback to alpine's verifier was skipped: `--no-verify`"), "{err}");
+    // Two iterations do not follow: refused with the verifier's help.
+    let f = write(d.path(), "b.pvl", &FLAT.replace("loop_unroll x 1", "loop_unroll x 2"));
+    let o = alpine(&["optimise", &f]);
+    assert_eq!(o.status.code(), Some(1));
+    let err = String::from_utf8_lossy(&o.stderr);
+    assert!(err.contains("cannot prove that this loop runs at least 2 times"), "{err}");
+    assert!(err.contains("alpine's verifier could not prove it either"), "{err}");
+}

@@ -55,8 +55,8 @@ fn three_kernels(directive: &str) -> String {
 
 /// Four kernels; the second reads its right neighbour's element written by the
 /// first (an intra-block dependency: a barrier), the others are per thread. The
-/// second kernel takes all of `a` (a barrier hands over exactly what the second
-/// kernel needs: permissions it does not take would be lost there).
+/// second kernel takes all of `a` (the barrier hands over exactly what the first
+/// returns: no leftover, no top-up).
 fn four_kernels_with_dependency(directive: &str) -> String {
     format!(
         "{HEAD}    void m(int[] a, int[] b, int[] c, int n) {{
@@ -125,6 +125,127 @@ fn read_sharing() -> String {
 }}
 "
     )
+}
+
+/// The first kernel writes `a[tid]`; the second reads half of its left
+/// neighbour's (a barrier). `TAKE` is the second kernel's clause on `a`; a third
+/// kernel (`K3`, or nothing) follows.
+fn less(take: &str, k3: &str, directive: &str) -> String {
+    format!(
+        "{HEAD}    void m(int[] a, int[] b, int[] c, int n) {{
+        {directive}
+        par k1(int tid = 0 .. n)
+            context Perm(a[tid], 1);
+            ensures a[tid] == 5;
+        {{
+            a[tid] = 5;
+        }}
+        par k2(int tid = 0 .. n)
+            {take} tid > 0 ==> Perm(a[tid - 1], 1\\2);
+            context Perm(b[tid], 1);
+            requires tid > 0 ==> a[tid - 1] == 5;
+            ensures tid > 0 ==> b[tid] == 5;
+        {{
+            if (tid > 0) {{
+                b[tid] = a[tid - 1];
+            }}
+        }}
+        {k3}
+    }}
+}}
+"
+    )
+}
+
+const K3_READS_A: &str = "par k3(int tid = 0 .. n)
+            context Perm(a[tid], 1\\4) ** Perm(c[tid], 1);
+            ensures c[tid] == a[tid];
+        {
+            c[tid] = a[tid];
+        }";
+
+/// The first kernel reads half of `a[tid]`; the second writes its left
+/// neighbour's element, so it needs more than the first returns there (a
+/// top-up), and nothing of `a[n - 1]` (a leftover). `K1A`: the first kernel's
+/// clause on `a`.
+fn more(k1a: &str) -> String {
+    format!(
+        "{HEAD}    void m(int[] a, int[] b, int[] c, int n) {{
+        gpuopt fuse 2 4096;
+        par k1(int tid = 0 .. n)
+            {k1a} Perm(a[tid], 1\\2);
+            context Perm(b[tid], 1);
+            ensures b[tid] == a[tid];
+        {{
+            b[tid] = a[tid];
+        }}
+        par k2(int tid = 0 .. n)
+            context tid > 0 ==> Perm(a[tid - 1], 1);
+            ensures tid > 0 ==> a[tid - 1] == 0;
+        {{
+            if (tid > 0) {{
+                a[tid - 1] = 0;
+            }}
+        }}
+    }}
+}}
+"
+    )
+}
+
+#[test]
+fn a_barrier_keeps_what_the_second_kernel_does_not_take() {
+    let (code, out, err) = optimise(&less("context", "", "gpuopt fuse 2 4096;"), &[]);
+    assert_eq!(code, 0, "{err}\n{out}");
+    assert_eq!(out.matches("barrier(vct_fused_kernels)").count(), 1, "{out}");
+    // Thread t keeps the half of a[t] its right neighbour does not take (all of
+    // it in the last thread), through the barrier and back to the method.
+    for clause in
+        ["ensures vct_fused_tid + 1 < n ==> Perm(a[vct_fused_tid], 1\\2);", "ensures vct_fused_tid + 1 >= n ==> Perm(a[vct_fused_tid], 1);"]
+    {
+        assert_eq!(out.matches(clause).count(), 2, "in the barrier and the kernel: {clause}\n{out}");
+    }
+    assert!(err.contains("verified: 1 units"), "{err}");
+}
+
+#[test]
+fn a_barrier_gets_the_top_up_the_second_kernel_needs() {
+    let (code, out, err) = optimise(&more("context"), &[]);
+    assert_eq!(code, 0, "{err}\n{out}");
+    // Thread t brings the other half of a[t - 1] from the start to the barrier.
+    assert_eq!(out.matches("requires vct_fused_tid > 0 ==> Perm(a[vct_fused_tid - 1], 1\\2);").count(), 2, "{out}");
+    // Nobody writes a[n - 1]: its half goes back.
+    assert_eq!(out.matches("ensures vct_fused_tid + 1 >= n ==> Perm(a[vct_fused_tid], 1\\2);").count(), 2, "{out}");
+}
+
+#[test]
+fn three_kernels_carry_the_leftover_on() {
+    // The third kernel takes a quarter of what the barrier left each thread.
+    let (code, out, err) = optimise(&less("context", K3_READS_A, "gpuopt fuse 3 4096;"), &[]);
+    assert_eq!(code, 0, "{err}\n{out}");
+    assert_eq!(fused(&out), 1, "{out}");
+    assert!(out.contains("ensures vct_fused_tid + 1 < n ==> Perm(a[vct_fused_tid], 1\\4);"), "{out}");
+    assert!(out.contains("ensures vct_fused_tid + 1 >= n ==> Perm(a[vct_fused_tid], 3\\4);"), "{out}");
+    let (code, by_name, err) = optimise(&less("context", K3_READS_A, ""), &["--fuse", "k1,k2,k3"]);
+    assert_eq!(code, 0, "{err}");
+    assert_eq!(by_name, out);
+}
+
+#[test]
+fn a_permission_lost_in_the_input_is_lost_in_the_fusion() {
+    // The second kernel does not give its half of a[t - 1] back: the input
+    // loses it, and the fused kernel cannot return it either.
+    for text in [less("requires", "", "gpuopt fuse 2 4096;"), more("requires")] {
+        let (code, _, err) = optimise(&text, &[]);
+        assert_eq!(code, 1, "{err}");
+        assert!(err.contains("postcondition may not hold: insufficient permission for `a[i]`"), "{err}");
+        assert!(err.contains("the optimised program does not verify"), "{err}");
+        assert!(err.contains("the input does not verify either (C.m)"), "{err}");
+    }
+    // Without the first kernel's half of a[t], the top-up is the whole
+    // element, more than the method has left.
+    let (_, _, err) = optimise(&more("requires"), &[]);
+    assert!(err.contains("precondition of the par block may not hold: insufficient permission for `a[vct_fused_tid - 1]`"), "{err}");
 }
 
 fn fused(out: &str) -> usize {
@@ -215,6 +336,9 @@ fn fused_kernels_compute_the_same_final_state() {
         ("k3,k4", four_kernels_with_dependency(""), vec!["--fuse", "k3,k4"]),
         // With the inserted barrier.
         ("k1..k4", four_kernels_with_dependency(""), vec!["--fuse", "k1,k2,k3,k4"]),
+        // Leftovers and top-ups at the barrier.
+        ("less", less("context", K3_READS_A, "gpuopt fuse 3 4096;"), vec![]),
+        ("more", more("context"), vec![]),
     ] {
         let (code, out, err) = optimise(&text, &args);
         assert_eq!(code, 0, "{name}: {err}");

@@ -42,6 +42,17 @@
 //!   precondition is acc's postcondition on the dependent arrays (permissions
 //!   and the functional facts about them) and whose postcondition is k's
 //!   precondition on them: exactly the redistribution the two launches did.
+//!   Between the launches the method kept what k did not take and supplied
+//!   what k took beyond acc's return; in the fused kernel the barrier does
+//!   both ([`super::fuse_bar`], the paper's Algorithms 1, 2 and 4): the
+//!   *leftover* of each element (what acc's thread held minus what k's threads
+//!   take of it, summed over threads) goes back to its holder in the barrier's
+//!   postcondition and is returned by the fused kernel; the *top-up* (what k's
+//!   thread needs minus what acc's threads return of it) is taken by the fused
+//!   kernel's precondition and brought to the barrier. E.g. acc ensures
+//!   `Perm(a[t], 1)` and k requires `t > 0 ==> Perm(a[t - 1], 1\2)`: the
+//!   barrier also ensures, and the fused kernel returns, `t + 1 < n ==>
+//!   Perm(a[t], 1\2)` and `t + 1 >= n ==> Perm(a[t], 1)`.
 //! * Dependency across thread blocks (block size `N`: `(t - lo) / N` differs):
 //!   no barrier can order it. Fusion stops; the error names the two kernels,
 //!   the annotations, a witness element and thread ids, and how many kernels
@@ -54,15 +65,17 @@
 //! The result is re-verified by `alpine optimise`: the fused contract and the
 //! inserted barrier are proof obligations, not assumptions.
 //!
-//! Limitations: an inserted barrier hands each thread exactly the second
-//! kernel's permissions on the dependent arrays, so when that kernel takes less
-//! than the first one returns, the rest is lost at the barrier and the
-//! re-verification refuses the result (the paper's top-ups of Algorithm 2 case 3
-//! are not generated); distinct array variables are assumed not to alias (the method
+//! Limitations: leftovers and top-ups at a barrier are computed for indices
+//! `±tid + c` (and constants named by one thread, `tid == e ==> Perm(a[c], p)`)
+//! with concrete amounts, where each element has one holder (for a leftover)
+//! or one requester (for a top-up); otherwise the barrier hands over exactly
+//! the second kernel's permissions and the re-verification judges. Functional
+//! facts about a leftover element are not carried through the barrier (the
+//! second kernel's own preconditions are). Distinct array variables are assumed not to alias (the method
 //! contracts of the corpus give each array its own permissions); annotations
 //! must be on array elements of array variables; a thread's element named by
-//! differently written annotations of the two kernels that overlap only
-//! partially is refused.
+//! annotations of the two kernels whose indices are written differently is
+//! refused (same index, different conditions: split into cases).
 //!
 //! **Example** (`gpuopt fuse 2 1;`):
 //!
@@ -78,6 +91,7 @@
 //!                                         b[vct_fused_tid] = a[vct_fused_tid]; }
 //! ```
 
+use super::fuse_bar::{redistribute, remainders};
 use super::fuse_perm::*;
 use super::loops::{self, conjuncts};
 use super::{ApplicabilityError, LoopId, Plan, PlanDetail, Request, Transform};
@@ -576,23 +590,29 @@ fn fuse_pair(a: &Kernel, b: &Kernel, ov: &mut Overlap, block: Option<i64>, label
                 }
             }
             let _ = (a1, a2, w);
+            // What the second kernel does not take stays with its holder
+            // (leftover); what it takes beyond what the first returns, its
+            // thread brings along from the start (top-up). When that cannot be
+            // computed, the barrier hands over exactly `p2`, and the
+            // re-verification judges.
+            let red = redistribute(&q1, &p2, ov).unwrap_or_default();
             flow.dependent.push(x.clone());
-            flow.pre.extend(p1);
-            flow.post.extend(q2);
-            flow.bar_req.extend(q1);
-            flow.bar_ens.extend(p2);
+            flow.pre.extend(p1.into_iter().chain(red.top_up.iter().cloned()));
+            flow.post.extend(q2.into_iter().chain(red.leftover.iter().cloned()));
+            flow.bar_req.extend(q1.into_iter().chain(red.top_up));
+            flow.bar_ens.extend(p2.into_iter().chain(red.leftover));
             continue;
         }
         // No dependency: top-ups and leftovers, thread by thread.
         let mut pre_x = p1;
         for a2 in &p2 {
-            if let Some(t) = difference(a2, &q1, ov, b, a).map_err(PairError::Other)? {
+            for t in difference(a2, &q1, ov, b, a).map_err(PairError::Other)? {
                 merge(&mut pre_x, t);
             }
         }
         let mut post_x = q2;
         for a1 in &q1 {
-            if let Some(t) = difference(a1, &p2, ov, a, b).map_err(PairError::Other)? {
+            for t in difference(a1, &p2, ov, a, b).map_err(PairError::Other)? {
                 merge(&mut post_x, t);
             }
         }
@@ -660,35 +680,44 @@ fn inter_block(a: &Kernel, b: &Kernel, a1: &PermAnn, a2: &PermAnn, w: &Witness, 
 }
 
 /// What `need` (of the kernel `nk`) asks beyond what the same thread has from
-/// `have` (of kernel `hk`): `Some(annotation with the missing amount)`, `None`
-/// when nothing is missing.
-fn difference(need: &PermAnn, have: &[PermAnn], ov: &mut Overlap, nk: &Kernel, hk: &Kernel) -> Result<Option<PermAnn>, ApplicabilityError> {
+/// `have` (of kernel `hk`): annotations with the missing amount, one per case
+/// when the annotations of `have` on the element hold under conditions
+/// ([`remainders`]); empty when nothing is missing.
+fn difference(need: &PermAnn, have: &[PermAnn], ov: &mut Overlap, nk: &Kernel, hk: &Kernel) -> Result<Vec<PermAnn>, ApplicabilityError> {
     let hits: Vec<&PermAnn> = have.iter().filter(|h| ov.meet(h, need, Threads::Same).is_some()).collect();
     match hits.as_slice() {
-        [] => Ok(Some(need.clone())),
-        [h] if h.same_place(need) => {
-            if print_expr(&h.amount) == print_expr(&need.amount) {
-                return Ok(None);
-            }
-            match (rational(&need.amount), rational(&h.amount)) {
-                (Some(n), Some(g)) => {
-                    let d = sub(n, g);
-                    Ok(positive(d).then(|| need.with_amount(amount_expr(d))))
+        [] => Ok(vec![need.clone()]),
+        [h] if h.same_place(need) && print_expr(&h.amount) == print_expr(&need.amount) => Ok(vec![]),
+        hs if hs.iter().all(|h| print_expr(&h.index) == print_expr(&need.index)) => {
+            let amounts = |h: &PermAnn| {
+                let compare = || {
+                    err(
+                        codes::OPTIMISE_TEMPLATE,
+                        format!(
+                            "cannot compare the permission amounts `{}` and `{}` on `{}` of {} and {}",
+                            print_expr(&need.amount),
+                            print_expr(&h.amount),
+                            need.place(),
+                            nk.name,
+                            hk.name
+                        ),
+                        need.span,
+                    )
+                    .related(h.span, "the other amount")
+                };
+                match (rational(&need.amount), rational(&h.amount)) {
+                    (Some(_), Some(g)) => Ok((h.cond.clone(), g)),
+                    _ => Err(compare()),
                 }
-                _ => Err(err(
+            };
+            let parts = hs.iter().map(|h| amounts(h)).collect::<Result<Vec<_>, _>>()?;
+            remainders(need, &parts, ov).map_err(|u| {
+                err(
                     codes::OPTIMISE_TEMPLATE,
-                    format!(
-                        "cannot compare the permission amounts `{}` and `{}` on `{}` of {} and {}",
-                        print_expr(&need.amount),
-                        print_expr(&h.amount),
-                        need.place(),
-                        nk.name,
-                        hk.name
-                    ),
+                    format!("cannot split the permissions on `{}` of {} and {}: {}", need.place(), nk.name, hk.name, u.0),
                     need.span,
                 )
-                .related(h.span, "the other amount")),
-            }
+            })
         }
         hs => Err(err(
             codes::OPTIMISE_TEMPLATE,

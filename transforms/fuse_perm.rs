@@ -243,6 +243,8 @@ pub struct Overlap {
     queries: usize,
     tid: Name,
     lo: Term,
+    /// The thread range as written (for conditions built over it).
+    pub range: (Expr, Expr),
 }
 
 impl Overlap {
@@ -266,7 +268,12 @@ impl Overlap {
                 solver.assert(Term::konst(&format!("len${a}"), Sort::Int).ge(&Term::int(0)));
             }
         }
-        Some(Overlap { solver, queries: 0, tid: Name::from(tid), lo: lo_t })
+        Some(Overlap { solver, queries: 0, tid: Name::from(tid), lo: lo_t, range: (lo.clone(), hi.clone()) })
+    }
+
+    /// The thread variable of the annotations.
+    pub fn tid(&self) -> &str {
+        &self.tid
     }
 
     fn at(&self, a: &PermAnn, t: &str, lengths: &mut HashSet<Name>) -> Option<(Term, Term)> {
@@ -314,6 +321,13 @@ impl Overlap {
             }
             _ => unknown,
         }
+    }
+
+    /// Does `goal`, an expression over the thread variable, hold for every
+    /// thread of the range (under the facts)?
+    pub fn holds_for_every_thread(&mut self, goal: &Expr) -> bool {
+        let tid = self.tid.clone();
+        self.proves(&rename_var(goal, &tid, T1))
     }
 
     /// Is `goal` (a boolean expression) implied by the facts?

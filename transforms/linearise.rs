@@ -105,6 +105,7 @@ pub fn next_request(p: &Program) -> Option<Request> {
                     factor: 0,
                     directive: Some(d.span),
                     block_size: None,
+                    fallback: Default::default(),
                 }),
                 _ => None,
             })

@@ -17,7 +17,7 @@
 //! |---|---|---|
 //! | loop unrolling | [`unroll`] | `gpuopt loop_unroll i K;` |
 //! | iteration merging | [`merge`] | `gpuopt iter_merge i M;` |
-//! | kernel fusion | [`fuse`] (+ [`fuse_perm`]) | `gpuopt fuse F N;` before a `par` |
+//! | kernel fusion | [`fuse`] (+ [`fuse_perm`], [`fuse_bar`]) | `gpuopt fuse F N;` before a `par` |
 //! | matrix linearisation | [`linearise`] | `gpuopt matrix_lin M R\|C D1 D2;` before a method |
 //! | tiling | [`tile`] | `gpuopt tile inter\|intra N;` on a method (corpus keywords, see [`tile`]) |
 //! | data prefetching | [`prefetch`] | `gpuopt glob_to_reg A L1 L2 …;` before a method |
@@ -25,7 +25,9 @@
 //! [`loops`] holds the loop template both loop passes share. For fusion the
 //! "loop" of a [`LoopId`]/[`Request`] is the first `par` block to fuse.
 
+pub mod fallback;
 pub mod fuse;
+pub mod fuse_bar;
 pub mod fuse_perm;
 pub mod linearise;
 pub mod loops;
@@ -81,6 +83,9 @@ pub struct Request {
     /// Fusion: the thread-block size of the inter-block dependency check
     /// (`None`: the whole range is one block).
     pub block_size: Option<i64>,
+    /// Whether an applicability fact Z3 cannot show may be asked of the
+    /// verifier ([`fallback`]; loop unrolling's trip count).
+    pub fallback: fallback::Fallback,
 }
 
 /// What [`Transform::check`] established, for [`Transform::apply`].
@@ -293,7 +298,17 @@ pub fn next_directive(p: &Program, block_size: Option<i64>) -> Option<(&'static 
                 return None;
             };
             let factor = i64::try_from(factor.value).unwrap_or(i64::MAX);
-            Some((t, Request { target: site.id, var: var.name.clone(), factor, directive: Some(d.span), block_size: None }))
+            Some((
+                t,
+                Request {
+                    target: site.id,
+                    var: var.name.clone(),
+                    factor,
+                    directive: Some(d.span),
+                    block_size: None,
+                    fallback: Default::default(),
+                },
+            ))
         })
     });
     let on_par = fuse::par_sites(p).into_iter().find_map(|(id, par)| {
@@ -302,7 +317,17 @@ pub fn next_directive(p: &Program, block_size: Option<i64>) -> Option<(&'static 
             let DirectiveKind::Fuse { count, block_size: n } = &d.kind else { return None };
             let factor = i64::try_from(count.value).unwrap_or(i64::MAX);
             let n = block_size.unwrap_or_else(|| i64::try_from(n.value).unwrap_or(i64::MAX));
-            Some((t, Request { target: id, var: Name::from(""), factor, directive: Some(d.span), block_size: Some(n) }))
+            Some((
+                t,
+                Request {
+                    target: id,
+                    var: Name::from(""),
+                    factor,
+                    directive: Some(d.span),
+                    block_size: Some(n),
+                    fallback: Default::default(),
+                },
+            ))
         })
     });
     let first = match (on_loop, on_par) {
@@ -330,7 +355,17 @@ fn tile_directive(p: &Program) -> Option<(&'static dyn Transform, Request)> {
                 let t = for_directive(&d.kind)?;
                 let target = LoopId { class: ci, member: mi, span: m.span };
                 let factor = i64::try_from(size.value).unwrap_or(i64::MAX);
-                Some((t, Request { target, var: Name::from(""), factor, directive: Some(d.span), block_size: None }))
+                Some((
+                    t,
+                    Request {
+                        target,
+                        var: Name::from(""),
+                        factor,
+                        directive: Some(d.span),
+                        block_size: None,
+                        fallback: Default::default(),
+                    },
+                ))
             })
         })
     })
@@ -422,10 +457,17 @@ pub fn rewrite(
 
 /// Applies the program's `gpuopt loop_unroll`/`iter_merge` directives one by
 /// one, first in source order first (each removes its directive; directives on
-/// loops copied by an earlier rewrite are applied to every copy).
-pub fn apply_directives(mut src: SourceFile, mut program: Program, block_size: Option<i64>) -> Result<(SourceFile, Program), StepFailure> {
+/// loops copied by an earlier rewrite are applied to every copy). `fallback`:
+/// see [`Request::fallback`].
+pub fn apply_directives(
+    mut src: SourceFile,
+    mut program: Program,
+    block_size: Option<i64>,
+    fallback: &fallback::Fallback,
+) -> Result<(SourceFile, Program), StepFailure> {
     let name = src.name.clone();
-    while let Some((pass, req)) = next_directive(&program, block_size) {
+    while let Some((pass, mut req)) = next_directive(&program, block_size) {
+        req.fallback = fallback.clone();
         let plan = match pass.check(&program, &req) {
             Ok(plan) => plan,
             Err(e) => return Err(StepFailure::NotApplicable(src, e)),

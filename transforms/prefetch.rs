@@ -158,7 +158,14 @@ pub fn next_directive(p: &Program) -> Option<Request> {
             let Member::Method(m) = member else { continue };
             if let Some(d) = m.directives.iter().find(|d| matches!(d.kind, DirectiveKind::GlobToReg { .. })) {
                 let target = LoopId { class: ci, member: mi, span: d.span };
-                return Some(Request { target, var: Name::from(""), factor: 0, directive: Some(d.span), block_size: None });
+                return Some(Request {
+                    target,
+                    var: Name::from(""),
+                    factor: 0,
+                    directive: Some(d.span),
+                    block_size: None,
+                    fallback: Default::default(),
+                });
             }
         }
     }

@@ -35,6 +35,7 @@
 //! the loop's entry check, and they make re-verification confirm the
 //! invariants the applicability proof assumed.)
 
+use super::fallback::{self, Fallback, Verdict};
 use super::loops::{self, Cmp, LoopShape, UpdateOp};
 use super::prove::{encode, var_term, LoopFacts};
 use super::{loop_template, replace_loop, residual, ApplicabilityError, Plan, PlanDetail, Request, Transform};
@@ -62,11 +63,31 @@ impl Transform for LoopUnroll {
         let (site, shape) = loop_template(program, request)?;
         let k = request.factor as u64;
         let mut facts = LoopFacts::new(&site, &shape.var, shape.start.as_ref());
-        prove_trip_count(&mut facts, &shape, k).map_err(|e| match request.directive {
-            Some(d) => e.related(d, "requested here"),
-            None => e,
-        })?;
-        Ok(Plan { target: request.target, shape: Some(shape), factor: k, directive: request.directive, detail: PlanDetail::Unroll })
+        if let Err(mut e) = prove_trip_count(&mut facts, &shape, k) {
+            let e = match &request.fallback {
+                Fallback::Off => e,
+                Fallback::Skipped => {
+                    e.0.message.push_str(" (the fallback to alpine's verifier was skipped: `--no-verify`)");
+                    e
+                }
+                Fallback::Verify(v) => match fallback::holds_on_entry(program, request.target, &trip_condition(&shape, k), v) {
+                    Verdict::Proved => return Ok(plan(request, shape, k)),
+                    Verdict::NotProved(why) => {
+                        let tried = format!("alpine's verifier could not prove it either ({why})");
+                        let help = match e.0.help.take() {
+                            Some(h) => format!("{h}; {tried}"),
+                            None => tried,
+                        };
+                        e.help(help)
+                    }
+                },
+            };
+            return Err(match request.directive {
+                Some(d) => e.related(d, "requested here"),
+                None => e,
+            });
+        }
+        Ok(plan(request, shape, k))
     }
 
     fn apply(&self, program: &mut Program, plan: &Plan) {
@@ -80,6 +101,37 @@ impl Transform for LoopUnroll {
             scoped(out, declares)
         });
     }
+}
+
+fn plan(request: &Request, shape: LoopShape, k: u64) -> Plan {
+    Plan { target: request.target, shape: Some(shape), factor: k, directive: request.directive, detail: PlanDetail::Unroll }
+}
+
+/// The loop runs at least `k` times, as a PVL condition on the state in which
+/// it is entered: the guard holds for the variable's first `k` values
+/// (`i < N && i + 1 < N && …`; the template guarantees that the body changes
+/// neither the update nor the bound). What [`prove_trip_count`] proves, for the
+/// verifier fallback.
+pub fn trip_condition(shape: &LoopShape, k: u64) -> Expr {
+    let op = match shape.op {
+        UpdateOp::Add => BinOp::Add,
+        UpdateOp::Sub => BinOp::Sub,
+        UpdateOp::Mul => BinOp::Mul,
+        UpdateOp::Div => BinOp::Div,
+    };
+    let cmp = match shape.cmp {
+        Cmp::Lt => BinOp::Lt,
+        Cmp::Le => BinOp::Le,
+        Cmp::Gt => BinOp::Gt,
+        Cmp::Ge => BinOp::Ge,
+    };
+    let mut v = loops::var(&shape.var);
+    let mut guards = Vec::new();
+    for _ in 0..k {
+        guards.push(loops::bin(cmp, v.clone(), shape.bound.clone()));
+        v = loops::bin(op, v, loops::int(shape.step));
+    }
+    guards.into_iter().reduce(|a, b| loops::bin(BinOp::And, a, b)).unwrap_or(Expr::new(ExprKind::BoolLit(true), Span::DUMMY))
 }
 
 /// The values of the loop variable at the start of iterations `0..n`, as terms
@@ -240,6 +292,60 @@ mod tests {
     fn refuses_non_positive_factors() {
         let e = run(&PLUS.replace('K', "0")).unwrap_err();
         assert!(e.starts_with(codes::OPTIMISE_FACTOR), "{e}");
+    }
+
+    /// VerifyThis 2019 challenge 1 in small: the loop runs once because
+    /// `flat(segs) == xs` and `|xs| > 0` give `|segs| > 0`, which needs the
+    /// pure function's definition (Z3 in `prove` does not unfold it).
+    const FLAT: &str = "class C { pure seq<int> flat(seq<seq<int>> xs) = 0 < |xs| ? head(xs) + flat(tail(xs)) : seq<int>{}; \
+        requires XS; requires flat(segs) == xs; void m(seq<int> xs, seq<seq<int>> segs) { int x = 0; gpuopt loop_unroll x 1; \
+        loop_invariant 0 <= x && x <= |segs|; while (x < |segs|) { x = x + 1; } } }";
+
+    fn check_with(src: &str, fallback: Fallback) -> Result<Plan, crate::diagnostics::Diagnostic> {
+        let (p, _) = crate::frontend(&SourceFile::new("t.pvl", src)).unwrap();
+        let (t, mut req) = next_directive(&p, None).unwrap();
+        req.fallback = fallback;
+        t.check(&p, &req).map_err(|e| e.0)
+    }
+
+    fn verifier() -> Fallback {
+        Fallback::Verify(fallback::Verifier { path: "no-such-dir/t.pvl".into(), opts: Default::default() })
+    }
+
+    #[test]
+    fn the_verifier_proves_what_z3_alone_cannot() {
+        let src = FLAT.replace("XS", "|xs| > 0");
+        let e = check_with(&src, Fallback::Off).unwrap_err();
+        assert_eq!(e.message, "cannot prove that this loop runs at least once: the annotations do not show that it runs at all");
+        assert!(check_with(&src, verifier()).is_ok());
+        let e = check_with(&src, Fallback::Skipped).unwrap_err();
+        assert!(e.message.ends_with("(the fallback to alpine's verifier was skipped: `--no-verify`)"), "{}", e.message);
+    }
+
+    #[test]
+    fn the_verifier_refuses_when_the_loop_may_not_run() {
+        // `xs` may be empty, and then `segs` may be too.
+        let e = check_with(&FLAT.replace("XS", "|xs| >= 0"), verifier()).unwrap_err();
+        assert_eq!(e.code, codes::OPTIMISE_TRIP_COUNT);
+        assert_eq!(e.message, "cannot prove that this loop runs at least once: the annotations do not show that it runs at all");
+        assert!(e.help.as_deref().is_some_and(|h| h.contains("alpine's verifier could not prove it either")), "{:?}", e.help);
+        // Twice is more than `|xs| > 0` shows.
+        let e = check_with(&FLAT.replace("XS", "|xs| > 0").replace("loop_unroll x 1", "loop_unroll x 2"), verifier()).unwrap_err();
+        assert!(e.message.starts_with("cannot prove that this loop runs at least 2 times"), "{}", e.message);
+    }
+
+    #[test]
+    fn the_trip_condition_is_asserted_after_a_for_loops_initialiser() {
+        // `i` is declared by the loop: the check's block declares it itself.
+        let src = "class C { pure int f(int n) = n + 1; requires n >= 0; void m(int n) { gpuopt loop_unroll i 2; \
+                   loop_invariant 0 <= i; for (int i = 0; i < f(n) + 1; i = i + 1) { } } }";
+        assert!(check_with(src, Fallback::Off).unwrap_err().message.contains("is outside what alpine reasons about"));
+        assert!(check_with(src, verifier()).is_ok());
+        assert!(check_with(&src.replace("n >= 0", "n >= -1"), verifier()).is_err());
+        let (p, _) = crate::frontend(&SourceFile::new("t.pvl", src)).unwrap();
+        let (_, req) = next_directive(&p, None).unwrap();
+        let (_, shape) = loop_template(&p, &req).unwrap();
+        assert_eq!(crate::printer::print_expr(&trip_condition(&shape, 2)), "i < f(n) + 1 && i + 1 < f(n) + 1");
     }
 
     #[test]

@@ -71,7 +71,8 @@ pub struct OptimiseArgs {
     /// a par block or method name, where several do). Repeatable.
     #[arg(long, value_name = "[KERNEL:]A[LOC]")]
     prefetch: Vec<String>,
-    /// Do not re-verify the result.
+    /// Do not re-verify the result (nor ask the verifier for a loop trip count that Z3
+    /// alone cannot show: that unrolling is then refused).
     #[arg(long)]
     no_verify: bool,
     /// Wall-clock limit per Z3 query of the re-verification, in seconds.
@@ -308,7 +309,9 @@ pub fn parse_fuse(text: &str) -> Result<Vec<String>, String> {
 /// The optimisation steps as a library-level function (used by the CLI and the
 /// tests): applies the directives of `file`, then `requests`, and returns the
 /// resulting PVL text. Errors: the diagnostics and the exit status they mean,
-/// with the source the diagnostics' spans refer to.
+/// with the source the diagnostics' spans refer to. `fallback`: whether loop
+/// unrolling may ask the verifier for a trip count Z3 cannot show.
+#[allow(clippy::too_many_arguments)]
 pub fn optimise_text(
     file: &SourceFile,
     fuses: &[Vec<String>],
@@ -317,6 +320,7 @@ pub fn optimise_text(
     tiles: &[(String, transforms::tile::Tiling, i64)],
     requests: &[CliRequest],
     prefetches: &[String],
+    fallback: &transforms::fallback::Fallback,
 ) -> Result<(String, Vec<Diagnostic>), (SourceFile, Vec<Diagnostic>, i32)> {
     let (program, warnings) = alpine::frontend(file).map_err(|d| (file.clone(), d, EXIT_BAD_INPUT))?;
     let notes = warnings;
@@ -348,7 +352,7 @@ pub fn optimise_text(
         (src.clone(), vec![d], status)
     };
     // In-file directives first, then the command line.
-    (current, program) = transforms::apply_directives(current, program, block_size).map_err(|f| match f {
+    (current, program) = transforms::apply_directives(current, program, block_size, fallback).map_err(|f| match f {
         transforms::StepFailure::NotApplicable(src, e) => fail(&src, e),
         transforms::StepFailure::Broken(src, diags) => (src, diags, EXIT_CHECK_FAILED),
     })?;
@@ -362,7 +366,7 @@ pub fn optimise_text(
             (current.clone(), vec![d], EXIT_BAD_INPUT)
         })?;
         let pass = &transforms::fuse::FuseKernels;
-        let req = Request { target, var: "".into(), factor: names.len() as i64, directive: None, block_size };
+        let req = Request { target, var: "".into(), factor: names.len() as i64, directive: None, block_size, fallback: Default::default() };
         let plan = pass.check(&program, &req).map_err(|e| fail(&current, e))?;
         (current, program) = transforms::rewrite(pass, program, &plan, &file.name).map_err(|(src, d)| (src, d, EXIT_CHECK_FAILED))?;
     }
@@ -385,7 +389,14 @@ pub fn optimise_text(
             );
             return Err((current, vec![d], EXIT_BAD_INPUT));
         };
-        let req = Request { target, var: key.var.as_str().into(), factor: r.factor, directive: None, block_size: None };
+        let req = Request {
+            target,
+            var: key.var.as_str().into(),
+            factor: r.factor,
+            directive: None,
+            block_size: None,
+            fallback: fallback.clone(),
+        };
         let plan = pass.check(&program, &req).map_err(|e| fail(&current, e))?;
         (current, program) = transforms::rewrite(pass, program, &plan, &file.name).map_err(|(src, d)| (src, d, EXIT_CHECK_FAILED))?;
     }
@@ -457,7 +468,16 @@ pub fn run(args: OptimiseArgs, reporter: &Reporter) -> i32 {
             }
         }
     }
-    let (out, notes) = match optimise_text(&file, &fuses, &linearise, args.block_size, &tiles, &requests, &args.prefetch) {
+    let opts = alpine::verify::Options { timeout_secs: args.timeout.max(1), ..Default::default() };
+    let fallback = if args.no_verify {
+        transforms::fallback::Fallback::Skipped
+    } else {
+        transforms::fallback::Fallback::Verify(transforms::fallback::Verifier {
+            path: Path::new(&file.name).to_path_buf(),
+            opts: opts.clone(),
+        })
+    };
+    let (out, notes) = match optimise_text(&file, &fuses, &linearise, args.block_size, &tiles, &requests, &args.prefetch, &fallback) {
         Ok(r) => r,
         Err((src, diags, status)) => {
             reporter.report(&src, &diags);
@@ -482,7 +502,6 @@ pub fn run(args: OptimiseArgs, reporter: &Reporter) -> i32 {
             eprintln!("error: the optimised program does not check (a bug in alpine)");
             return EXIT_CHECK_FAILED;
         };
-        let opts = alpine::verify::Options { timeout_secs: args.timeout.max(1), ..Default::default() };
         // The companions of the input file are the optimised program's too.
         let ws = alpine::workspace::Workspace::load(Path::new(&file.name), &out, &program);
         let reports = alpine::verify::verify_program_with(&program, &ws.programs(), &ws.text, &opts);

@@ -113,8 +113,17 @@ fn loop_actions(p: &Program, offset: usize, out: &mut Vec<Candidate>) {
             _ => None,
         })
     };
-    let req =
-        |factor, unroll| Request { target: site.id, var: var.clone(), factor, directive: directive(unroll, factor), block_size: None };
+    // No verifier fallback for the trip count (`transforms/fallback.rs`): listing
+    // actions must stay fast, so a loop whose trip count only alpine's verifier
+    // can show gets a disabled action with Z3's reason (`alpine optimise` applies it).
+    let req = |factor, unroll| Request {
+        target: site.id,
+        var: var.clone(),
+        factor,
+        directive: directive(unroll, factor),
+        block_size: None,
+        fallback: Default::default(),
+    };
     out.push(Candidate { title: "Unroll ×2".into(), check: Check::Pass(&unroll::LoopUnroll, req(2, true)) });
     out.push(Candidate { title: "Unroll ×4".into(), check: Check::Pass(&unroll::LoopUnroll, req(4, true)) });
     out.push(Candidate { title: "Merge iterations ×2".into(), check: Check::Pass(&merge::IterMerge, req(2, false)) });
@@ -133,8 +142,14 @@ fn par_actions(p: &Program, offset: usize, out: &mut Vec<Candidate>) {
             DirectiveKind::Fuse { count, block_size } if count.value == 2 => Some((d.span, i64::try_from(block_size.value).ok())),
             _ => None,
         });
-        let req =
-            Request { target: *id, var: "".into(), factor: 2, directive: directive.map(|d| d.0), block_size: directive.and_then(|d| d.1) };
+        let req = Request {
+            target: *id,
+            var: "".into(),
+            factor: 2,
+            directive: directive.map(|d| d.0),
+            block_size: directive.and_then(|d| d.1),
+            fallback: Default::default(),
+        };
         out.push(Candidate { title: "Fuse with next kernel".into(), check: Check::Pass(&fuse::FuseKernels, req) });
     }
     if par.units.len() == 1 && par.units[0].iters.len() == 1 {
