@@ -11,7 +11,6 @@
 //! * errors: every runtime call goes through `ALPINE_CHECK`, which prints the
 //!   call and its error and leaves with status 1 (device buffers are freed).
 
-use super::c::Capture;
 use super::{HostFn, Kernel, Unit, BLOCK_1D, BLOCK_2D};
 
 pub fn render(unit: &Unit) -> String {
@@ -61,22 +60,7 @@ pub fn device_source(unit: &Unit) -> String {
 }
 
 fn kernel(k: &Kernel) -> String {
-    let mut params = Vec::new();
-    for p in &k.params {
-        match p {
-            Capture::Array { name, length } => {
-                params.push(format!("int *{}", super::c_name(name)));
-                if *length {
-                    params.push(format!("int {}", super::length_name(name)));
-                }
-            }
-            Capture::Scalar { name } => params.push(format!("int {}", super::c_name(name))),
-        }
-    }
-    for d in 0..k.iters.len() {
-        params.push(format!("int alpine_lo{d}"));
-        params.push(format!("int alpine_n{d}"));
-    }
+    let params = super::kernel_params(k, "int *");
     let mut out = k.contract.clone();
     // C linkage: the kernel's name is its symbol (a launcher loading the PTX by
     // name, e.g. `alpine emit --host rust`, finds it unmangled).

@@ -351,3 +351,27 @@ fn kernel(host: &mut Ctx, p: &Par, prefix: &str, labels: &[String], index: usize
     contract += &c::contract_comment("", &unit.contract);
     Ok(Kernel { name, iters, params: cx.captures, has_barrier: cx.has_barrier, contract, body })
 }
+
+/// A kernel's parameters, the same for both targets but for the array pointer
+/// type (`int *` / `__global int *`): each captured array (and its length when
+/// the kernel reads it), each scalar, then each iterator's `alpine_lo{d}` and
+/// `alpine_n{d}`.
+fn kernel_params(k: &Kernel, array_ptr: &str) -> Vec<String> {
+    let mut params = Vec::new();
+    for p in &k.params {
+        match p {
+            Capture::Array { name, length } => {
+                params.push(format!("{array_ptr}{}", c_name(name)));
+                if *length {
+                    params.push(format!("int {}", length_name(name)));
+                }
+            }
+            Capture::Scalar { name } => params.push(format!("int {}", c_name(name))),
+        }
+    }
+    for d in 0..k.iters.len() {
+        params.push(format!("int alpine_lo{d}"));
+        params.push(format!("int alpine_n{d}"));
+    }
+    params
+}

@@ -13,7 +13,6 @@
 //! * the host function picks the first device of the first platform, builds the
 //!   program (printing the build log on failure), and releases everything it made.
 
-use super::c::Capture;
 use super::{HostFn, Kernel, Unit};
 
 /// The OpenCL C program: the pure functions, then every kernel.
@@ -66,22 +65,7 @@ pub fn render(unit: &Unit) -> String {
 }
 
 fn kernel(k: &Kernel) -> String {
-    let mut params = Vec::new();
-    for p in &k.params {
-        match p {
-            Capture::Array { name, length } => {
-                params.push(format!("__global int *{}", super::c_name(name)));
-                if *length {
-                    params.push(format!("int {}", super::length_name(name)));
-                }
-            }
-            Capture::Scalar { name } => params.push(format!("int {}", super::c_name(name))),
-        }
-    }
-    for d in 0..k.iters.len() {
-        params.push(format!("int alpine_lo{d}"));
-        params.push(format!("int alpine_n{d}"));
-    }
+    let params = super::kernel_params(k, "__global int *");
     let mut out = k.contract.clone();
     out += &format!("__kernel void {}({}) {{\n", k.name, params.join(", "));
     // The last iterator runs along dimension 0 (x).
