@@ -97,33 +97,26 @@ fn differential() {
         // The host methods of the original, each on three inputs that meet its
         // precondition; the optimised program gets the same calls.
         let (mut calls_a, mut calls_b, mut want_a, mut want_b) = (Vec::new(), Vec::new(), Vec::new(), Vec::new());
-        for class in &before.classes {
-            for member in &class.members {
-                let alpine::ast::Member::Method(m) = member else { continue };
-                let host = format!("{}_{}", class.name, m.name);
-                if !code_a.contains(&format!("int {host}(")) {
-                    continue;
-                }
-                for seed in 1..=3u64 {
-                    let Some(args) = pocl::inputs(&before, m, seed * 104_729 + ai as u64) else {
-                        failures.push(format!("{name}: no input meets the precondition of {host}"));
-                        break;
-                    };
-                    let ia = pocl::interp_arrays(&before, &class.name.name, &m.name.name, &args, seed);
-                    let ib = pocl::interp_arrays(&after, &class.name.name, &m.name.name, &args, seed);
-                    match (ia, ib) {
-                        (Ok(x), Ok(y)) => {
-                            want_a.push(x);
-                            want_b.push(y);
-                        }
-                        (x, y) => {
-                            failures.push(format!("{name} {host} seed {seed}: interpreter: {x:?} / {y:?}"));
-                            continue;
-                        }
+        for (class, m, host) in pocl::host_methods(&before, &code_a) {
+            for seed in 1..=3u64 {
+                let Some(args) = pocl::inputs(&before, m, seed * 104_729 + ai as u64) else {
+                    failures.push(format!("{name}: no input meets the precondition of {host}"));
+                    break;
+                };
+                let ia = pocl::interp_arrays(&before, &class.name.name, &m.name.name, &args, seed);
+                let ib = pocl::interp_arrays(&after, &class.name.name, &m.name.name, &args, seed);
+                match (ia, ib) {
+                    (Ok(x), Ok(y)) => {
+                        want_a.push(x);
+                        want_b.push(y);
                     }
-                    calls_a.push(pocl::Call { host: host.clone(), args: pocl::fresh(&args) });
-                    calls_b.push(pocl::Call { host: host.clone(), args });
+                    (x, y) => {
+                        failures.push(format!("{name} {host} seed {seed}: interpreter: {x:?} / {y:?}"));
+                        continue;
+                    }
                 }
+                calls_a.push(pocl::Call { host: host.clone(), args: pocl::fresh(&args) });
+                calls_b.push(pocl::Call { host: host.clone(), args });
             }
         }
         if calls_a.len() < 3 {

@@ -185,6 +185,29 @@ pub fn interp_arrays(p: &alpine::ast::Program, class: &str, method: &str, args: 
     Ok(args.iter().filter(|a| matches!(a, Value::Array(_))).map(ints).collect())
 }
 
+/// The methods of `p` that `code` (an `alpine emit --target opencl` unit) has as
+/// host functions, with their class and C name: methods with a body that are
+/// neither pure functions nor predicates, defined at the start of a line as
+/// `int Class_method(`. A pure function is emitted as `static int Class_f(`
+/// (host copy) and inside the kernel source: it returns a value, not a status,
+/// so calling it as a host function would misread its result as an error.
+pub fn host_methods<'a>(p: &'a alpine::ast::Program, code: &str) -> Vec<(&'a alpine::ast::Class, &'a alpine::ast::Method, String)> {
+    let mut out = Vec::new();
+    for class in &p.classes {
+        for member in &class.members {
+            let alpine::ast::Member::Method(m) = member else { continue };
+            if m.is_pure_function() || m.is_predicate() {
+                continue;
+            }
+            let host = format!("{}_{}", class.name, m.name);
+            if code.contains(&format!("\nint {host}(")) {
+                out.push((class, m, host));
+            }
+        }
+    }
+    out
+}
+
 /// One call of an emitted host function: its C name and the PVL arguments.
 pub struct Call {
     pub host: String,
