@@ -67,22 +67,7 @@ fn kernel(k: &Kernel) -> String {
     out += &format!("extern \"C\" __global__ void {}({}) {{\n", k.name, params.join(", "));
     // The last iterator runs along x.
     let axes: &[&str] = if k.iters.len() == 1 { &["x"] } else { &["y", "x"] };
-    for (d, ax) in axes.iter().enumerate() {
-        out += &format!("    int alpine_g{d} = (int)(blockIdx.{ax} * blockDim.{ax} + threadIdx.{ax});\n");
-    }
-    if k.has_barrier {
-        // Launched with exactly the range's thread count: no guard, so every
-        // thread reaches every barrier.
-        out += "    {\n";
-    } else {
-        let guard: Vec<String> = (0..k.iters.len()).map(|d| format!("alpine_g{d} < alpine_n{d}")).collect();
-        out += &format!("    if ({}) {{\n", guard.join(" && "));
-    }
-    for (d, it) in k.iters.iter().enumerate() {
-        out += &format!("        int {it} = alpine_lo{d} + alpine_g{d};\n");
-    }
-    out += &k.body;
-    out += "    }\n}\n";
+    out += &super::kernel_body(k, |d| format!("(int)(blockIdx.{ax} * blockDim.{ax} + threadIdx.{ax})", ax = axes[d]));
     out
 }
 
@@ -90,11 +75,10 @@ fn kernel(k: &Kernel) -> String {
 /// `alpine_nD` (at `indent` + 4); the caller closes that block.
 pub fn launch(k: &Kernel, _index: usize, indent: &str) -> String {
     let i = format!("{indent}    ");
-    let nonempty: Vec<String> = (0..k.iters.len()).map(|d| format!("alpine_n{d} > 0")).collect();
+    let (nonempty, count) = super::launch_sizes(k);
     let args: Vec<String> = k.args().into_iter().map(|(a, _)| a).collect();
-    let mut out = format!("{i}if ({}) {{\n", nonempty.join(" && "));
+    let mut out = format!("{i}if ({nonempty}) {{\n");
     let (grid, block) = if k.has_barrier {
-        let count = if k.iters.len() == 1 { "alpine_n0".to_string() } else { "alpine_n0 * alpine_n1".to_string() };
         out += &format!(
             "{i}    if ({count} > alpine_max_block) {{\n\
              {i}        fprintf(stderr, \"alpine: kernel {} has a barrier and needs all %d threads in one block; the device allows %d\\n\", {count}, alpine_max_block);\n\

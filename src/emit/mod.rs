@@ -375,3 +375,35 @@ fn kernel_params(k: &Kernel, array_ptr: &str) -> Vec<String> {
     }
     params
 }
+
+/// A kernel's body after its signature line, the same for both targets but for
+/// the thread id of dimension `d` (`thread_id(d)`): each `alpine_g{d}`, then a
+/// bounds guard (none with a barrier: the kernel is launched with exactly the
+/// range's thread count, so every thread reaches every barrier), the iterators
+/// and the statements.
+fn kernel_body(k: &Kernel, thread_id: impl Fn(usize) -> String) -> String {
+    let mut out = String::new();
+    for d in 0..k.iters.len() {
+        out += &format!("    int alpine_g{d} = {};\n", thread_id(d));
+    }
+    if k.has_barrier {
+        out += "    {\n";
+    } else {
+        let guard: Vec<String> = (0..k.iters.len()).map(|d| format!("alpine_g{d} < alpine_n{d}")).collect();
+        out += &format!("    if ({}) {{\n", guard.join(" && "));
+    }
+    for (d, it) in k.iters.iter().enumerate() {
+        out += &format!("        int {it} = alpine_lo{d} + alpine_g{d};\n");
+    }
+    out += &k.body;
+    out += "    }\n}\n";
+    out
+}
+
+/// The launch's condition that every dimension is non-empty, and the thread
+/// count a kernel with a barrier needs in its one block (both C expressions over
+/// `alpine_nD`), shared by both targets' launches.
+fn launch_sizes(k: &Kernel) -> (String, &'static str) {
+    let nonempty: Vec<String> = (0..k.iters.len()).map(|d| format!("alpine_n{d} > 0")).collect();
+    (nonempty.join(" && "), if k.iters.len() == 1 { "alpine_n0" } else { "alpine_n0 * alpine_n1" })
+}

@@ -70,20 +70,7 @@ fn kernel(k: &Kernel) -> String {
     out += &format!("__kernel void {}({}) {{\n", k.name, params.join(", "));
     // The last iterator runs along dimension 0 (x).
     let n = k.iters.len();
-    for d in 0..n {
-        out += &format!("    int alpine_g{d} = (int)get_global_id({});\n", n - 1 - d);
-    }
-    if k.has_barrier {
-        out += "    {\n";
-    } else {
-        let guard: Vec<String> = (0..n).map(|d| format!("alpine_g{d} < alpine_n{d}")).collect();
-        out += &format!("    if ({}) {{\n", guard.join(" && "));
-    }
-    for (d, it) in k.iters.iter().enumerate() {
-        out += &format!("        int {it} = alpine_lo{d} + alpine_g{d};\n");
-    }
-    out += &k.body;
-    out += "    }\n}\n";
+    out += &super::kernel_body(k, |d| format!("(int)get_global_id({})", n - 1 - d));
     out
 }
 
@@ -92,16 +79,15 @@ fn kernel(k: &Kernel) -> String {
 pub fn launch(k: &Kernel, index: usize, indent: &str) -> String {
     let i = format!("{indent}    ");
     let n = k.iters.len();
-    let nonempty: Vec<String> = (0..n).map(|d| format!("alpine_n{d} > 0")).collect();
+    let (nonempty, count) = super::launch_sizes(k);
     let sizes: Vec<String> = (0..n).rev().map(|d| format!("(size_t)alpine_n{d}")).collect();
-    let mut out = format!("{i}if ({}) {{\n", nonempty.join(" && "));
+    let mut out = format!("{i}if ({nonempty}) {{\n");
     out += &format!("{i}    size_t alpine_global[{n}] = {{ {} }};\n", sizes.join(", "));
     for (j, (arg, buffer)) in k.args().into_iter().enumerate() {
         let size = if buffer { "sizeof(cl_mem)" } else { "sizeof(int)" };
         out += &format!("{i}    ALPINE_CHECK(clSetKernelArg(alpine_k{index}, {j}, {size}, &{arg}));\n");
     }
     let local = if k.has_barrier {
-        let count = if n == 1 { "alpine_n0".to_string() } else { "alpine_n0 * alpine_n1".to_string() };
         out += &format!(
             "{i}    {{\n\
              {i}        size_t alpine_wg = 0;\n\
