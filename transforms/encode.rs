@@ -35,6 +35,7 @@
 //! whether or not the fact they came with is kept.
 
 use crate::ast::*;
+use crate::resolve::types::assignable;
 use crate::verify::encode::{trunc_div, trunc_mod};
 use crate::verify::smt::{Sort, Term};
 use std::collections::{HashMap, HashSet};
@@ -299,18 +300,21 @@ impl<'a> Enc<'a> {
     /// function bodies.
     fn call(&mut self, name: &str, args: &[Expr], ty: &Ty) -> Option<Term> {
         let class = self.class?;
-        let fits = |m: &Method| {
-            m.is_pure_function()
-                && m.name.as_str() == name
-                && m.params.len() == args.len()
-                && m.params.iter().zip(args).all(|(p, a)| p.ty.to_ty() == a.ty)
-        };
-        let mut found = class.members.iter().enumerate().filter_map(|(k, m)| match m {
-            Member::Method(m) if fits(m) => Some((k, m)),
+        // The overload the type checker picks (`select_overload`): the first of
+        // that name and arity whose parameters accept the arguments; used only
+        // when they are exactly the arguments' types (then the verifier's
+        // `find_function` picks it too).
+        let (k, f) = class.members.iter().enumerate().find_map(|(k, m)| match m {
+            Member::Method(m)
+                if m.name.as_str() == name
+                    && m.params.len() == args.len()
+                    && m.params.iter().zip(args).all(|(p, a)| assignable(&a.ty, &p.ty.to_ty())) =>
+            {
+                Some((k, m))
+            }
             _ => None,
-        });
-        let (k, f) = found.next()?;
-        if found.next().is_some() {
+        })?;
+        if !f.is_pure_function() || f.params.iter().zip(args).any(|(p, a)| p.ty.to_ty() != a.ty) {
             return None;
         }
         let ret = sort_of(&f.ret.as_ref()?.to_ty())?;
@@ -451,6 +455,20 @@ mod tests {
         // A non-terminating function yields no contradiction.
         let rec = "class C { pure int f(int n) = f(n) + 1; requires f(k) == 0; ensures false; void m(int k) { } }";
         assert_eq!(implies(rec), Some(false));
+    }
+
+    #[test]
+    fn overloads_resolve_as_the_type_checker_does() {
+        // `f(k)` with an int `k` calls the first overload (an int is a `frac`):
+        // not encoded, and the second one's body is not used for it.
+        let src = "class C { pure int f(frac x) = 0; pure int f(int x) = 1; requires k > 0; ensures f(k) == 1; void m(int k) { } }";
+        assert_eq!(implies(src), None);
+        let src = src.replace("pure int f(frac x) = 0; ", "");
+        assert_eq!(implies(&src), Some(true));
+        // Overloads by sequence type: each call unfolds its own body.
+        let src = "class C { pure int g(seq<int> x) = 1; pure int g(seq<boolean> x) = 2; \
+                   requires true; ensures g(xs) == 1 && g(bs) == 2; void m(seq<int> xs, seq<boolean> bs) { } }";
+        assert_eq!(implies(src), Some(true));
     }
 
     #[test]
