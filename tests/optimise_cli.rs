@@ -138,9 +138,9 @@ fn a_file_of_a_program_of_several_files_optimises() {
     assert!(String::from_utf8_lossy(&o.stderr).contains("verified"));
 }
 
-/// The loop runs once only because `flat(segs) == xs` and `|xs| > 0`: Z3 alone
-/// does not unfold `flat`, the verifier fallback proves it (VerifyThis 2019
-/// challenge 1 in small); `--no-verify` turns the fallback off.
+/// The loop runs once only because `flat(segs) == xs` and `|xs| > 0`: the Z3
+/// check unfolds `flat` once and proves it alone (VerifyThis 2019 challenge 1
+/// in small), so `--no-verify` needs no verifier fallback.
 const FLAT: &str = "class C {
     pure seq<int> flat(seq<seq<int>> xs) = 0 < |xs| ? head(xs) + flat(tail(xs)) : seq<int>{};
 
@@ -157,10 +157,48 @@ const FLAT: &str = "class C {
 }
 ";
 
+/// The same, but `shrink` is known only by its postcondition, which the Z3
+/// check does not use: the verifier fallback proves the trip count.
+const SHRINK: &str = "class C {
+    ensures |\\result| <= |xs|;
+    pure seq<int> shrink(seq<int> xs);
+
+    requires |shrink(segs)| > 0;
+    void m(seq<int> segs) {
+        int x = 0;
+        gpuopt loop_unroll x 1;
+        loop_invariant 0 <= x && x <= |segs|;
+        while (x < |segs|) {
+            x = x + 1;
+        }
+    }
+}
+";
+
+#[test]
+fn z3_unfolds_a_pure_function_for_a_trip_count() {
+    let d = tempfile::tempdir().unwrap();
+    let f = write(d.path(), "a.pvl", FLAT);
+    for args in [vec!["optimise", &f], vec!["optimise", "--no-verify", &f]] {
+        let o = alpine(&args);
+        assert_eq!(o.status.code(), Some(0), "{}", String::from_utf8_lossy(&o.stderr));
+        let out = String::from_utf8_lossy(&o.stdout);
+        assert_eq!(out.matches("x = x + 1;").count(), 2, "one copy and the loop: {out}");
+        assert!(out.contains("assert x <= |segs|;"), "{out}");
+    }
+    // Without `|xs| > 0` the loop may not run: refused, by the verifier too.
+    let f = write(d.path(), "b.pvl", &FLAT.replace("requires |xs| > 0;", ""));
+    let o = alpine(&["optimise", &f]);
+    assert_eq!(o.status.code(), Some(1));
+    let err = String::from_utf8_lossy(&o.stderr);
+    assert!(err.contains("cannot prove that this loop runs at least once"), "{err}");
+    assert!(err.contains("alpine's verifier could not prove it either"), "{err}");
+}
+
 #[test]
 fn the_verifier_proves_a_trip_count_z3_alone_cannot() {
     let d = tempfile::tempdir().unwrap();
-    let f = write(d.path(), "a.pvl", FLAT);
+    let f = write(d.path(), "a.pvl", SHRINK);
     let o = alpine(&["optimise", &f]);
     assert_eq!(o.status.code(), Some(0), "{}", String::from_utf8_lossy(&o.stderr));
     let out = String::from_utf8_lossy(&o.stdout);
@@ -171,7 +209,7 @@ fn the_verifier_proves_a_trip_count_z3_alone_cannot() {
     let err = String::from_utf8_lossy(&o.stderr);
     assert!(err.contains("the fallback to alpine's verifier was skipped: `--no-verify`"), "{err}");
     // Two iterations do not follow: refused with the verifier's help.
-    let f = write(d.path(), "b.pvl", &FLAT.replace("loop_unroll x 1", "loop_unroll x 2"));
+    let f = write(d.path(), "b.pvl", &SHRINK.replace("loop_unroll x 1", "loop_unroll x 2"));
     let o = alpine(&["optimise", &f]);
     assert_eq!(o.status.code(), Some(1));
     let err = String::from_utf8_lossy(&o.stderr);

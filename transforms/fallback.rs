@@ -1,10 +1,10 @@
 //! The verifier as a fallback for applicability facts that the Z3 check of
 //! [`super::prove`] cannot show.
 //!
-//! [`super::prove`] encodes only integer/boolean facts and never unfolds pure
-//! functions, so a fact such as "this loop runs at least once" may follow from
-//! the program's annotations (VerifyThis 2019 challenge 1: `|segments| >= 1`
-//! from the invariant `flatten(segments) == xs` and `|xs| > 0`) and still not be
+//! [`super::prove`] encodes integers, booleans and sequences, unfolds pure
+//! functions once and drops every fact outside that fragment (quantifiers,
+//! heap reads, functions' postconditions), so a fact such as "this loop runs at
+//! least once" may follow from the program's annotations and still not be
 //! proved there. alpine's own verifier knows more: this module asks it.
 //!
 //! **How.** A copy of the program in which the statement holding the loop is

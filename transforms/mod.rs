@@ -25,6 +25,7 @@
 //! [`loops`] holds the loop template both loop passes share. For fusion the
 //! "loop" of a [`LoopId`]/[`Request`] is the first `par` block to fuse.
 
+pub mod encode;
 pub mod fallback;
 pub mod fuse;
 pub mod fuse_bar;
@@ -133,6 +134,8 @@ impl ApplicabilityError {
 /// A loop in context.
 pub struct LoopSite<'a> {
     pub id: LoopId,
+    /// The class holding the method (its pure functions appear in the facts).
+    pub class: &'a Class,
     pub method: &'a Method,
     pub lp: &'a Loop,
     /// The statements before the loop in its block.
@@ -213,6 +216,7 @@ pub fn loop_sites(p: &Program) -> Vec<LoopSite<'_>> {
             walk(&mut c, &b.stmts);
             out.extend(c.out.into_iter().map(|(lp, before, path)| LoopSite {
                 id: LoopId { class: ci, member: mi, span: lp.span },
+                class,
                 method: m,
                 lp,
                 before,

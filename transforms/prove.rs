@@ -14,136 +14,23 @@
 //!   reads;
 //! * `i == start` when the code gives the loop variable's start value.
 //!
-//! Only the integer/boolean fragment is encoded (literals, variables,
-//! `x.length`, arithmetic with PVL's truncating `/` and `%`, comparisons,
-//! connectives, `?:`); a conjunct outside it is dropped, which only weakens the
+//! The facts are encoded by [`super::encode::Enc::with_functions`]: integers,
+//! booleans and sequences, with the class's pure functions unfolded once; a
+//! conjunct outside that fragment is dropped as a whole, which only weakens the
 //! facts. Every question is "do the facts imply G?"; Z3 answering `unknown` or
 //! running out of time counts as "no".
 
-use super::loops::{conjuncts, loop_effects, locals, Effects, Reads};
+pub use super::encode::{encode, var_term};
+use super::encode::{length_or_size, Enc};
+use super::loops::{conjuncts, locals, loop_effects, Effects, Reads};
 use super::{LoopSite, ScopeKind};
 use crate::ast::visit::Visitor;
 use crate::ast::*;
-use crate::verify::encode::{trunc_div, trunc_mod};
 use crate::verify::smt::{Outcome, SmtSolver, Sort, Term};
 use std::collections::HashSet;
 
 /// Milliseconds Z3 may spend on one applicability question.
 const TIMEOUT_MS: u32 = 2000;
-
-/// The SMT name of a program variable.
-pub fn var_term(name: &str, ty: &Ty) -> Option<Term> {
-    let sort = match ty {
-        Ty::Int => Sort::Int,
-        Ty::Bool => Sort::Bool,
-        _ => return None,
-    };
-    Some(Term::konst(&format!("v${name}"), sort))
-}
-
-/// Encodes the integer/boolean fragment; `None` outside it. `length` collects
-/// the arrays whose `.length` is read.
-pub fn encode(e: &Expr, lengths: &mut HashSet<Name>) -> Option<Term> {
-    let t = match &e.kind {
-        ExprKind::IntLit(v) => Term::int(i64::try_from(*v).ok()?),
-        ExprKind::BoolLit(b) => Term::bool(*b),
-        ExprKind::Var(x) => var_term(x.as_str(), &e.ty)?,
-        ExprKind::Field { obj, field } if field.as_str() == "length" => match &obj.kind {
-            ExprKind::Var(a) => {
-                lengths.insert(a.name.clone());
-                length_term(a.as_str())
-            }
-            _ => return None,
-        },
-        // `|s|` of a sequence variable: its own unknown, non-negative (added by
-        // `LoopFacts::new` for every name in `lengths`).
-        ExprKind::Size(s) => match (&s.kind, &s.ty) {
-            (ExprKind::Var(x), Ty::Seq(_)) => {
-                lengths.insert(Name::from(format!("|{}|", x.as_str()).as_str()));
-                size_term(x.as_str())
-            }
-            _ => return None,
-        },
-        ExprKind::Unary { op: UnOp::Not, operand } => encode(operand, lengths)?.not(),
-        ExprKind::Unary { op: UnOp::Neg, operand } => int_of(encode(operand, lengths)?)?.neg(),
-        ExprKind::Cond { cond, then_expr, else_expr } => {
-            let c = encode(cond, lengths)?;
-            let (t, f) = (encode(then_expr, lengths)?, encode(else_expr, lengths)?);
-            if t.sort() != f.sort() {
-                return None;
-            }
-            c.ite(&t, &f)
-        }
-        ExprKind::Binary { op, lhs, rhs } => {
-            let (a, b) = (encode(lhs, lengths)?, encode(rhs, lengths)?);
-            match op {
-                BinOp::And | BinOp::Star => {
-                    let (a, b) = bools(a, b)?;
-                    a.and2(&b)
-                }
-                BinOp::Or => {
-                    let (a, b) = bools(a, b)?;
-                    a.or2(&b)
-                }
-                BinOp::Implies => {
-                    let (a, b) = bools(a, b)?;
-                    a.implies(&b)
-                }
-                BinOp::Eq | BinOp::Ne => {
-                    if a.sort() != b.sort() || !matches!(a.sort(), Sort::Int | Sort::Bool) {
-                        return None;
-                    }
-                    if *op == BinOp::Eq {
-                        a.eq(&b)
-                    } else {
-                        a.ne(&b)
-                    }
-                }
-                _ => {
-                    let (a, b) = (int_of(a)?, int_of(b)?);
-                    match op {
-                        BinOp::Lt => a.lt(&b),
-                        BinOp::Le => a.le(&b),
-                        BinOp::Gt => a.gt(&b),
-                        BinOp::Ge => a.ge(&b),
-                        BinOp::Add => a.add(&b),
-                        BinOp::Sub => a.sub(&b),
-                        BinOp::Mul => a.mul(&b),
-                        BinOp::Div => trunc_div(&a, &b),
-                        BinOp::Mod => trunc_mod(&a, &b),
-                        _ => return None,
-                    }
-                }
-            }
-        }
-        _ => return None,
-    };
-    Some(t)
-}
-
-fn length_term(array: &str) -> Term {
-    Term::konst(&format!("len${array}"), Sort::Int)
-}
-
-fn size_term(seq: &str) -> Term {
-    Term::konst(&format!("size${seq}"), Sort::Int)
-}
-
-/// The term for an entry of `lengths`: `a.length`, or `|s|` written `"|s|"`.
-fn length_or_size(name: &str) -> Term {
-    match name.strip_prefix('|').and_then(|n| n.strip_suffix('|')) {
-        Some(seq) => size_term(seq),
-        None => length_term(name),
-    }
-}
-
-fn int_of(t: Term) -> Option<Term> {
-    (t.sort() == Sort::Int).then_some(t)
-}
-
-fn bools(a: Term, b: Term) -> Option<(Term, Term)> {
-    (a.sort() == Sort::Bool && b.sort() == Sort::Bool).then_some((a, b))
-}
 
 /// What is known on entry to one loop, and a Z3 solver holding it.
 pub struct LoopFacts {
@@ -157,12 +44,13 @@ impl LoopFacts {
     /// Collects the facts on entry to the loop of `site`; `start` is the loop
     /// variable's entry value, if known.
     pub fn new(site: &LoopSite<'_>, var: &str, start: Option<&Expr>) -> LoopFacts {
-        let mut lengths = HashSet::new();
+        let mut enc = Enc::with_functions(site.class);
         let mut facts: Vec<Term> = Vec::new();
         let mut mentioned = HashSet::new();
-        let mut add = |e: &Expr, facts: &mut Vec<Term>, lengths: &mut HashSet<Name>| {
+        // A conjunct is encoded whole or dropped whole.
+        let mut add = |e: &Expr, facts: &mut Vec<Term>, enc: &mut Enc<'_>| {
             for c in conjuncts(e) {
-                if let Some(t) = encode(c, lengths) {
+                if let Some(t) = enc.expr(c).filter(|t| t.sort() == Sort::Bool) {
                     facts.push(t);
                     mentioned.extend(Reads::of(c).vars);
                 }
@@ -170,32 +58,30 @@ impl LoopFacts {
         };
         for c in &site.lp.contract.clauses {
             if let ClauseKind::LoopInvariant(e) = &c.kind {
-                add(e, &mut facts, &mut lengths);
+                add(e, &mut facts, &mut enc);
             }
         }
         for c in &site.method.contract.clauses {
             if let ClauseKind::ContextEverywhere(e) = &c.kind {
-                add(e, &mut facts, &mut lengths);
+                add(e, &mut facts, &mut enc);
             }
         }
         for e in path_facts(site) {
-            add(&e, &mut facts, &mut lengths);
+            add(&e, &mut facts, &mut enc);
         }
         if let Some(s) = start {
             let mut e = Expr::new(
-                ExprKind::Binary {
-                    op: BinOp::Eq,
-                    lhs: Expr { ty: Ty::Int, ..super::loops::var(var) }.boxed(),
-                    rhs: s.clone().boxed(),
-                },
+                ExprKind::Binary { op: BinOp::Eq, lhs: Expr { ty: Ty::Int, ..super::loops::var(var) }.boxed(), rhs: s.clone().boxed() },
                 Span::DUMMY,
             );
             e.ty = Ty::Bool;
-            add(&e, &mut facts, &mut lengths);
+            add(&e, &mut facts, &mut enc);
         }
-        for a in &lengths {
+        for a in &enc.lengths {
             facts.push(length_or_size(a).ge(&Term::int(0)));
         }
+        // Axiom instances and function unfoldings: true in every state.
+        facts.append(&mut enc.side);
         let mut solver = SmtSolver::new(TIMEOUT_MS, 0, false);
         for f in facts {
             solver.assert(f);
@@ -457,6 +343,25 @@ mod tests {
             "i",
         );
         assert!(f.proves(&int("i").gt(&Term::int(0))));
+    }
+
+    #[test]
+    fn pure_functions_over_sequences_are_unfolded_once() {
+        // VerifyThis 2019 challenge 1: `flat(segs) == xs` and `|xs| > 0` give `|segs| >= 1`.
+        let src = "class C { pure seq<int> flat(seq<seq<int>> xs) = 0 < |xs| ? head(xs) + flat(tail(xs)) : seq<int>{}; \
+                   requires PRE; void m(seq<int> xs, seq<seq<int>> segs) { CALL int x = 0; loop_invariant flat(segs) == xs; \
+                   while (x < |segs|) { x = x + 1; } } void g() { } }";
+        let segs = Term::konst("size$segs", Sort::Int);
+        let at = |pre: &str, call: &str| facts_at(&src.replace("PRE", pre).replace("CALL", call), "x");
+        assert!(at("|xs| > 0", "").proves(&segs.ge(&Term::int(1))));
+        assert!(!at("|xs| > 0", "").proves(&segs.ge(&Term::int(2))));
+        assert!(!at("|xs| >= 0", "").proves(&segs.ge(&Term::int(1))));
+        // As a precondition, the equation holds on entry unless a call may
+        // change the heap first (it reads through a call).
+        let src = src.replace("requires PRE;", "requires PRE; requires flat(segs) == xs;").replace("loop_invariant flat(segs) == xs;", "");
+        let at = |pre: &str, call: &str| facts_at(&src.replace("PRE", pre).replace("CALL", call), "x");
+        assert!(at("|xs| > 0", "").proves(&segs.ge(&Term::int(1))));
+        assert!(!at("|xs| > 0", "g();").proves(&segs.ge(&Term::int(1))));
     }
 
     #[test]

@@ -296,9 +296,15 @@ mod tests {
 
     /// VerifyThis 2019 challenge 1 in small: the loop runs once because
     /// `flat(segs) == xs` and `|xs| > 0` give `|segs| > 0`, which needs the
-    /// pure function's definition (Z3 in `prove` does not unfold it).
+    /// pure function's definition, unfolded once.
     const FLAT: &str = "class C { pure seq<int> flat(seq<seq<int>> xs) = 0 < |xs| ? head(xs) + flat(tail(xs)) : seq<int>{}; \
         requires XS; requires flat(segs) == xs; void m(seq<int> xs, seq<seq<int>> segs) { int x = 0; gpuopt loop_unroll x 1; \
+        loop_invariant 0 <= x && x <= |segs|; while (x < |segs|) { x = x + 1; } } }";
+
+    /// The same with a function known only by its postcondition, which the Z3
+    /// check does not use (the verifier does).
+    const SHRINK: &str = "class C { ensures |\\result| <= |xs|; pure seq<int> shrink(seq<int> xs); \
+        requires |shrink(segs)| > 0; void m(seq<int> segs) { int x = 0; gpuopt loop_unroll x 1; \
         loop_invariant 0 <= x && x <= |segs|; while (x < |segs|) { x = x + 1; } } }";
 
     fn check_with(src: &str, fallback: Fallback) -> Result<Plan, crate::diagnostics::Diagnostic> {
@@ -313,12 +319,31 @@ mod tests {
     }
 
     #[test]
-    fn the_verifier_proves_what_z3_alone_cannot() {
+    fn z3_alone_unfolds_a_pure_function_once() {
         let src = FLAT.replace("XS", "|xs| > 0");
-        let e = check_with(&src, Fallback::Off).unwrap_err();
+        // No fallback configured: the Z3 check alone proves it.
+        assert!(check_with(&src, Fallback::Off).is_ok());
+        assert!(check_with(&src, Fallback::Skipped).is_ok());
+        // `xs` may be empty, and then `segs` may be too.
+        let e = check_with(&FLAT.replace("XS", "|xs| >= 0"), Fallback::Off).unwrap_err();
+        assert_eq!(e.code, codes::OPTIMISE_TRIP_COUNT);
         assert_eq!(e.message, "cannot prove that this loop runs at least once: the annotations do not show that it runs at all");
-        assert!(check_with(&src, verifier()).is_ok());
-        let e = check_with(&src, Fallback::Skipped).unwrap_err();
+        // The equation the other way round and under `!`: the same.
+        assert!(check_with(&FLAT.replace("XS", "|xs| > 0").replace("flat(segs) == xs", "!(xs != flat(segs))"), Fallback::Off).is_ok());
+        // An inequality says nothing about `segs`.
+        let e = check_with(&src.replace("flat(segs) == xs", "flat(segs) != xs"), Fallback::Off).unwrap_err();
+        assert_eq!(e.message, "cannot prove that this loop runs at least once: the annotations do not show that it runs at all");
+        // Twice is more than `|xs| > 0` shows (one segment may hold all of `xs`).
+        let e = check_with(&src.replace("loop_unroll x 1", "loop_unroll x 2"), Fallback::Off).unwrap_err();
+        assert!(e.message.starts_with("cannot prove that this loop runs at least 2 times"), "{}", e.message);
+    }
+
+    #[test]
+    fn the_verifier_proves_what_z3_alone_cannot() {
+        let e = check_with(SHRINK, Fallback::Off).unwrap_err();
+        assert_eq!(e.message, "cannot prove that this loop runs at least once: the annotations do not show that it runs at all");
+        assert!(check_with(SHRINK, verifier()).is_ok());
+        let e = check_with(SHRINK, Fallback::Skipped).unwrap_err();
         assert!(e.message.ends_with("(the fallback to alpine's verifier was skipped: `--no-verify`)"), "{}", e.message);
     }
 
@@ -332,6 +357,9 @@ mod tests {
         // Twice is more than `|xs| > 0` shows.
         let e = check_with(&FLAT.replace("XS", "|xs| > 0").replace("loop_unroll x 1", "loop_unroll x 2"), verifier()).unwrap_err();
         assert!(e.message.starts_with("cannot prove that this loop runs at least 2 times"), "{}", e.message);
+        // `shrink` may return a longer sequence than it is given.
+        let e = check_with(&SHRINK.replace("<= |xs|", ">= |xs|"), verifier()).unwrap_err();
+        assert!(e.help.as_deref().is_some_and(|h| h.contains("alpine's verifier could not prove it either")), "{:?}", e.help);
     }
 
     #[test]
