@@ -339,16 +339,7 @@ pub fn plan(
 /// cell add up to at most 1), and the method gets no permission later (it
 /// makes no call that holds resources).
 fn full_write(m: &Method, x: &str, facts: &mut Facts) -> bool {
-    let pre: Vec<&Expr> = m
-        .contract
-        .clauses
-        .iter()
-        .filter_map(|c| match &c.kind {
-            ClauseKind::Requires(e) | ClauseKind::Context(e) | ClauseKind::ContextEverywhere(e) => Some(e),
-            _ => None,
-        })
-        .flat_map(|e| conjuncts(e))
-        .collect();
+    let pre: Vec<&Expr> = m.contract.preconditions().flat_map(|e| conjuncts(e)).collect();
     let shape = pre.iter().find_map(|e| match &e.kind {
         ExprKind::Builtin { func: Builtin::Matrix, args } if args.len() == 3 && crate::printer::print_expr(&args[0]) == x => Some((&args[1], &args[2])),
         _ => None,

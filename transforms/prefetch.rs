@@ -809,15 +809,7 @@ impl<'a> Cx<'a> {
     /// The conjuncts of the method's precondition.
     fn preconditions(&self) -> Vec<&'a Expr> {
         let m: &'a Method = self.method;
-        m.contract
-            .clauses
-            .iter()
-            .filter_map(|c| match &c.kind {
-                ClauseKind::Requires(e) | ClauseKind::Context(e) | ClauseKind::ContextEverywhere(e) => Some(e),
-                _ => None,
-            })
-            .flat_map(conjuncts)
-            .collect()
+        m.contract.preconditions().flat_map(conjuncts).collect()
     }
 
     /// The method's contract says `A != B`.

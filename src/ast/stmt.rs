@@ -184,6 +184,16 @@ impl Contract {
     pub fn exprs(&self) -> impl Iterator<Item = &Expr> {
         self.clauses.iter().flat_map(|c| clause_exprs(c).into_iter())
     }
+
+    /// The clauses a caller must establish: `requires`, `context` and
+    /// `context_everywhere`, in order.
+    pub fn preconditions(&self) -> impl Iterator<Item = &Expr> {
+        use super::ClauseKind::*;
+        self.clauses.iter().filter_map(|c| match &c.kind {
+            Requires(e) | Context(e) | ContextEverywhere(e) => Some(e),
+            _ => None,
+        })
+    }
 }
 
 fn clause_exprs(c: &Clause) -> Vec<&Expr> {

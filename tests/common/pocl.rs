@@ -45,17 +45,8 @@ pub fn conjuncts(e: &alpine::ast::Expr) -> Vec<&alpine::ast::Expr> {
 /// can evaluate it): array lengths fixed by `a.length == E` conjuncts, the rest
 /// drawn at random; inputs that violate a conjunct are redrawn.
 pub fn inputs(p: &alpine::ast::Program, m: &alpine::ast::Method, seed: u64) -> Option<Vec<Value>> {
-    use alpine::ast::{BinOp, ClauseKind, ExprKind, TypeKind};
-    let pres: Vec<&alpine::ast::Expr> = m
-        .contract
-        .clauses
-        .iter()
-        .filter_map(|c| match &c.kind {
-            ClauseKind::Requires(e) | ClauseKind::Context(e) | ClauseKind::ContextEverywhere(e) => Some(e),
-            _ => None,
-        })
-        .flat_map(conjuncts)
-        .collect();
+    use alpine::ast::{BinOp, ExprKind, TypeKind};
+    let pres: Vec<&alpine::ast::Expr> = m.contract.preconditions().flat_map(conjuncts).collect();
     let mut rng = fastrand::Rng::with_seed(seed);
     // Small values, plus the contract's integer literals and their successors
     // (`tcount >= 100` needs one of them).
