@@ -41,11 +41,7 @@ pub fn frontend(file: &SourceFile) -> FrontendResult {
 /// of the program, `workspace`) are `path`'s.
 pub fn frontend_in(file: &SourceFile, path: &std::path::Path) -> FrontendResult {
     let mut program = syntax::parse(&file.text)?;
-    let companions: Vec<Program> = if path.is_file() {
-        workspace::companions(path, &file.text).iter().filter_map(|c| syntax::parse(&c.text).ok()).collect()
-    } else {
-        Vec::new()
-    };
+    let companions = companions(path, &file.text);
     let imports: Vec<&Program> = companions.iter().collect();
     let diags = resolve::check_program_with(&mut program, &imports);
     if diags.iter().any(Diagnostic::is_error) {
@@ -53,6 +49,16 @@ pub fn frontend_in(file: &SourceFile, path: &std::path::Path) -> FrontendResult 
     } else {
         Ok((program, diags))
     }
+}
+
+/// The parsed companions of the file at `path` whose text is `text` (none when
+/// `path` is not a file on disk): the programs whose classes the front end lets
+/// the file see. Companions that do not parse are left out.
+pub fn companions(path: &std::path::Path, text: &str) -> Vec<Program> {
+    if !path.is_file() {
+        return Vec::new();
+    }
+    workspace::companions(path, text).iter().filter_map(|c| syntax::parse(&c.text).ok()).collect()
 }
 
 /// The outcome of [`frontend`] for one file.

@@ -7,6 +7,9 @@
 //!   checks.
 //! * Random expression trees: `parse_expr(print_expr(e)) == e`, which checks the
 //!   parenthesisation against the parser's precedence table.
+//! * `print_respanned` (the optimisation steps' substitute for parsing their
+//!   output) gives every tree above, and the corpus trees with statements copied
+//!   as a pass copies them, exactly the tree parsing its text gives, spans included.
 //!
 //! The corpus is `$ALPINE_CORPUS`, or `<crate>/../shared/corpus/alpinist`; the corpus
 //! test prints a notice and passes when neither exists.
@@ -15,7 +18,7 @@ mod common;
 
 use alpine::ast::visit::{strip_spans, walk_expr_mut, VisitMut};
 use alpine::ast::*;
-use alpine::printer::{print_expr, print_program};
+use alpine::printer::{print_expr, print_program, print_respanned};
 use alpine::syntax::{parse, parse_expr};
 
 fn stripped(p: &Program) -> Program {
@@ -60,6 +63,7 @@ fn check_roundtrip(src: &str) -> Result<(), String> {
             p2.comments.len()
         ));
     }
+    respanned_as_parsed(&p1)?;
     let out2 = print_program(&p2);
     if out1 != out2 {
         let line = out1.lines().zip(out2.lines()).position(|(x, y)| x != y).unwrap_or(0);
@@ -74,6 +78,35 @@ fn check_roundtrip(src: &str) -> Result<(), String> {
         return Err("trailing whitespace or wrong final newline".into());
     }
     Ok(())
+}
+
+/// `print_respanned(t)` prints what `print_program(t)` prints and makes `t` exactly
+/// the parse of that text (spans, comments and blank lines included); `Ok(false)`
+/// where it refuses (a tree the printer prints lossily).
+fn respanned(t: &Program) -> Result<bool, String> {
+    let text = print_program(t);
+    let mut r = t.clone();
+    let out = match print_respanned(&mut r) {
+        Ok(out) => out,
+        Err(out) if out == text => return Ok(false),
+        Err(_) => return Err("print_respanned printed another text".into()),
+    };
+    if out != text {
+        return Err(format!("print_respanned printed another text:\n{out}"));
+    }
+    let parsed = parse(&text).map_err(|d| format!("printed text does not parse: {d:?}"))?;
+    if parsed != r {
+        return Err(format!("respanned tree is not the parse of its text\n{}\n--- printed ---\n{text}", tree_diff(&parsed, &r)));
+    }
+    Ok(true)
+}
+
+/// [`respanned`] for a tree the parser made: it must not be refused.
+fn respanned_as_parsed(t: &Program) -> Result<(), String> {
+    match respanned(t)? {
+        true => Ok(()),
+        false => Err("print_respanned refused a parsed tree".into()),
+    }
 }
 
 #[test]
@@ -616,6 +649,7 @@ fn open_if_tail(s: &Stmt) -> bool {
 fn random_statements_roundtrip() {
     let mut r = Rng(0x2545_F491_4F6C_DD1D);
     let mut failures = Vec::new();
+    let mut exact = 0;
     for i in 0..400 {
         let body = Block {
             stmts: (0..3).map(|_| gen_stmt(&mut r, 1 + (i % 4) as u32)).collect(),
@@ -641,6 +675,11 @@ fn random_statements_roundtrip() {
             blank_lines: vec![],
             span: Span::DUMMY,
         };
+        match respanned(&p) {
+            Ok(true) => exact += 1,
+            Ok(false) => {}
+            Err(e) => failures.push(e),
+        }
         let text = print_program(&p);
         match parse(&text) {
             Ok(back) => {
@@ -661,6 +700,73 @@ fn random_statements_roundtrip() {
         }
     }
     assert!(failures.is_empty(), "{}", failures.join("\n\n"));
+    // Most random trees have no lossy shape: the respanning was exercised.
+    assert!(exact >= 200, "only {exact} of 400 random trees were respanned");
+}
+
+/// A pass copies statements (unrolling, peeling) with their spans, so a rewritten
+/// tree has nodes with equal spans, spans of the previous text and dummy spans.
+/// Every statement of every corpus method copied after itself, and every
+/// expression statement replaced by a copy with dummy spans: the respanned tree
+/// is still the parse of its text (unique spans, comments where the printer put
+/// them).
+#[test]
+fn corpus_respanned_after_copying_statements() {
+    use alpine::ast::visit::{walk_block_mut, walk_stmt_mut};
+    struct Copy;
+    impl VisitMut for Copy {
+        fn visit_block_mut(&mut self, b: &mut Block) {
+            walk_block_mut(self, b);
+            let copies: Vec<Stmt> = b.stmts.to_vec();
+            let mut out = Vec::with_capacity(2 * copies.len());
+            for (s, c) in b.stmts.drain(..).zip(copies) {
+                out.push(s);
+                out.push(c);
+            }
+            b.stmts = out;
+        }
+        fn visit_stmt_mut(&mut self, s: &mut Stmt) {
+            walk_stmt_mut(self, s);
+            if let StmtKind::Expr(_) | StmtKind::Assign { .. } = s.kind {
+                let mut d = s.clone();
+                strip_stmt(&mut d);
+                *s = d;
+            }
+        }
+    }
+    fn strip_stmt(s: &mut Stmt) {
+        struct Strip;
+        impl VisitMut for Strip {
+            fn visit_span_mut(&mut self, s: &mut Span) {
+                *s = Span::DUMMY;
+            }
+            fn visit_ident_mut(&mut self, i: &mut Ident) {
+                i.span = Span::DUMMY;
+            }
+        }
+        Strip.visit_stmt_mut(s);
+    }
+    let Some(files) = common::corpus_files() else { return };
+    let mut failures = Vec::new();
+    for (rel, src) in &files {
+        if rel == common::MALFORMED {
+            continue;
+        }
+        let mut p = parse(src).expect("corpus file parses");
+        for c in &mut p.classes {
+            for m in &mut c.members {
+                if let Member::Method(m) = m {
+                    if let MethodBody::Block(b) = &mut m.body {
+                        Copy.visit_block_mut(b);
+                    }
+                }
+            }
+        }
+        if let Err(e) = respanned(&p).and_then(|ok| if ok { Ok(()) } else { Err("refused".into()) }) {
+            failures.push(format!("{rel}: {e}"));
+        }
+    }
+    assert!(failures.is_empty(), "{} failures:\n{}", failures.len(), failures.join("\n\n"));
 }
 
 // ---- comments everywhere -----------------------------------------------------------

@@ -437,25 +437,101 @@ pub enum StepFailure {
     Broken(SourceFile, Vec<Diagnostic>),
 }
 
-/// Applies one plan, prints the program and checks the printed text again, so
-/// that the next pass sees fresh spans and types. `name` names the input file.
-pub fn rewrite(
-    pass: &dyn Transform,
-    mut program: Program,
-    plan: &Plan,
-    name: &str,
-) -> Result<(SourceFile, Program), (SourceFile, Vec<Diagnostic>)> {
-    pass.apply(&mut program, plan);
-    let text = crate::printer::print_program(&program);
-    let src = SourceFile::new(format!("{name} (after {})", pass.name()), text);
-    // Checked as the input file, so the classes of its companions are known.
-    match crate::frontend_in(&src, std::path::Path::new(name)) {
-        Ok((p, _)) => Ok((src, p)),
-        Err(mut diags) => {
+/// Carries out the optimisation steps of one file: [`Rewriter::rewrite`] applies
+/// a plan and prepares the program for the next pass; [`Rewriter::check_output`]
+/// checks the final text with the front end.
+pub struct Rewriter {
+    /// The input file's name, for the names of the steps' texts.
+    name: String,
+    /// The classes of the input's companion files (`crate::workspace`), parsed
+    /// once: the steps are checked with them, as the input was.
+    companions: Vec<Program>,
+}
+
+impl Rewriter {
+    /// For the file `name`, whose text `text` stands for the file at `path` (its
+    /// companions are `path`'s).
+    pub fn new(name: &str, path: &std::path::Path, text: &str) -> Rewriter {
+        Rewriter { name: name.to_string(), companions: crate::companions(path, text) }
+    }
+
+    /// Applies one plan and prepares the result for the next pass: prints it (the
+    /// returned source, named "FILE (after PASS)", is the text the next pass's
+    /// diagnostics point into), gives every node the span it has in that text
+    /// ([`crate::printer::print_respanned`]: exactly what parsing the text would
+    /// give; unique, so copied loops are told apart) and type-checks the tree
+    /// again in place, with the companions. The printed text is not parsed (that
+    /// was most of a step's time): [`Self::check_output`] parses the final one.
+    /// Only a tree the printer cannot print as it is (shapes the parser never
+    /// makes) is re-read from its text.
+    pub fn rewrite(
+        &self,
+        pass: &dyn Transform,
+        mut program: Program,
+        plan: &Plan,
+    ) -> Result<(SourceFile, Program), (SourceFile, Vec<Diagnostic>)> {
+        pass.apply(&mut program, plan);
+        let broken = |src: SourceFile, mut diags: Vec<Diagnostic>| {
             let msg = format!("the program produced by `{}` does not check (a bug in alpine)", pass.name());
             diags.insert(0, Diagnostic::error(codes::INTERNAL, msg, Span::DUMMY));
-            Err((src, diags))
+            (src, diags)
+        };
+        let (text, respanned) = match crate::printer::print_respanned(&mut program) {
+            Ok(text) => (text, true),
+            Err(text) => (text, false),
+        };
+        let src = SourceFile::new(format!("{} (after {})", self.name, pass.name()), text);
+        if !respanned {
+            program = match crate::syntax::parse(&src.text) {
+                Ok(p) => p,
+                Err(diags) => return Err(broken(src, diags)),
+            };
         }
+        let diags = self.check(&mut program);
+        if diags.iter().any(Diagnostic::is_error) {
+            return Err(broken(src, diags));
+        }
+        Ok((src, program))
+    }
+
+    /// Resolves and type-checks `program` (fresh from the parser, or respanned)
+    /// with the companions, as the front end does.
+    fn check(&self, program: &mut Program) -> Vec<Diagnostic> {
+        let imports: Vec<&Program> = self.companions.iter().collect();
+        crate::resolve::check_program_with(program, &imports)
+    }
+
+    /// The output check of a run: `src` (the printed `program`, the result of the
+    /// last step) parsed and checked again by the front end, so that a printer bug
+    /// cannot slip into the output, and compared with `program`: the text must
+    /// mean exactly the tree the passes produced (and have the spans and types
+    /// the steps gave it). Returns the parsed program.
+    pub fn check_output(&self, src: &SourceFile, program: &Program) -> Result<Program, (SourceFile, Vec<Diagnostic>)> {
+        let internal = |msg: &str| Diagnostic::error(codes::INTERNAL, format!("{msg} (a bug in alpine)"), Span::DUMMY);
+        let mut parsed = match crate::syntax::parse(&src.text) {
+            Ok(p) => p,
+            Err(mut diags) => {
+                diags.insert(0, internal("the optimised program does not parse"));
+                return Err((src.clone(), diags));
+            }
+        };
+        let mut diags = self.check(&mut parsed);
+        if diags.iter().any(Diagnostic::is_error) {
+            diags.insert(0, internal("the optimised program does not check"));
+            return Err((src.clone(), diags));
+        }
+        if parsed != *program {
+            let (mut a, mut b) = (parsed.clone(), program.clone());
+            crate::ast::visit::strip_spans(&mut a);
+            crate::ast::visit::strip_spans(&mut b);
+            if a != b {
+                return Err((src.clone(), vec![internal("the printed program is not the rewritten one")]));
+            }
+            // Only positions differ: the output is right, some diagnostics of the
+            // steps may have pointed at the wrong place (a bug the tests catch).
+            debug_assert!(parsed == *program, "the respanned tree and the parse of {} differ in their spans", src.name);
+        }
+        Ok(parsed)
     }
 }
 
@@ -464,19 +540,19 @@ pub fn rewrite(
 /// loops copied by an earlier rewrite are applied to every copy). `fallback`:
 /// see [`Request::fallback`].
 pub fn apply_directives(
+    rewriter: &Rewriter,
     mut src: SourceFile,
     mut program: Program,
     block_size: Option<i64>,
     fallback: &fallback::Fallback,
 ) -> Result<(SourceFile, Program), StepFailure> {
-    let name = src.name.clone();
     while let Some((pass, mut req)) = next_directive(&program, block_size) {
         req.fallback = fallback.clone();
         let plan = match pass.check(&program, &req) {
             Ok(plan) => plan,
             Err(e) => return Err(StepFailure::NotApplicable(src, e)),
         };
-        (src, program) = rewrite(pass, program, &plan, &name).map_err(|(s, d)| StepFailure::Broken(s, d))?;
+        (src, program) = rewriter.rewrite(pass, program, &plan).map_err(|(s, d)| StepFailure::Broken(s, d))?;
     }
     Ok((src, program))
 }

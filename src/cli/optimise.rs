@@ -276,7 +276,7 @@ fn linearise_all(
     mut program: Program,
     name: &str,
     order: alpine::ast::MatrixOrder,
-    input: &str,
+    rw: &transforms::Rewriter,
 ) -> Result<(SourceFile, Program), (SourceFile, Vec<Diagnostic>, i32)> {
     let mut current = current;
     let count = transforms::linearise::methods_declaring(&program, name).len();
@@ -292,7 +292,7 @@ fn linearise_all(
         let Some(&target) = transforms::linearise::methods_declaring(&program, name).first() else { break };
         let pass = &transforms::linearise::Linearise;
         let plan = transforms::linearise::plan(&program, target, name, order, None, None).map_err(|e| (current.clone(), vec![e.into_diagnostic()], EXIT_CHECK_FAILED))?;
-        (current, program) = transforms::rewrite(pass, program, &plan, input).map_err(|(src, d)| (src, d, EXIT_CHECK_FAILED))?;
+        (current, program) = rw.rewrite(pass, program, &plan).map_err(|(src, d)| (src, d, EXIT_CHECK_FAILED))?;
     }
     Ok((current, program))
 }
@@ -341,6 +341,7 @@ pub fn optimise_text(
         transforms::tile::resolve(&program, &t.0, &tile_text(t)).map_err(|d| (file.clone(), vec![d], EXIT_BAD_INPUT))?;
     }
 
+    let rw = transforms::Rewriter::new(&file.name, Path::new(&file.name), &file.text);
     let mut current = file.clone();
     let mut program = program;
     let fail = |src: &SourceFile, e: ApplicabilityError| {
@@ -352,12 +353,12 @@ pub fn optimise_text(
         (src.clone(), vec![d], status)
     };
     // In-file directives first, then the command line.
-    (current, program) = transforms::apply_directives(current, program, block_size, fallback).map_err(|f| match f {
+    (current, program) = transforms::apply_directives(&rw, current, program, block_size, fallback).map_err(|f| match f {
         transforms::StepFailure::NotApplicable(src, e) => fail(&src, e),
         transforms::StepFailure::Broken(src, diags) => (src, diags, EXIT_CHECK_FAILED),
     })?;
     for (name, order) in linearise {
-        (current, program) = linearise_all(current, program, name, *order, &file.name)?;
+        (current, program) = linearise_all(current, program, name, *order, &rw)?;
     }
     for names in fuses {
         let text = format!("--fuse {}", names.join(","));
@@ -368,7 +369,7 @@ pub fn optimise_text(
         let pass = &transforms::fuse::FuseKernels;
         let req = Request { target, var: "".into(), factor: names.len() as i64, directive: None, block_size, fallback: Default::default() };
         let plan = pass.check(&program, &req).map_err(|e| fail(&current, e))?;
-        (current, program) = transforms::rewrite(pass, program, &plan, &file.name).map_err(|(src, d)| (src, d, EXIT_CHECK_FAILED))?;
+        (current, program) = rw.rewrite(pass, program, &plan).map_err(|(src, d)| (src, d, EXIT_CHECK_FAILED))?;
     }
     for t in tiles {
         let target = transforms::tile::resolve(&program, &t.0, &tile_text(t)).map_err(|mut d| {
@@ -377,7 +378,7 @@ pub fn optimise_text(
         })?;
         let plan = transforms::tile::plan(&program, target, t.1, t.2, target.span, None).map_err(|e| fail(&current, e))?;
         (current, program) =
-            transforms::rewrite(&transforms::tile::TileKernel, program, &plan, &file.name).map_err(|(src, d)| (src, d, EXIT_CHECK_FAILED))?;
+            rw.rewrite(&transforms::tile::TileKernel, program, &plan).map_err(|(src, d)| (src, d, EXIT_CHECK_FAILED))?;
     }
     for (r, key) in requests.iter().zip(&keys) {
         let pass: &dyn Transform = *transforms::registry().iter().find(|t| t.name() == r.pass).expect("known pass");
@@ -398,15 +399,22 @@ pub fn optimise_text(
             fallback: fallback.clone(),
         };
         let plan = pass.check(&program, &req).map_err(|e| fail(&current, e))?;
-        (current, program) = transforms::rewrite(pass, program, &plan, &file.name).map_err(|(src, d)| (src, d, EXIT_CHECK_FAILED))?;
+        (current, program) = rw.rewrite(pass, program, &plan).map_err(|(src, d)| (src, d, EXIT_CHECK_FAILED))?;
     }
     for text in prefetches {
         let target = transforms::prefetch::resolve_cli(&program, &current.text, text).map_err(|d| (current.clone(), vec![d], EXIT_BAD_INPUT))?;
         let plan = transforms::prefetch::check_target(&program, &target).map_err(|e| fail(&current, e))?;
         let pass = &transforms::prefetch::Prefetch;
-        (current, program) = transforms::rewrite(pass, program, &plan, &file.name).map_err(|(src, d)| (src, d, EXIT_CHECK_FAILED))?;
+        (current, program) = rw.rewrite(pass, program, &plan).map_err(|(src, d)| (src, d, EXIT_CHECK_FAILED))?;
     }
-    Ok((alpine::printer::print_program(&program), notes))
+    let out = alpine::printer::print_program(&program);
+    // Every step names its text "FILE (after PASS)". A rewritten program is checked
+    // by the front end once (the steps do not parse their texts, see
+    // `Rewriter::rewrite`), `--no-verify` or not.
+    if current.name != file.name {
+        rw.check_output(&SourceFile::new(current.name, out.clone()), &program).map_err(|(src, d)| (src, d, EXIT_CHECK_FAILED))?;
+    }
+    Ok((out, notes))
 }
 
 pub fn run(args: OptimiseArgs, reporter: &Reporter) -> i32 {

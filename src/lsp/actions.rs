@@ -1,7 +1,8 @@
 //! Code actions: the optimisations of `transforms/` offered where their
 //! template matches the code at the cursor, each checked and applied by the same
 //! code as `alpine optimise` (`Transform::check` / `tile::plan` /
-//! `linearise::plan` / `prefetch::check_target`, then `transforms::rewrite`).
+//! `linearise::plan` / `prefetch::check_target`, then `Rewriter::rewrite` and
+//! `Rewriter::check_output`).
 //!
 //! | at the cursor | actions |
 //! |---|---|
@@ -65,7 +66,8 @@ pub fn candidates(p: &Program, offset: usize) -> Vec<Candidate> {
 
 /// Checks a candidate and, when it applies, rewrites the program and prints it
 /// (the result is checked again by the front end, as in `alpine optimise`).
-pub fn apply(p: &Program, name: &str, c: &Candidate) -> Applied {
+/// `rw`: the document's [`transforms::Rewriter`].
+pub fn apply(p: &Program, rw: &transforms::Rewriter, c: &Candidate) -> Applied {
     let (pass, plan): (&dyn Transform, Result<Plan, ApplicabilityError>) = match &c.check {
         Check::Pass(pass, req) => (*pass, pass.check(p, req)),
         Check::Tile { target, tiling, n, directive } => (&tile::TileKernel, tile::plan(p, *target, *tiling, *n, target.span, *directive)),
@@ -79,8 +81,8 @@ pub fn apply(p: &Program, name: &str, c: &Candidate) -> Applied {
         Ok(plan) => plan,
         Err(e) => return Applied::Refused(reason(&e)),
     };
-    match transforms::rewrite(pass, p.clone(), &plan, name) {
-        Ok((src, _)) => Applied::Text(src.text),
+    match rw.rewrite(pass, p.clone(), &plan).and_then(|(src, p)| rw.check_output(&src, &p).map(|_| src)) {
+        Ok(src) => Applied::Text(src.text),
         Err((_, diags)) => {
             // The first diagnostic says "does not check (a bug in alpine)", the next why.
             let why: Vec<&str> = diags.iter().map(|d| d.message.as_str()).take(2).collect();

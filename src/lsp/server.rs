@@ -230,13 +230,13 @@ impl<'a> Server<'a> {
     fn actions_at(&self, doc: &Document, offset: usize, only: Option<&str>) -> Vec<CodeAction> {
         let file = SourceFile::new(doc.name(), doc.text.clone());
         let Ok((program, _)) = crate::frontend_in(&file, &doc.path_or_name()) else { return vec![] };
-        let name = doc.name();
+        let rw = crate::transforms::Rewriter::new(&doc.name(), &doc.path_or_name(), &doc.text);
         let mut out = Vec::new();
         for c in actions::candidates(&program, offset).into_iter().filter(|c| only.is_none_or(|t| t == c.title)) {
             let data = json!({ "uri": doc.uri, "version": doc.version, "offset": offset, "title": c.title });
             let mut action =
                 CodeAction { title: c.title.clone(), kind: Some(CodeActionKind::REFACTOR_REWRITE), data: Some(data), ..Default::default() };
-            match actions::apply(&program, &name, &c) {
+            match actions::apply(&program, &rw, &c) {
                 Applied::Text(text) => {
                     let edit = TextEdit { range: doc.index.whole(&doc.text), new_text: text };
                     action.edit =

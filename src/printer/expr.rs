@@ -299,7 +299,10 @@ impl Printer<'_> {
         self.expr_paren(e, paren);
     }
 
+    /// Print `e`, in parentheses if `paren` (which belong to its span, as in the
+    /// parser).
     pub(super) fn expr_paren(&mut self, e: &Expr, paren: bool) {
+        let begin = self.out.len();
         if paren {
             self.w("(");
             self.expr_inner(e);
@@ -307,6 +310,17 @@ impl Printer<'_> {
         } else {
             self.expr_inner(e);
         }
+        self.mark(&e.span, begin);
+    }
+
+    /// A callee's name (a method or class [`Ident`], escaped as needed) and its
+    /// arguments.
+    fn named_call<'e>(&mut self, name: &Ident, args: impl IntoIterator<Item = &'e Expr>) {
+        let begin = self.out.len();
+        let text = escaped(name.as_str());
+        let end = begin + text.len();
+        self.call(&text, args);
+        self.mark_as(&name.span, Some(Span::new(begin, end)));
     }
 
     pub(super) fn expr_list(&mut self, es: &[Expr]) {
@@ -358,8 +372,7 @@ impl Printer<'_> {
                     self.postfix_base(r);
                     self.w(".");
                 }
-                let name = escaped(method.as_str());
-                self.call(&name, args);
+                self.named_call(method, args);
             }
             ExprKind::Builtin { func, args } => {
                 self.call(func.name(), args);
@@ -371,6 +384,10 @@ impl Printer<'_> {
                 self.w("]");
             }
             ExprKind::Slice { base, lo, hi } => {
+                if lo.is_none() && hi.is_none() {
+                    // `xs[..]` does not parse.
+                    self.inexact();
+                }
                 self.postfix_base(base);
                 self.w("[");
                 if let Some(lo) = lo {
@@ -392,10 +409,13 @@ impl Printer<'_> {
             }
             ExprKind::New { class, args } => {
                 self.w("new ");
-                let name = escaped(class.as_str());
-                self.call(&name, args);
+                self.named_call(class, args);
             }
             ExprKind::NewArray { elem, dims } => {
+                if matches!(elem.kind, TypeKind::Array(_)) {
+                    // `new T[][n]` cannot be written.
+                    self.inexact();
+                }
                 self.w("new ");
                 self.ty(elem);
                 for d in dims {
@@ -456,12 +476,15 @@ impl Printer<'_> {
                 f.expr(x, COND);
                 let paren = f.out.starts_with('|') || f.out.ends_with('|');
                 self.w("|");
+                let begin = self.out.len();
                 if paren {
                     self.w("(");
-                    self.w(&f.out);
+                    self.expr(x, COND);
                     self.w(")");
+                    // The parentheses belong to the operand's span.
+                    self.mark(&x.span, begin);
                 } else {
-                    self.w(&f.out);
+                    self.expr(x, COND);
                 }
                 self.w("|");
             }
@@ -501,6 +524,10 @@ impl Printer<'_> {
                 self.expr(body, COND);
             }
             ExprKind::WithThen { expr, with, then } => {
+                if with.is_none() && then.is_none() {
+                    // Prints as its expression alone.
+                    self.inexact();
+                }
                 self.expr(expr, COND);
                 if let Some(b) = with {
                     self.w(" with ");
@@ -536,7 +563,7 @@ impl Printer<'_> {
             let mut f = self.fragment();
             f.expr_paren(rhs, rp);
             self.w(if glues_to_backslash(&f.out) { " \\ " } else { "\\" });
-            self.w(&f.out);
+            self.expr_paren(rhs, rp);
         } else {
             self.w(" ");
             self.w(op.symbol());
@@ -548,6 +575,12 @@ impl Printer<'_> {
     // ---- types ----------------------------------------------------------------
 
     pub(super) fn ty(&mut self, t: &Type) {
+        let begin = self.out.len();
+        self.ty_kind(t);
+        self.mark(&t.span, begin);
+    }
+
+    fn ty_kind(&mut self, t: &Type) {
         match &t.kind {
             TypeKind::Int => self.w("int"),
             TypeKind::Boolean => self.w("boolean"),

@@ -48,12 +48,14 @@
 //! (an array element type in `NewArray`).
 
 mod expr;
+mod respan;
 #[cfg(test)]
 mod tests;
 
 use crate::ast::*;
 
 pub use expr::{escape_ident, is_keyword};
+pub use respan::print_respanned;
 
 /// The whole file, comments included, ending with exactly one `'\n'`.
 pub fn print_program(p: &Program) -> String {
@@ -62,7 +64,11 @@ pub fn print_program(p: &Program) -> String {
     let mut pr = Printer::new(&comments);
     pr.blank_lines = &p.blank_lines;
     pr.program(p);
-    let mut out = pr.out;
+    finish(pr.out)
+}
+
+/// The program text as [`print_program`] ends it: exactly one final `'\n'`.
+fn finish(mut out: String) -> String {
     while out.ends_with('\n') {
         out.pop();
     }
@@ -109,13 +115,16 @@ pub(crate) struct Printer<'c> {
     /// End of the previous item (statement, comment, class) of the sequence being
     /// printed, if any: a blank line between it and the next item is kept.
     last_end: Option<u32>,
+    /// Where each node lands in the output, for [`print_respanned`]; `None` (the
+    /// default, and always in fragments) records nothing.
+    rec: Option<respan::Recorder>,
 }
 
 const INDENT: &str = "    ";
 
 impl<'c> Printer<'c> {
     fn new(comments: &'c [Comment]) -> Printer<'c> {
-        Printer { out: String::new(), indent: 0, comments, next_comment: 0, blank_lines: &[], last_end: None }
+        Printer { out: String::new(), indent: 0, comments, next_comment: 0, blank_lines: &[], last_end: None, rec: None }
     }
 
     /// A printer for an inline fragment (used to look at the text of a
@@ -128,6 +137,32 @@ impl<'c> Printer<'c> {
             next_comment: 0,
             blank_lines: &[],
             last_end: None,
+            rec: None,
+        }
+    }
+
+    // ---- span recording (see `respan`) ----------------------------------------------
+
+    /// Records that the node whose span field is `span` was printed from output
+    /// offset `begin` (leading indentation and comments skipped) to here (trailing
+    /// whitespace dropped): the span parsing the output gives that node. Returns it.
+    fn mark(&mut self, span: &Span, begin: usize) -> Option<Span> {
+        let rec = self.rec.as_mut()?;
+        Some(rec.mark(&self.out, span, begin))
+    }
+
+    /// Records `at` as the span of the node whose span field is `span`.
+    fn mark_as(&mut self, span: &Span, at: Option<Span>) {
+        if let (Some(rec), Some(at)) = (self.rec.as_mut(), at) {
+            rec.put(span, at);
+        }
+    }
+
+    /// The tree being printed has a shape whose printed text parses to a different
+    /// tree (see "Lossy normalisations" above): the recorded spans cannot be used.
+    fn inexact(&mut self) {
+        if let Some(rec) = self.rec.as_mut() {
+            rec.exact = false;
         }
     }
 
@@ -146,8 +181,10 @@ impl<'c> Printer<'c> {
     }
 
     fn ident(&mut self, i: &Ident) {
+        let begin = self.out.len();
         let s = expr::escaped(i.as_str());
         self.w(&s);
+        self.mark(&i.span, begin);
     }
 
     // ---- comments --------------------------------------------------------------
@@ -234,6 +271,7 @@ impl<'c> Printer<'c> {
     }
 
     fn class(&mut self, c: &Class) {
+        let begin = self.out.len();
         self.comments_before(c.span);
         if !c.span.is_dummy() {
             self.blank_line_before(c.span.start);
@@ -274,18 +312,21 @@ impl<'c> Printer<'c> {
         self.write_indent();
         self.w("}");
         self.nl();
+        self.mark(&c.span, begin);
         self.last_end = (!c.span.is_dummy()).then_some(c.span.end);
     }
 
     fn member(&mut self, m: &Member) {
         match m {
             Member::Field(f) => {
+                let begin = self.out.len();
                 self.comments_before(f.span);
                 self.write_indent();
                 self.ty(&f.ty);
                 self.w(" ");
                 self.ident(&f.name);
                 self.w(";");
+                self.mark(&f.span, begin);
                 self.nl();
             }
             Member::Method(m) => self.method(m),
@@ -293,6 +334,7 @@ impl<'c> Printer<'c> {
     }
 
     fn method(&mut self, m: &Method) {
+        let begin = self.out.len();
         self.comments_before(m.span);
         for d in &m.directives {
             self.directive(d);
@@ -338,17 +380,29 @@ impl<'c> Printer<'c> {
             }
             MethodBody::Abstract => self.w(";"),
         }
+        self.mark(&m.span, begin);
         self.nl();
     }
 
     fn param(&mut self, p: &Param) {
+        let begin = self.out.len();
         self.ty(&p.ty);
         self.w(" ");
         self.ident(&p.name);
+        self.mark(&p.span, begin);
+    }
+
+    /// A number of a directive, after a space.
+    fn num(&mut self, n: &Num) {
+        self.w(" ");
+        let begin = self.out.len();
+        self.w(&n.value.to_string());
+        self.mark(&n.span, begin);
     }
 
     /// One `gpuopt` line.
     fn directive(&mut self, d: &Directive) {
+        let begin = self.out.len();
         self.comments_before(d.span);
         self.write_indent();
         self.w("gpuopt ");
@@ -358,7 +412,7 @@ impl<'c> Printer<'c> {
             | DirectiveKind::IterMerge { var, factor } => {
                 self.w(" ");
                 self.ident(var);
-                self.w(&format!(" {}", factor.value));
+                self.num(factor);
             }
             DirectiveKind::MatrixLin { matrix, order, rows, cols } => {
                 self.w(" ");
@@ -380,13 +434,15 @@ impl<'c> Printer<'c> {
                     TileKind::Inter => " inter",
                     TileKind::Intra => " intra",
                 });
-                self.w(&format!(" {}", size.value));
+                self.num(size);
             }
             DirectiveKind::Fuse { count, block_size } => {
-                self.w(&format!(" {} {}", count.value, block_size.value));
+                self.num(count);
+                self.num(block_size);
             }
         }
         self.w(";");
+        self.mark(&d.span, begin);
         self.nl();
     }
 
@@ -405,10 +461,15 @@ impl<'c> Printer<'c> {
     fn juxtaposed(&mut self, args: &[&Expr], min: u8) {
         for (i, a) in args.iter().enumerate() {
             self.w(" ");
+            let begin = self.out.len();
             if i == 0 && expr::prec(a) < expr::POSTFIX {
                 self.expr_paren(a, true);
             } else {
                 self.expr(a, min);
+            }
+            if i > 0 && self.out[begin..].starts_with(['(', '-']) {
+                // Glues onto the argument before it when parsed.
+                self.inexact();
             }
         }
     }
@@ -421,6 +482,7 @@ impl<'c> Printer<'c> {
 
     /// One contract clause on its own line.
     fn clause(&mut self, c: &Clause) {
+        let begin = self.out.len();
         self.comments_before(c.span);
         self.write_indent();
         self.w(c.kind.keyword());
@@ -450,6 +512,7 @@ impl<'c> Printer<'c> {
             }
         }
         self.w(";");
+        self.mark(&c.span, begin);
         self.nl();
     }
 
@@ -458,6 +521,7 @@ impl<'c> Printer<'c> {
     /// `{`, the statements one level deeper, pending comments, `}` at the current
     /// indentation. Starts mid-line, ends right after the `}`.
     fn block(&mut self, b: &Block) {
+        let begin = self.out.len();
         self.w("{");
         self.nl();
         // No blank line before the first statement of a block.
@@ -470,19 +534,35 @@ impl<'c> Printer<'c> {
         self.comments_inside(b.span);
         self.write_indent();
         self.w("}");
+        self.mark(&b.span, begin);
     }
 
     /// A whole statement: starts at line start, ends with a line end. Keeps one
     /// blank line before it where the author had one.
     fn stmt(&mut self, s: &Stmt) {
+        let begin = self.out.len();
         self.comments_before(s.span);
         if s.span.is_dummy() {
-            return self.stmt_body(s);
+            self.stmt_body(s);
+        } else {
+            self.blank_line_before(s.span.start);
+            self.last_end = Some(s.span.start);
+            self.stmt_body(s);
+            self.last_end = Some(s.span.end);
         }
-        self.blank_line_before(s.span.start);
-        self.last_end = Some(s.span.start);
-        self.stmt_body(s);
-        self.last_end = Some(s.span.end);
+        self.mark_stmt(s, begin);
+    }
+
+    /// [`Self::mark`] for a statement; a loop, `par` or barrier has the span of its
+    /// statement (directives and contract included).
+    fn mark_stmt(&mut self, s: &Stmt, begin: usize) {
+        let at = self.mark(&s.span, begin);
+        match &s.kind {
+            StmtKind::Loop(l) => self.mark_as(&l.span, at),
+            StmtKind::Par(p) => self.mark_as(&p.span, at),
+            StmtKind::Barrier(b) => self.mark_as(&b.span, at),
+            _ => {}
+        }
     }
 
     fn stmt_body(&mut self, s: &Stmt) {
@@ -605,6 +685,7 @@ impl<'c> Printer<'c> {
             // Not a simple statement: print it whole (only a malformed `for` header
             // can get here) and drop the final `;` and line end.
             _ => {
+                self.inexact();
                 let mut f = self.fragment();
                 f.stmt_after_indent(s);
                 let text = f.out.trim_end().trim_end_matches(';').to_string();
@@ -648,6 +729,7 @@ impl<'c> Printer<'c> {
             if i > 0 {
                 self.w(", ");
             }
+            let begin = self.out.len();
             match &s.kind {
                 StmtKind::Assign { target, value } if after_decl => {
                     self.expr_paren(target, true);
@@ -655,8 +737,14 @@ impl<'c> Printer<'c> {
                     self.expr(value, 1);
                 }
                 StmtKind::Expr(e) if after_decl => self.expr_paren(e, true),
+                // Read as a further declarator (see the module documentation).
+                StmtKind::IncDec { .. } if after_decl => {
+                    self.inexact();
+                    self.simple(s, 1)
+                }
                 _ => self.simple(s, 1),
             }
+            self.mark(&s.span, begin);
             after_decl |= matches!(s.kind, StmtKind::LocalDecl { .. });
         }
     }
@@ -669,7 +757,9 @@ impl<'c> Printer<'c> {
         match &s.kind {
             StmtKind::Block(b) => {
                 self.w(" ");
+                let begin = self.out.len();
                 self.block(b);
+                self.mark(&s.span, begin);
                 true
             }
             _ => {
@@ -694,7 +784,9 @@ impl<'c> Printer<'c> {
         self.w(")");
         let closed =
             if els.is_some() && !matches!(then.kind, StmtKind::Block(_)) && open_if_tail(then) {
-                // Dangling else: braces are needed to keep the `else` on this `if`.
+                // Dangling else: braces are needed to keep the `else` on this `if`
+                // (they are a block when parsed).
+                self.inexact();
                 self.w(" {");
                 self.nl();
                 self.indent += 1;
@@ -721,7 +813,9 @@ impl<'c> Printer<'c> {
         match &els.kind {
             StmtKind::If { .. } => {
                 self.w(" ");
+                let begin = self.out.len();
                 self.stmt_after_indent(els);
+                self.mark(&els.span, begin);
             }
             _ => self.branch_then_close(els),
         }
@@ -749,6 +843,10 @@ impl<'c> Printer<'c> {
                 self.nl();
             }
             _ => {
+                if b.body.is_some() {
+                    // Form B without clauses or statements is read as form A.
+                    self.inexact();
+                }
                 self.w(" {");
                 self.nl();
                 self.indent += 1;
@@ -773,22 +871,23 @@ impl<'c> Printer<'c> {
             self.comments_before(u.span);
             self.write_indent();
             self.w(if i == 0 { "par" } else { "and" });
+            self.w(" ");
+            let begin = self.out.len();
             if let Some(n) = &u.name {
-                self.w(" ");
                 self.ident(n);
-            } else {
-                self.w(" ");
             }
             self.w("(");
             for (j, it) in u.iters.iter().enumerate() {
                 if j > 0 {
                     self.w(", ");
                 }
+                let it_begin = self.out.len();
                 self.param(&it.var);
                 self.w(" = ");
                 self.expr(&it.lo, 1);
                 self.w(" .. ");
                 self.expr(&it.hi, 1);
+                self.mark(&it.span, it_begin);
             }
             self.w(")");
             if u.contract.is_empty() {
@@ -801,6 +900,7 @@ impl<'c> Printer<'c> {
                 self.write_indent();
             }
             self.block(&u.body);
+            self.mark(&u.span, begin);
             self.nl();
         }
     }

@@ -877,3 +877,93 @@ fn keeps_one_blank_line_where_the_author_had_some() {
     // Idempotent.
     assert_eq!(print_program(&crate::syntax::parse(&out).unwrap()), expected);
 }
+
+// ---- respanning (print_respanned) ------------------------------------------------
+
+/// A method `m` of class `A` with body `stmts`.
+fn in_method(stmts: Vec<Stmt>) -> Program {
+    program(vec![class("A", vec![Member::Method(method("m", Some(t(TypeKind::Void)), vec![], MethodBody::Block(block(stmts))))])])
+}
+
+/// `print_respanned` prints what `print_program` prints and makes the tree the
+/// parse of that text, spans included.
+fn respans_as_parsed(mut p: Program) -> Program {
+    let text = print_program(&p);
+    assert_eq!(print_respanned(&mut p).as_deref(), Ok(text.as_str()), "refused:\n{text}");
+    assert_eq!(crate::syntax::parse(&text).expect("printed text parses"), p, "not the parse of:\n{text}");
+    p
+}
+
+#[test]
+fn respanned_nodes_get_the_spans_of_their_text() {
+    let frac = bin(BinOp::Frac, n(1), e(ExprKind::Result));
+    let size = e(ExprKind::Size(e(ExprKind::Size(v("xs").boxed())).boxed()));
+    let sum = bin(BinOp::Mul, bin(BinOp::Add, v("a"), v("b")), v("in"));
+    let p = in_method(vec![
+        st(StmtKind::Spec { kind: SpecStmtKind::Assert, expr: bin(BinOp::Eq, frac, size) }),
+        assign("x", sum),
+        st(StmtKind::If { cond: v("c"), then_branch: Box::new(assign("x", n(1))), else_branch: None }),
+    ]);
+    let p = respans_as_parsed(p);
+    let text = print_program(&p);
+    let at = |s: Span| &text[s.start()..s.end()];
+    let MethodBody::Block(b) = &match &p.classes[0].members[0] {
+        Member::Method(m) => m,
+        _ => unreachable!(),
+    }
+    .body
+    else {
+        unreachable!()
+    };
+    assert_eq!(at(b.stmts[0].span), "assert 1 \\ \\result == |(|xs|)|;");
+    let StmtKind::Spec { expr, .. } = &b.stmts[0].kind else { unreachable!() };
+    let ExprKind::Binary { rhs, .. } = &expr.kind else { unreachable!() };
+    let ExprKind::Size(inner) = &rhs.kind else { unreachable!() };
+    // The parentheses the printer adds belong to the operand, as when parsed.
+    assert_eq!(at(inner.span), "(|xs|)");
+    let StmtKind::Assign { value, .. } = &b.stmts[1].kind else { unreachable!() };
+    let ExprKind::Binary { lhs, rhs, .. } = &value.kind else { unreachable!() };
+    assert_eq!((at(lhs.span), at(rhs.span)), ("(a + b)", "`in`"));
+    let StmtKind::If { then_branch, .. } = &b.stmts[2].kind else { unreachable!() };
+    assert_eq!(at(then_branch.span), "x = 1;");
+}
+
+/// A pass copies statements with their spans; respanning tells the copies apart
+/// as a parse does (loops are found by their span).
+#[test]
+fn respanned_copies_get_spans_of_their_own() {
+    let src = "class A {\n    // c\n    void m(int n) {\n        while (n > 0) {\n            n = n - 1;\n        }\n    }\n}\n";
+    let mut p = crate::syntax::parse(src).unwrap();
+    let Member::Method(m) = &mut p.classes[0].members[0] else { unreachable!() };
+    let MethodBody::Block(b) = &mut m.body else { unreachable!() };
+    let copy = b.stmts[0].clone();
+    b.stmts.push(copy);
+    let p = respans_as_parsed(p);
+    let Member::Method(m) = &p.classes[0].members[0] else { unreachable!() };
+    let MethodBody::Block(b) = &m.body else { unreachable!() };
+    assert_ne!(b.stmts[0].span, b.stmts[1].span);
+    let StmtKind::Loop(l) = &b.stmts[1].kind else { unreachable!() };
+    assert_eq!(l.span, b.stmts[1].span);
+    assert_eq!(p.comments.len(), 1);
+}
+
+/// The shapes the printer prints lossily are refused (their text must be
+/// parsed), with the text `print_program` gives.
+#[test]
+fn respanning_refuses_lossy_shapes() {
+    let dangling = st(StmtKind::If {
+        cond: v("a"),
+        then_branch: Box::new(st(StmtKind::If { cond: v("b"), then_branch: Box::new(assign("x", n(1))), else_branch: None })),
+        else_branch: Some(Box::new(assign("x", n(2)))),
+    });
+    let empty_form_b = barrier(Contract::default(), Some(block(vec![])), vec![]);
+    let bare_with = st(StmtKind::Expr(e(ExprKind::WithThen { expr: call("f", vec![]).boxed(), with: None, then: None })));
+    for s in [dangling, empty_form_b, bare_with] {
+        let mut p = in_method(vec![s]);
+        let text = print_program(&p);
+        assert_eq!(print_respanned(&mut p), Err(text));
+    }
+    // Everything else of those statements is respanned.
+    let barrier_a = barrier(Contract::default(), None, vec![id("i")]);
+    respans_as_parsed(in_method(vec![barrier_a, assign("x", n(2))]));
+}

@@ -119,6 +119,15 @@ pub fn parse(text: &str) -> Result<Program, Vec<Diagnostic>> {
     run_parser(text, parse_program)
 }
 
+/// The comments and blank lines of `text`, as [`parse`] records them in
+/// [`Program::comments`] and [`Program::blank_lines`] (`None`: an unterminated
+/// block comment, which [`parse`] rejects).
+pub fn layout(text: &str) -> Option<(Vec<crate::ast::Comment>, Vec<u32>)> {
+    let comments = comments::scan(text).ok()?;
+    let blank = layout::blank_lines(text, &comments);
+    Some((comments, blank))
+}
+
 /// Parses a text that is exactly one expression.
 pub fn parse_expr(text: &str) -> Result<Expr, Vec<Diagnostic>> {
     run_parser(text, parse_expression)
