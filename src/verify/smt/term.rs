@@ -1,7 +1,7 @@
 //! SMT terms as plain Rust data, printed as SMT-LIB 2.
 //!
-//! The encoder builds [`Term`]s; the backend ([`super::solver`]) prints them and
-//! hands the text to Z3. Keeping our own term type (instead of building Z3 ASTs
+//! The encoder builds [`Term`]s; the backend ([`super::solver`]) builds them as Z3
+//! ASTs ([`super::native`]) and prints them for `--dump-smt`. Keeping our own term type (instead of building Z3 ASTs
 //! directly) lets the encoder inspect terms — affine index analysis for quantified
 //! permissions, trigger selection, skolemisation, substitution — and lets
 //! `alpine verify --dump-smt` show exactly what Z3 was asked.
