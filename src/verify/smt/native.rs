@@ -340,7 +340,7 @@ impl NativeTerms {
         let p = z.as_ptr();
         // Operators the parser reads with other arities (chained `=`, `=>`,
         // `<`, …) are never built by the encoder; refuse rather than guess.
-        let arity = |k: usize| if z.len() == k { Ok(()) } else { Err(format!("Z3 rejected `{}` with {} arguments", op_name(op), z.len())) };
+        let arity = |k: usize| if z.len() == k { Ok(()) } else { Err(format!("Z3 rejected `{}` with {} arguments", op.smt(), z.len())) };
         // SAFETY: live context; `z` holds live ASTs of it.
         Ok(unsafe {
             match op {
@@ -362,26 +362,6 @@ impl NativeTerms {
                 Op::ToReal => arity(1).map(|_| Z3_mk_int2real(c, z[0]))?,
             }
         })
-    }
-}
-
-fn op_name(op: Op) -> &'static str {
-    match op {
-        Op::Not => "not",
-        Op::And => "and",
-        Op::Or => "or",
-        Op::Implies => "=>",
-        Op::Eq => "=",
-        Op::Ite => "ite",
-        Op::Add => "+",
-        Op::Sub | Op::Neg => "-",
-        Op::Mul => "*",
-        Op::Div => "div",
-        Op::Mod => "mod",
-        Op::RealDiv => "/",
-        Op::Lt => "<",
-        Op::Le => "<=",
-        Op::ToReal => "to_real",
     }
 }
 

@@ -64,7 +64,8 @@ pub enum Op {
 }
 
 impl Op {
-    fn smt(self) -> &'static str {
+    /// The SMT-LIB name.
+    pub fn smt(self) -> &'static str {
         match self {
             Op::Not => "not",
             Op::And => "and",
