@@ -74,6 +74,9 @@ pub struct NativeTerms {
     closed: HashMap<*const Node, (Term, Z3_ast)>,
     /// The ASTs this holds a reference to.
     owned: Vec<Z3_ast>,
+    /// `div` and `mod` by a symbolic divisor become uninterpreted functions
+    /// (the shadow solver of [`super::abstraction`]).
+    abstract_division: bool,
 }
 
 /// The variables bound around a term being built: outermost first.
@@ -94,7 +97,17 @@ impl NativeTerms {
             funs: HashMap::new(),
             closed: HashMap::new(),
             owned: Vec::new(),
+            abstract_division: false,
         }
+    }
+
+    /// As [`NativeTerms::new`], but `div` and `mod` by a divisor that is not a
+    /// literal are built as the uninterpreted `alpine.abs.div` and
+    /// `alpine.abs.mod` (see [`super::abstraction`]).
+    pub fn abstracting(ctx: &z3::Context) -> NativeTerms {
+        let mut n = NativeTerms::new(ctx);
+        n.abstract_division = true;
+        n
     }
 
     /// The ASTs of a batch of assertions, after declaring its symbols in the
@@ -254,6 +267,12 @@ impl NativeTerms {
                 let dom: Vec<Sort> = args.iter().map(Term::sort).collect();
                 let f = self.fun(f, &dom, s)?;
                 unsafe { Z3_mk_app(c, f, zargs.len() as c_uint, zargs.as_ptr()) }
+            }
+            Node::Op(op, args, _) if self.abstract_division && super::abstraction::is_symbolic_division(*op, args) => {
+                let z = self.args(args, b)?;
+                let name: Rc<str> = Rc::from(if *op == Op::Div { "alpine.abs.div" } else { "alpine.abs.mod" });
+                let f = self.fun(&name, &[Sort::Int, Sort::Int], &Sort::Int)?;
+                unsafe { Z3_mk_app(c, f, 2, z.as_ptr()) }
             }
             Node::Op(op, args, _) => {
                 let z = self.args(args, b)?;

@@ -10,6 +10,7 @@
 //! Z3 objects live in the thread-local context of the thread that created the
 //! solver; a `SmtSolver` never leaves its thread.
 
+use super::abstraction::Shadow;
 use super::native::NativeTerms;
 use super::term::{Decls, Sort, Term};
 use std::fmt::Write;
@@ -51,6 +52,8 @@ pub struct SmtSolver {
     /// see [`SmtSolver::check_within`]).
     timeout_ms: u32,
     rlimit: u32,
+    /// The same unit with symbolic division abstracted, asked first.
+    shadow: Shadow,
 }
 
 /// Z3's E-matching threshold: instances of a higher cost (generation + 1) wait
@@ -91,6 +94,15 @@ pub fn configure_globals() {
     z3::set_global_param("smt.case_split", "3");
     z3::set_global_param("smt.delay_units", "true");
     z3::set_global_param("smt.qi.lazy_threshold", LAZY_THRESHOLD);
+    // Experiments with other Z3 settings (`ALPINE_Z3_PARAMS=name=value,...`),
+    // applied after alpine's own.
+    if let Ok(extra) = std::env::var("ALPINE_Z3_PARAMS") {
+        for kv in extra.split(',').filter(|kv| !kv.is_empty()) {
+            if let Some((k, v)) = kv.split_once('=') {
+                z3::set_global_param(k.trim(), v.trim());
+            }
+        }
+    }
     // Where a unit's quantifier instances go (per `qid`: instances, maximal
     // generation and cost), printed by Z3 on stderr: to find matching loops.
     if std::env::var_os("ALPINE_QI_PROFILE").is_some() {
@@ -120,7 +132,7 @@ impl SmtSolver {
              (set-option :smt.case_split 3)\n(set-option :smt.delay_units true)\n(set-option :timeout {timeout_ms})\n"
         );
         let native = NativeTerms::new(solver.get_context());
-        SmtSolver { solver, native, pending: Vec::new(), asserted: 0, dump: dump.then_some(header), dumped_decls: Default::default(), last_model: None, timeout_ms, rlimit }
+        SmtSolver { solver, native, pending: Vec::new(), asserted: 0, dump: dump.then_some(header), dumped_decls: Default::default(), last_model: None, timeout_ms, rlimit, shadow: Shadow::default() }
     }
 
     pub fn assert(&mut self, t: Term) {
@@ -141,6 +153,7 @@ impl SmtSolver {
     pub fn open_query_scope(&mut self) -> Result<(), String> {
         self.flush()?;
         self.solver.push();
+        self.shadow.push();
         if let Some(d) = &mut self.dump {
             d.push_str("(push)\n");
         }
@@ -161,6 +174,7 @@ impl SmtSolver {
             self.solver.assert(&b);
         }
         self.asserted += self.pending.len();
+        self.shadow.assert(ctx, &self.pending)?;
         if let Some(d) = &mut self.dump {
             let mut decls = Decls::default();
             for t in &self.pending {
@@ -203,7 +217,16 @@ impl SmtSolver {
     /// check (the unit's remaining budget, or the short limit after a timeout).
     pub fn check_within(&mut self, assumptions: &[&str], limit_ms: u32) -> Result<Outcome, String> {
         self.flush()?;
-        let limit_ms = limit_ms.max(1);
+        // The abstraction first (only units with a symbolic divisor have one):
+        // its `unsat` is a proof; otherwise the real check decides, in what is
+        // left of the query's limit.
+        let shadow_started = std::time::Instant::now();
+        if self.shadow.proves(assumptions, limit_ms) {
+            self.last_model = None;
+            return Ok(Outcome::Proved);
+        }
+        let spent = u32::try_from(shadow_started.elapsed().as_millis()).unwrap_or(u32::MAX);
+        let limit_ms = limit_ms.saturating_sub(spent).max(1);
         if limit_ms != self.timeout_ms {
             self.timeout_ms = limit_ms;
             if let Some(d) = &mut self.dump {
@@ -253,6 +276,12 @@ impl SmtSolver {
         })
     }
 
+    /// The shadow solver alone (tests).
+    #[cfg(test)]
+    pub(crate) fn shadow_mut(&mut self) -> &mut Shadow {
+        &mut self.shadow
+    }
+
     /// The value of a constant in the model of the last failed check, as text.
     pub fn model_value(&self, name: &str, sort: &Sort) -> Option<String> {
         let m = self.last_model.as_ref()?;
@@ -272,21 +301,11 @@ impl SmtSolver {
     /// Z3's cumulative counters of this solver: (`rlimit` steps, quantifier
     /// instances). Deterministic for a given input, unlike the time a check
     /// takes (`ALPINE_TRACE_QUERIES` prints them per query).
+    /// The shadow solver's work is included (Z3 counts `rlimit` steps per
+    /// context, which the two solvers share; instances per solver).
     pub fn effort(&self) -> (u64, u64) {
-        let s = self.solver.get_statistics();
-        let mut out = (0, 0);
-        for e in s.entries() {
-            let v = match e.value {
-                z3::StatisticsValue::UInt(v) => u64::from(v),
-                z3::StatisticsValue::Double(v) => v as u64,
-            };
-            match e.key.as_str() {
-                "rlimit count" => out.0 = v,
-                "quant instantiations" => out.1 = v,
-                _ => {}
-            }
-        }
-        out
+        let (main, shadow) = (effort_of(&self.solver), self.shadow.effort());
+        (main.0, main.1 + shadow.1)
     }
 
     pub fn statistics_rlimit(&self) -> Option<u64> {
@@ -297,6 +316,25 @@ impl SmtSolver {
         });
         found
     }
+}
+
+/// Z3's cumulative counters of one solver: (`rlimit` steps, quantifier
+/// instances).
+pub fn effort_of(solver: &z3::Solver) -> (u64, u64) {
+    let s = solver.get_statistics();
+    let mut out = (0, 0);
+    for e in s.entries() {
+        let v = match e.value {
+            z3::StatisticsValue::UInt(v) => u64::from(v),
+            z3::StatisticsValue::Double(v) => v as u64,
+        };
+        match e.key.as_str() {
+            "rlimit count" => out.0 = v,
+            "quant instantiations" => out.1 = v,
+            _ => {}
+        }
+    }
+    out
 }
 
 /// Pretty model values: Z3 prints negative numbers as `(- 3)`.
