@@ -463,28 +463,29 @@ impl Encoder<'_> {
 }
 
 /// PVL `/`: truncating division, from SMT's Euclidean `div`.
+///
+/// One form serves every divisor sign: SMT-LIB's `div` satisfies
+/// `div(a, -b) == -div(a, b)` (`a = (-b)·q + r` iff `a = b·(-q) + r`, with the
+/// same `0 <= r < |b|`), so the truncating quotient, `sign(a)·sign(b)·(|a| div |b|)`,
+/// is `a >= 0 ? div(a, b) : -div(-a, b)` whatever the sign of `b`. A case split
+/// on the divisor's sign would double the `div` terms Z3 must relate (with a
+/// symbolic divisor each is a nonlinear problem of its own). At `b == 0` PVL's
+/// `/` is undefined and every evaluation is checked.
 pub fn trunc_div(a: &Term, b: &Term) -> Term {
-    let t = |a: &Term, b: &Term| a.ge(&Term::int(0)).ite(&a.ediv(b), &a.neg().ediv(b).neg());
-    match b.as_int_lit() {
-        Some(k) if k > 0 => t(a, b),
-        _ => b.gt(&Term::int(0)).ite(&t(a, b), &t(a, &b.neg()).neg()),
-    }
+    a.ge(&Term::int(0)).ite(&a.ediv(b), &a.neg().ediv(b).neg())
 }
 
 /// PVL `%`: the remainder of truncating division (sign of the dividend).
 ///
-/// Written with SMT `mod` on the same divisor as [`trunc_div`]'s branch rather
-/// than as `a - b * (a / b)`, which with a symbolic divisor adds a nonlinear
-/// product of its own (Z3 effort on the corpus programs using `%`: −2%). Both
-/// forms satisfy `a == b * (a / b) + a % b` for `b != 0` (Z3's `div`/`mod`
-/// axiom, per branch); at `b == 0` PVL's `%` is undefined and every evaluation
-/// is checked.
+/// Written with SMT `mod` on the same divisor as [`trunc_div`] rather than as
+/// `a - b * (a / b)`, which with a symbolic divisor adds a nonlinear product of
+/// its own (Z3 effort on the corpus programs using `%`: −2%). SMT-LIB's `mod`
+/// depends only on `|b|` (`mod(a, -b) == mod(a, b)`), so no case split on the
+/// divisor's sign is needed either: `a == b * (a / b) + a % b` holds for every
+/// `b != 0` (Z3's `div`/`mod` axiom). At `b == 0` PVL's `%` is undefined and
+/// every evaluation is checked.
 pub fn trunc_mod(a: &Term, b: &Term) -> Term {
-    let t = |a: &Term, b: &Term| a.ge(&Term::int(0)).ite(&a.emod(b), &a.neg().emod(b).neg());
-    match b.as_int_lit() {
-        Some(k) if k > 0 => t(a, b),
-        _ => b.gt(&Term::int(0)).ite(&t(a, b), &t(a, &b.neg())),
-    }
+    a.ge(&Term::int(0)).ite(&a.emod(b), &a.neg().emod(b).neg())
 }
 
 /// The variables and body of a universal quantifier (`None` for anything else).
@@ -492,5 +493,43 @@ fn inner_forall(t: &Term) -> Option<(Vec<(Rc<str>, Sort)>, Term)> {
     match t.node() {
         Node::Quant(q) if q.forall => Some((q.vars.clone(), q.body.clone())),
         _ => None,
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::{trunc_div, trunc_mod};
+    use crate::verify::smt::solver::{configure_globals, Outcome, SmtSolver};
+    use crate::verify::smt::{Sort, Term};
+
+    /// The encodings agree with Rust's `/` and `%`, which truncate as PVL's do,
+    /// for dividends and divisors of both signs given as constants (so the
+    /// symbolic-divisor form is the one checked), and the negative twin: the
+    /// Euclidean answer is refuted wherever it differs.
+    #[test]
+    fn truncating_division_matches_rust() {
+        configure_globals();
+        let mut s = SmtSolver::new(5000, 0, false);
+        let mut n = 0;
+        let mut proves = |s: &mut SmtSolver, hyp: Term, goal: Term| {
+            n += 1;
+            let chk = format!("chk{n}");
+            s.open_query_scope().unwrap();
+            s.assert(Term::konst(&chk, Sort::Bool).implies(&hyp.and2(&goal.not())));
+            matches!(s.check(&[chk.as_str()]).unwrap(), Outcome::Proved)
+        };
+        let (a, b) = (Term::konst("a", Sort::Int), Term::konst("b", Sort::Int));
+        for va in -7i64..=7 {
+            for vb in [-3i64, -2, -1, 1, 2, 3] {
+                let at = a.eq(&Term::int(va)).and2(&b.eq(&Term::int(vb)));
+                assert!(proves(&mut s, at.clone(), trunc_div(&a, &b).eq(&Term::int(va / vb))), "{va} / {vb}");
+                assert!(proves(&mut s, at.clone(), trunc_mod(&a, &b).eq(&Term::int(va % vb))), "{va} % {vb}");
+                let (q, r) = (va.div_euclid(vb), va.rem_euclid(vb));
+                if (q, r) != (va / vb, va % vb) {
+                    assert!(!proves(&mut s, at.clone(), trunc_div(&a, &b).eq(&Term::int(q))), "{va} div {vb}");
+                    assert!(!proves(&mut s, at, trunc_mod(&a, &b).eq(&Term::int(r))), "{va} mod {vb}");
+                }
+            }
+        }
     }
 }
