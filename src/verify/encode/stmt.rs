@@ -510,9 +510,12 @@ impl Env {
     fn visible_all(&self) -> Vec<(crate::ast::Name, Term)> {
         let mut out: Vec<(crate::ast::Name, Term)> = Vec::new();
         for s in &self.scopes {
-            for (n, t) in s {
-                out.push((n.clone(), t.clone()));
-            }
+            // By name within a scope: a scope is a hash map, and the order in
+            // which a join makes its fresh constants must not change from run
+            // to run (it changes Z3's term ids, and with them its search).
+            let from = out.len();
+            out.extend(s.iter().map(|(n, t)| (n.clone(), t.clone())));
+            out[from..].sort_by(|a, b| a.0.cmp(&b.0));
         }
         out
     }

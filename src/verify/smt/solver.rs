@@ -218,15 +218,14 @@ impl SmtSolver {
     pub fn check_within(&mut self, assumptions: &[&str], limit_ms: u32) -> Result<Outcome, String> {
         self.flush()?;
         // The abstraction first (only units with a symbolic divisor have one):
-        // its `unsat` is a proof; otherwise the real check decides, in what is
-        // left of the query's limit.
-        let shadow_started = std::time::Instant::now();
+        // its `unsat` is a proof; otherwise the real check decides, with the
+        // query's whole limit (the shadow's own is small and mostly counted in
+        // `rlimit` steps, so the real check's limit does not depend on the clock).
         if self.shadow.proves(assumptions, limit_ms) {
             self.last_model = None;
             return Ok(Outcome::Proved);
         }
-        let spent = u32::try_from(shadow_started.elapsed().as_millis()).unwrap_or(u32::MAX);
-        let limit_ms = limit_ms.saturating_sub(spent).max(1);
+        let limit_ms = limit_ms.max(1);
         if limit_ms != self.timeout_ms {
             self.timeout_ms = limit_ms;
             if let Some(d) = &mut self.dump {
