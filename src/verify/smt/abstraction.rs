@@ -139,15 +139,7 @@ impl Shadow {
         if batch.is_empty() {
             return Ok(());
         }
-        let asts = native.batch(batch)?;
-        let ctx = solver.get_context();
-        for a in asts {
-            // SAFETY: `a` is a Boolean AST of this context, kept alive by
-            // `native`; `wrap` takes a reference of its own.
-            let b = unsafe { <Bool as z3::ast::Ast>::wrap(ctx, a) };
-            solver.assert(&b);
-        }
-        Ok(())
+        super::solver::assert_batch(solver, native, batch)
     }
 }
 

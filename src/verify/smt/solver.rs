@@ -165,16 +165,9 @@ impl SmtSolver {
         if self.pending.is_empty() {
             return Ok(());
         }
-        let asts = self.native.batch(&self.pending)?;
-        let ctx = self.solver.get_context();
-        for a in asts {
-            // SAFETY: `a` is a Boolean AST of this solver's context, kept alive by
-            // `self.native`; `wrap` takes a reference of its own.
-            let b = unsafe { <Bool as z3::ast::Ast>::wrap(ctx, a) };
-            self.solver.assert(&b);
-        }
+        assert_batch(&self.solver, &mut self.native, &self.pending)?;
         self.asserted += self.pending.len();
-        self.shadow.assert(ctx, &self.pending)?;
+        self.shadow.assert(self.solver.get_context(), &self.pending)?;
         if let Some(d) = &mut self.dump {
             let mut decls = Decls::default();
             for t in &self.pending {
@@ -315,6 +308,20 @@ impl SmtSolver {
         });
         found
     }
+}
+
+/// Builds a batch of Boolean terms with `native` and asserts them in `solver`
+/// (of the same context). `Err`: Z3 refused a term; nothing was asserted.
+pub fn assert_batch(solver: &z3::Solver, native: &mut NativeTerms, batch: &[Term]) -> Result<(), String> {
+    let asts = native.batch(batch)?;
+    let ctx = solver.get_context();
+    for a in asts {
+        // SAFETY: `a` is a Boolean AST of this solver's context, kept alive by
+        // `native`; `wrap` takes a reference of its own.
+        let b = unsafe { <Bool as z3::ast::Ast>::wrap(ctx, a) };
+        solver.assert(&b);
+    }
+    Ok(())
 }
 
 /// Z3's cumulative counters of one solver: (`rlimit` steps, quantifier
