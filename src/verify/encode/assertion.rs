@@ -478,9 +478,12 @@ impl Encoder<'_> {
                 // exists: the check is what keeps the exhale honest.)
                 hyp.push(p.subst(&m1).add(&p.subst(&m2)).le(&Term::real(1, 1)));
             }
-            hyp.extend(super::qp::product_hints(&args, &vars, &m1, &m2));
+            // Plain definitions unfolded (`idx(N, j, i)` is `N*j + i`), so that
+            // the product hints see the products.
+            let unfolded: Vec<Term> = args.iter().map(|a| self.unfold_defs(a)).collect();
+            hyp.extend(super::qp::product_hints(&unfolded, &vars, &m1, &m2));
             let hyp = Term::and(hyp);
-            let same = Term::and(args.iter().map(|a| a.subst(&m1).eq(&a.subst(&m2))).collect());
+            let same = Term::and(unfolded.iter().map(|a| a.subst(&m1).eq(&a.subst(&m2))).collect());
             let b = Blame::new(codes::NOT_INJECTIVE, format!("quantified permission to `{}` may not be injective", self.snippet(loc)), whole.span);
             if !self.prove(&guard, &hyp, &same.not(), Some((Some(run.frame.env), b))) {
                 return;
