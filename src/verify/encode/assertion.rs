@@ -444,10 +444,13 @@ impl Encoder<'_> {
         }
         let vars: Vec<Rc<str>> = bvars.iter().map(|v| v.0.clone()).collect();
 
+        // The location with plainly defined functions unfolded (`newIdx(tid, k,
+        // 10)` is `tid + k*10`, `idx(N, j, i)` is `N*j + i`): equal by their
+        // definitional axioms, and what the inverse and injectivity reasoning see.
+        let unfolded: Vec<Term> = args.iter().map(|a| self.unfold_defs(a)).collect();
         // Syntactic inverse: one binder, array receiver independent of it, affine index.
-        // (Through plainly defined functions: `a[newIdx(tid, k, 10)]` is `a[tid + k*10]`.)
         let inverse = if vars.len() == 1 && args.len() == 2 && !args[0].mentions(&vars[0]) {
-            affine(&self.unfold_defs(&args[1]), &vars[0])
+            affine(&unfolded[1], &vars[0])
         } else {
             None
         };
@@ -478,9 +481,7 @@ impl Encoder<'_> {
                 // exists: the check is what keeps the exhale honest.)
                 hyp.push(p.subst(&m1).add(&p.subst(&m2)).le(&Term::real(1, 1)));
             }
-            // Plain definitions unfolded (`idx(N, j, i)` is `N*j + i`), so that
-            // the product hints see the products.
-            let unfolded: Vec<Term> = args.iter().map(|a| self.unfold_defs(a)).collect();
+            // Compared unfolded, so that the product hints see the products.
             hyp.extend(super::qp::product_hints(&unfolded, &vars, &m1, &m2));
             let hyp = Term::and(hyp);
             let same = Term::and(unfolded.iter().map(|a| a.subst(&m1).eq(&a.subst(&m2))).collect());
