@@ -579,7 +579,14 @@ impl Encoder<'_> {
     /// milliseconds to 1.5 s).
     fn frame_reads(&mut self, run: &Run, fam: &Rc<str>, args: &[Term], vars: &[(Rc<str>, Sort)], hyp: Term) {
         let held_before = self.read_mask(&run.pre, fam, args.to_vec());
-        if run.mode != Mode::Exhale || vars.is_empty() || !vars.iter().all(|v| held_before.mentions(&v.0)) {
+        // Without its mask read as the trigger (one Z3 rejects: an `ite` from a
+        // truncating `/` in the index) the fact would be left to Z3's pattern
+        // inference, which is not what it is for.
+        if run.mode != Mode::Exhale
+            || vars.is_empty()
+            || !vars.iter().all(|v| held_before.mentions(&v.0))
+            || !held_before.is_pattern_term(vars)
+        {
             return;
         }
         let fact = hyp.implies(&held_before.gt(&Term::real(0, 1)));

@@ -362,7 +362,27 @@ impl Term {
         if vars.is_empty() || body.as_bool_lit().is_some() {
             return body;
         }
+        let patterns = admissible_patterns(&vars, patterns);
         Term(Rc::new(Node::Quant(Box::new(Quant { forall, vars, patterns, body, qid: qid.to_string() }))))
+    }
+
+    /// Whether Z3 accepts the term inside a pattern of a quantifier over `vars`:
+    /// not a bare bound variable, and free of the Boolean connectives, `=`,
+    /// `ite` and quantifiers (Z3's `pattern_validator` rejects every operator of
+    /// its basic family but `true`/`false`; arithmetic is allowed).
+    pub fn is_pattern_term(&self, vars: &[(Rc<str>, Sort)]) -> bool {
+        fn clean(t: &Term) -> bool {
+            match t.node() {
+                Node::Const(..) | Node::IntLit(_) | Node::RealLit(..) | Node::BoolLit(_) => true,
+                Node::App(_, args, _) => args.iter().all(clean),
+                Node::Op(op, args, _) => {
+                    !matches!(op, Op::Not | Op::And | Op::Or | Op::Implies | Op::Eq | Op::Ite) && args.iter().all(clean)
+                }
+                Node::Quant(_) => false,
+            }
+        }
+        let bare_var = matches!(self.node(), Node::Const(n, _) if vars.iter().any(|(v, _)| v == n));
+        !bare_var && clean(self)
     }
 
     /// Replaces constants by terms (capture is impossible: bound variables have
@@ -406,6 +426,9 @@ impl Term {
             Node::Quant(q) => {
                 let body = f(&q.body);
                 let patterns = q.patterns.iter().map(|p| p.iter().map(|t| f(t)).collect()).collect();
+                // A substitution may put an `ite` into a pattern (a truncating
+                // `/` substituted for a constant).
+                let patterns = admissible_patterns(&q.vars, patterns);
                 Term(Rc::new(Node::Quant(Box::new(Quant {
                     forall: q.forall,
                     vars: q.vars.clone(),
@@ -475,6 +498,22 @@ impl Term {
             }
         }
     }
+}
+
+/// The (multi-)patterns Z3 accepts: each term passes [`Term::is_pattern_term`]
+/// and together they mention every bound variable. The others are dropped
+/// rather than handed to Z3, which rejects the whole quantifier for one bad
+/// pattern; a quantifier left without patterns gets Z3's own, so dropping can
+/// cost completeness, never soundness.
+fn admissible_patterns(vars: &[(Rc<str>, Sort)], patterns: Vec<Vec<Term>>) -> Vec<Vec<Term>> {
+    patterns
+        .into_iter()
+        .filter(|p| {
+            !p.is_empty()
+                && p.iter().all(|t| t.is_pattern_term(vars))
+                && vars.iter().all(|(v, _)| p.iter().any(|t| t.mentions(v)))
+        })
+        .collect()
 }
 
 fn rebuild_op(op: Op, args: Vec<Term>, s: Sort) -> Term {
@@ -626,5 +665,40 @@ mod tests {
         q.collect_decls(&mut d);
         assert!(d.funs.contains_key("a") && d.funs.contains_key("H") && !d.funs.contains_key("j"));
         assert!(d.sorts.contains("Arr"));
+    }
+
+    /// Z3 rejects a quantifier whose pattern holds an `ite` (loop-unrolled
+    /// Blelloch: `output[N*tid + N - 1 - N/2]`, with PVL's truncating `/` an
+    /// `ite`); such patterns are dropped, arithmetic ones are kept.
+    #[test]
+    fn patterns_z3_rejects_are_dropped() {
+        let vars = vec![(Rc::from("j"), Sort::Int)];
+        let j = Term::konst("j", Sort::Int);
+        let n = Term::konst("n", Sort::Int);
+        let h = |i: Term| Term::app("H", vec![i], Sort::Int);
+        let arith = h(j.mul(&n).add(&Term::int(1)));
+        let q = Term::forall(vars.clone(), vec![vec![arith.clone()]], arith.ge(&Term::int(0)), "q");
+        let Node::Quant(kept) = q.node() else { panic!() };
+        assert_eq!(kept.patterns, vec![vec![arith]]);
+
+        let half = n.ge(&Term::int(0)).ite(&n.ediv(&Term::int(2)), &n.neg().ediv(&Term::int(2)).neg());
+        let with_ite = h(j.sub(&half));
+        let q = Term::forall(vars.clone(), vec![vec![with_ite.clone()]], with_ite.ge(&Term::int(0)), "q");
+        let Node::Quant(dropped) = q.node() else { panic!() };
+        assert!(dropped.patterns.is_empty());
+
+        // The same through a substitution of the constant `m`.
+        let m = Term::konst("m", Sort::Int);
+        let q = Term::forall(vars.clone(), vec![vec![h(j.sub(&m))]], h(j.sub(&m)).ge(&Term::int(0)), "q");
+        let q = q.subst(&HashMap::from([(Rc::from("m"), half)]));
+        let Node::Quant(dropped) = q.node() else { panic!() };
+        assert!(dropped.patterns.is_empty());
+
+        // A bare variable, or a pattern missing a variable, is no pattern either.
+        assert!(!j.is_pattern_term(&vars));
+        let two = vec![(Rc::from("j"), Sort::Int), (Rc::from("k"), Sort::Int)];
+        let q = Term::forall(two, vec![vec![h(j.clone())]], h(j.clone()).ge(&Term::int(0)), "q");
+        let Node::Quant(partial) = q.node() else { panic!() };
+        assert!(partial.patterns.is_empty());
     }
 }
