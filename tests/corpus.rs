@@ -81,3 +81,20 @@ fn malformed_corpus_file_is_reported_at_the_stray_backtick() {
     assert_eq!(diags[0].code, alpine::diagnostics::codes::SYNTAX);
     assert_eq!(file.line_col(diags[0].span.start()), file.line_col(tick), "{}", common::show(rel, text, &diags));
 }
+
+/// The malformed file is Alpinist's linearised ZeroMany with one stray character;
+/// without it, the program (which states `\array(matrix, M * N)`) verifies.
+#[test]
+fn malformed_corpus_file_verifies_without_its_stray_backtick() {
+    let Some(files) = common::corpus_files() else { return };
+    let (rel, text) = files.iter().find(|(r, _)| r == common::MALFORMED).expect("malformed file present");
+    let mut text = text.clone();
+    text.remove(text.rfind('`').expect("the stray backtick"));
+    let file = SourceFile::new(rel.clone(), text.clone());
+    let (program, _) = alpine::frontend(&file).unwrap_or_else(|d| panic!("{}", common::show(rel, &text, &d)));
+    let reports = alpine::verify::verify_program(&program, &text, &alpine::verify::Options::default());
+    assert!(!reports.is_empty());
+    for r in &reports {
+        assert!(r.proved(), "{}: {:?}", r.name, r.failures);
+    }
+}

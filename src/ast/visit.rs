@@ -805,9 +805,9 @@ pub fn shift_spans(p: &mut Program, delta: u32) {
 }
 
 /// Whether `e` holds a resource rather than being a plain boolean: a permission
-/// (`Perm`, `PointsTo`, `Value`, `HPerm`, `APerm`), `\forall*`, `\matrix`,
-/// `\array`, a magic wand, or an instance of a predicate (`is_predicate` says
-/// which called names are predicates).
+/// (`Perm`, `PointsTo`, `Value`, `HPerm`, `APerm`), `\forall*`, `\matrix`, a
+/// magic wand, or an instance of a predicate (`is_predicate` says which called
+/// names are predicates). `\array(a, n)` is a boolean (`a != null && a.length == n`).
 pub fn holds_resource(e: &Expr, is_predicate: &dyn Fn(&str) -> bool) -> bool {
     struct Finder<'a> {
         is_predicate: &'a dyn Fn(&str) -> bool,
@@ -818,7 +818,7 @@ pub fn holds_resource(e: &Expr, is_predicate: &dyn Fn(&str) -> bool) -> bool {
             self.found |= match &e.kind {
                 ExprKind::Perm { .. } | ExprKind::PointsTo { .. } | ExprKind::Value(_) => true,
                 ExprKind::Quant { kind: QuantKind::ForallStar, .. } => true,
-                ExprKind::Builtin { func: Builtin::HPerm | Builtin::APerm | Builtin::Matrix | Builtin::Array, .. } => true,
+                ExprKind::Builtin { func: Builtin::HPerm | Builtin::APerm | Builtin::Matrix, .. } => true,
                 ExprKind::Binary { op: BinOp::Wand, .. } => true,
                 ExprKind::Call { method, .. } => (self.is_predicate)(method.as_str()),
                 _ => false,

@@ -706,6 +706,14 @@ impl<'p> Interp<'p> {
                 }
                 Value::Bool(ok)
             }
+            // `\array(a, n)`: a non-null array of `n` cells.
+            ExprKind::Builtin { func: Builtin::Array, args } if args.len() == 2 => {
+                let n = self.eval(f, &args[1])?.int()?;
+                match self.eval(f, &args[0])? {
+                    Value::Array(a) => Value::Bool(a.borrow().len() as i64 == n),
+                    _ => Value::Bool(false),
+                }
+            }
             ExprKind::Builtin { func: Builtin::RemoveAt, args } if args.len() == 2 => {
                 let Value::Seq(s) = self.eval(f, &args[0])? else {
                     return err("removeAt of a non-sequence");
@@ -912,6 +920,14 @@ mod tests {
         let r = it.call("C", "m", Some(this.clone()), vec![Value::Int(4)]).unwrap();
         assert_eq!(r.deep(), "7");
         assert_eq!(this.deep(), "C{a=[0,1,4,9]}");
+    }
+
+    #[test]
+    fn array_builtin_is_non_null_and_length() {
+        let p = program("class C { boolean m(int n) { int[] a = new int[n]; int[] z = null; return \\array(a, 3) && !\\array(z, 0); } }");
+        let mut it = Interp::new(&p, 10_000);
+        assert_eq!(it.call("C", "m", None, vec![Value::Int(3)]).unwrap().deep(), "true");
+        assert_eq!(it.call("C", "m", None, vec![Value::Int(2)]).unwrap().deep(), "false");
     }
 
     #[test]

@@ -351,6 +351,14 @@ impl Encoder<'_> {
     }
 
     fn builtin(&mut self, e: &Expr, func: Builtin, args: &[Expr], cx: &mut ECx) -> Term {
+        if let (Builtin::Array, [a, n]) = (func, args) {
+            // VerCors' `\array(a, n)`: `a` is an array of `n` cells — a boolean
+            // (`a != null && a.length == n`), no permission, so total: no read to
+            // check.
+            let a = self.expr(a, cx);
+            let n = self.expr(n, cx);
+            return a.ne(&null_of(&arr_sort())).and2(&Term::app("alen", vec![a], Sort::Int).eq(&n));
+        }
         let Some(Ty::Seq(elem)) = args.first().map(|a| a.ty.clone()) else {
             return self.unsupported_term(e, "this built-in");
         };
