@@ -138,6 +138,38 @@ fn a_file_of_a_program_of_several_files_optimises() {
     assert!(String::from_utf8_lossy(&o.stderr).contains("verified"));
 }
 
+/// Written away from its companions, the result of a file of a program of
+/// several files does not verify on its own there: `-o` says so (and writes it);
+/// beside them, or with the companions copied along, it says nothing.
+#[test]
+fn a_result_written_away_from_its_companions_is_noted() {
+    let d = tempfile::tempdir().unwrap();
+    let elsewhere = tempfile::tempdir().unwrap();
+    write(d.path(), "counter.pvl", "//:: cases Two\nclass Counter {\n    int n;\n}\n");
+    let user = write(d.path(), "user.pvl", "//:: cases Two\nclass User {\n    context Perm(c.n, write);\n    void fill(Counter c) {\n        int i = 0;\n        gpuopt loop_unroll i 1;\n        loop_invariant 0 <= i && i <= 2;\n        loop_invariant Perm(c.n, write);\n        while (i < 2) {\n            c.n = i;\n            i = i + 1;\n        }\n    }\n}\n");
+    let away = elsewhere.path().join("user.pvl").to_string_lossy().into_owned();
+    let o = alpine(&["optimise", &user, "-o", &away]);
+    assert_eq!(o.status.code(), Some(0), "{}", String::from_utf8_lossy(&o.stderr));
+    let err = String::from_utf8_lossy(&o.stderr);
+    assert!(err.contains("note:") && err.contains("`counter.pvl`") && err.contains("program `Two`"), "{err}");
+    // The note is right: there the result does not check on its own.
+    assert_eq!(alpine(&["verify", &away]).status.code(), Some(2));
+
+    // Beside the input: no note, and the result verifies.
+    let beside = d.path().join("user_opt.pvl").to_string_lossy().into_owned();
+    let o = alpine(&["optimise", &user, "-o", &beside]);
+    assert_eq!(o.status.code(), Some(0), "{}", String::from_utf8_lossy(&o.stderr));
+    assert!(!String::from_utf8_lossy(&o.stderr).contains("note:"), "{}", String::from_utf8_lossy(&o.stderr));
+
+    // Away, with the companion copied along: no note (the result written
+    // beside the input is a file of the program too; it goes first).
+    std::fs::remove_file(&beside).unwrap();
+    std::fs::copy(d.path().join("counter.pvl"), elsewhere.path().join("counter.pvl")).unwrap();
+    let o = alpine(&["optimise", &user, "-o", &away]);
+    assert!(!String::from_utf8_lossy(&o.stderr).contains("note:"), "{}", String::from_utf8_lossy(&o.stderr));
+    assert_eq!(alpine(&["verify", &away]).status.code(), Some(0));
+}
+
 /// The loop runs once only because `flat(segs) == xs` and `|xs| > 0`: the Z3
 /// check unfolds `flat` once and proves it alone (VerifyThis 2019 challenge 1
 /// in small), so `--no-verify` needs no verifier fallback.

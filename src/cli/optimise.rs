@@ -549,8 +549,41 @@ pub fn run(args: OptimiseArgs, reporter: &Reporter) -> i32 {
             eprintln!("error: cannot write `{path}`: {e}");
             return EXIT_BAD_INPUT;
         }
+        if !args.in_place {
+            if let Some(note) = companions_left_behind(Path::new(&file.name), &out, Path::new(path)) {
+                eprintln!("{note}");
+            }
+        }
     }
     EXIT_OK
+}
+
+/// The result of a file of a program of several files (`//:: cases NAME`) was
+/// verified against the input's companions, which are found beside the input.
+/// Written elsewhere, `alpine verify OUTPUT` looks beside the output and would
+/// not know their classes; says which companions are not there, so that such a
+/// failure is no surprise.
+fn companions_left_behind(input: &Path, out_text: &str, output: &Path) -> Option<String> {
+    let case = alpine::workspace::case_name(out_text)?;
+    let base = |f: &SourceFile| Path::new(&f.name).file_name().map(|n| n.to_string_lossy().into_owned());
+    // The output itself, when written beside the input, is one of the input's
+    // same-case files now, but not a companion it needs.
+    let mut beside_output: Vec<String> = alpine::workspace::companions(output, out_text).iter().filter_map(base).collect();
+    beside_output.extend(output.file_name().map(|n| n.to_string_lossy().into_owned()));
+    let missing: Vec<String> =
+        alpine::workspace::companions(input, out_text).iter().filter_map(base).filter(|n| !beside_output.contains(n)).collect();
+    if missing.is_empty() {
+        return None;
+    }
+    let dir = input.parent().filter(|d| !d.as_os_str().is_empty()).unwrap_or(Path::new("."));
+    Some(format!(
+        "note: `{}` belongs to the program `{case}` of several files; its companions {} are in `{}`, not beside it, so \
+         `alpine verify {}` will not know their classes: copy them there, or write the result beside the input",
+        output.display(),
+        missing.iter().map(|n| format!("`{n}`")).collect::<Vec<_>>().join(", "),
+        dir.display(),
+        output.display()
+    ))
 }
 
 /// Says whose fault a failed re-verification is: the units that failed after the
