@@ -7,8 +7,10 @@
 //!   versions, `alen`, pure functions, sequence functions) that mentions a bound
 //!   variable;
 //! * its arguments are bound variables, terms without bound variables, or valid
-//!   candidates themselves — never arithmetic over bound variables, which Z3
-//!   4.8.12 rejects in patterns;
+//!   candidates themselves — never arithmetic over bound variables: Z3 accepts it
+//!   in a pattern, but matches it syntactically, not modulo arithmetic (silver's
+//!   generator excludes it too); what Z3 rejects outright is checked where every
+//!   quantifier is built (`Term::is_pattern_term`);
 //! * every candidate that covers all bound variables becomes a pattern of its
 //!   own; if none does, one multi-pattern is built greedily.
 //! A quantifier for which nothing qualifies is left to Z3's own inference; that
