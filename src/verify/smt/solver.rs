@@ -212,12 +212,18 @@ impl SmtSolver {
         self.forget_model();
         self.flush()?;
         // The abstraction first (only units with a symbolic divisor have one):
-        // its `unsat` is a proof; otherwise the real check decides, with the
-        // query's whole limit (the shadow's own is small and mostly counted in
-        // `rlimit` steps, so the real check's limit does not depend on the clock).
+        // its `unsat` is a proof; otherwise the real check decides, with what
+        // the shadow left of the query's limit. The limit is the query's, both
+        // solvers together: after a timeout a unit's queries are capped at 1 s,
+        // and a shadow that used its own second besides doubled them.
+        let shadow_started = std::time::Instant::now();
         if self.shadow.proves(assumptions, limit_ms) {
             return Ok(Outcome::Proved);
         }
+        let shadow_ms = u32::try_from(shadow_started.elapsed().as_millis()).unwrap_or(u32::MAX);
+        let real_ms = limit_ms.saturating_sub(shadow_ms).max(1);
+        // The dump states the query's limit (not what the shadow left of it,
+        // which depends on the clock), so a dump stays the same from run to run.
         let limit_ms = limit_ms.max(1);
         if limit_ms != self.timeout_ms {
             self.timeout_ms = limit_ms;
@@ -236,7 +242,7 @@ impl SmtSolver {
             let _ = writeln!(d, "(check-sat-assuming ({}))", assumptions.iter().map(|a| format!("|{a}|")).collect::<Vec<_>>().join(" "));
         }
         let started = std::time::Instant::now();
-        let armed = super::watchdog::arm(self.solver.get_context(), std::time::Duration::from_millis(u64::from(limit_ms)));
+        let armed = super::watchdog::arm(self.solver.get_context(), std::time::Duration::from_millis(u64::from(real_ms)));
         let r = self.solver.check_assumptions(&lits);
         let elapsed = started.elapsed();
         let interrupted = armed.fired();
@@ -256,7 +262,7 @@ impl SmtSolver {
                 // Z3's reason is not reliable when it is interrupted (a timeout
                 // during nonlinear arithmetic reads "incomplete (theory
                 // arithmetic)"), so the clock decides what a timeout is.
-                let why = if interrupted || elapsed.as_millis() + 50 >= u128::from(self.timeout_ms) {
+                let why = if interrupted || elapsed.as_millis() + 50 >= u128::from(real_ms) {
                     Unknown::Timeout
                 } else if self.rlimit > 0 && (reason.contains("canceled") || reason.contains("resource")) {
                     Unknown::ResourceLimit(self.rlimit)
