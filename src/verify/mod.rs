@@ -157,6 +157,14 @@ pub fn verify_program_with(program: &ast::Program, companions: &[&ast::Program],
     }
     units.retain(|u| opts.selects(&u.1));
     units.sort_by_key(|u| u.2.start);
+    // Lemmas every unit may use, proved once (`encode/induction.rs`).
+    let monotone = if units.is_empty() {
+        Vec::new()
+    } else {
+        configure_z3();
+        // A Z3 context of its own, as each unit has.
+        z3::with_z3_config(&z3::Config::new(), || encode::induction::prove_monotonicity(&ir, opts, src))
+    };
     let mut reports: Vec<UnitReport> = units
         .par_iter()
         .map(|(u, name, span)| {
@@ -166,7 +174,7 @@ pub fn verify_program_with(program: &ast::Program, companions: &[&ast::Program],
             // not depend on which units ran on the same thread before (Z3's term
             // ids, and so its search order, are per context): a unit proves the
             // same in `alpine verify`, the LSP server and the benchmark.
-            z3::with_z3_config(&z3::Config::new(), || verify_unit(&ir, *u, name, *span, src, opts, start))
+            z3::with_z3_config(&z3::Config::new(), || verify_unit(&ir, *u, name, *span, src, opts, start, &monotone))
         })
         .collect();
     // What lowering could not handle belongs to the unit around it.
@@ -189,8 +197,9 @@ pub fn verify_program_with(program: &ast::Program, companions: &[&ast::Program],
 }
 
 /// Verifies one proof unit in the current thread's Z3 context.
-fn verify_unit(ir: &ir::Program, u: UnitRef, name: &str, span: Span, src: &str, opts: &Options, start: Instant) -> UnitReport {
+fn verify_unit(ir: &ir::Program, u: UnitRef, name: &str, span: Span, src: &str, opts: &Options, start: Instant, monotone: &[encode::induction::Monotone]) -> UnitReport {
     let mut enc = encode::Encoder::new(ir, opts, src);
+    enc.monotone = monotone.to_vec();
     enc.function_axioms(match u {
         UnitRef::Function(i) => Some(i),
         UnitRef::Method(_) => None,

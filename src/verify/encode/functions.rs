@@ -122,7 +122,16 @@ impl Encoder<'_> {
     /// `count(tail(s))` even where it does not call it (`s` empty, `tail(s)` = `s`),
     /// so the axiom instance contradicted itself and the unit verified vacuously.
     pub fn function_axioms(&mut self, own: Option<usize>) {
+        for (idx, shape) in self.function_axioms_shaped(own) {
+            self.monotonicity_axioms(idx, &shape);
+        }
+    }
+
+    /// [`Encoder::function_axioms`] without the monotonicity axioms; returns how
+    /// each function's axioms see it (for `induction.rs`).
+    pub(super) fn function_axioms_shaped(&mut self, own: Option<usize>) -> Vec<(usize, super::induction::FnShape)> {
         let g = Term::tru();
+        let mut shapes = Vec::new();
         for (idx, f) in self.prog.functions.iter().enumerate() {
             // Heap-reading functions have no state-free symbol (`heapfn.rs`).
             if super::heapfn::reads_heap(self.prog, idx) {
@@ -174,10 +183,42 @@ impl Encoder<'_> {
                 posts.push(self.expr(&s.expr, &mut cx));
             }
             if !posts.is_empty() {
-                self.smt.assert(Term::forall(vars, vec![vec![lim.clone()]], pre.implies(&Term::and(posts)), &format!("{qid}:post")));
+                self.smt.assert(Term::forall(vars.clone(), vec![vec![lim.clone()]], pre.implies(&Term::and(posts)), &format!("{qid}:post")));
             }
+            shapes.push((idx, super::induction::FnShape { vars, pre, full }));
+        }
+        shapes
+    }
+}
+
+/// The parameters of function `idx` that some call of the function in its own
+/// body passes something else than the parameter itself (`n - 1` for `n`): those
+/// its recursion runs over. Empty when the body does not call the function.
+pub fn recursion_params(prog: &ir::Program, idx: usize) -> Vec<usize> {
+    use crate::ast::visit::Visitor;
+    struct R<'a>(&'a ir::Function, Vec<usize>);
+    impl Visitor for R<'_> {
+        fn visit_expr(&mut self, e: &Expr) {
+            if let ExprKind::Call { method, args, .. } = &e.kind {
+                if method.name == self.0.name && args.len() == self.0.params.len() {
+                    for (p, (a, (n, _))) in args.iter().zip(&self.0.params).enumerate() {
+                        let same = matches!(&a.kind, ExprKind::Var(x) if x.name == *n);
+                        if !same && !self.1.contains(&p) {
+                            self.1.push(p);
+                        }
+                    }
+                }
+            }
+            crate::ast::visit::walk_expr(self, e);
         }
     }
+    let f = &prog.functions[idx];
+    let mut r = R(f, Vec::new());
+    if let Some(b) = &f.body {
+        r.visit_expr(b);
+    }
+    r.1.sort();
+    r.1
 }
 
 pub fn verify_function(enc: &mut Encoder, idx: usize) {

@@ -27,6 +27,9 @@ use std::time::Instant;
 
 /// The limit of an optional query.
 pub const QUICK_MS: u32 = 2000;
+/// The limit of a query for a lemma the encoder proves on its own
+/// (`induction.rs`): such a step takes milliseconds when it holds.
+pub const LEMMA_MS: u32 = 200;
 /// Less than this left of the unit's budget: the next obligation is not run.
 const MIN_QUERY_MS: u128 = 50;
 
@@ -39,7 +42,7 @@ pub enum Cap {
     AfterTimeout,
     /// what was left of `--unit-timeout`
     Unit,
-    /// an optional query
+    /// an optional query, or a lemma of the encoder's own
     Quick,
 }
 
@@ -48,8 +51,8 @@ pub struct UnitLimits {
     started: Instant,
     /// A reported query of this unit ran out of time.
     pub timed_out: bool,
-    /// The next query is optional ([`Encoder::prove_quick`]).
-    quick: bool,
+    /// The next query is optional ([`Encoder::prove_quick`]): its limit.
+    quick: Option<u32>,
     /// The failure that reports the first obligation not checked, and how many
     /// more were skipped after it.
     first_skip: Option<(usize, String)>,
@@ -58,7 +61,7 @@ pub struct UnitLimits {
 
 impl UnitLimits {
     pub fn start() -> UnitLimits {
-        UnitLimits { started: Instant::now(), timed_out: false, quick: false, first_skip: None, skipped: 0 }
+        UnitLimits { started: Instant::now(), timed_out: false, quick: None, first_skip: None, skipped: 0 }
     }
 }
 
@@ -75,8 +78,8 @@ impl Encoder<'_> {
         if self.limits.timed_out {
             lower(self.opts.after_timeout_ms(), Cap::AfterTimeout);
         }
-        if self.limits.quick {
-            lower(QUICK_MS, Cap::Quick);
+        if let Some(ms) = self.limits.quick {
+            lower(ms, Cap::Quick);
         }
         if self.opts.unit_timeout_secs > 0 {
             let budget = u128::from(self.opts.unit_timeout_secs) * 1000;
@@ -92,9 +95,14 @@ impl Encoder<'_> {
     /// Whether `hyp ⇒ goal` holds under `guard`, asked with the short limit
     /// of an optional query; reports nothing.
     pub fn prove_quick(&mut self, guard: &super::Term, hyp: &super::Term, goal: &super::Term) -> bool {
-        self.limits.quick = true;
+        self.prove_within(QUICK_MS, guard, hyp, goal)
+    }
+
+    /// As [`Encoder::prove_quick`], with the limit `ms`.
+    pub fn prove_within(&mut self, ms: u32, guard: &super::Term, hyp: &super::Term, goal: &super::Term) -> bool {
+        self.limits.quick = Some(ms);
         let ok = self.prove(guard, hyp, goal, None);
-        self.limits.quick = false;
+        self.limits.quick = None;
         ok
     }
 

@@ -26,6 +26,7 @@ mod expr;
 /// PVL's truncating `/` and `%`, for other stages that build SMT terms (transforms).
 pub use expr::{trunc_div, trunc_mod};
 mod functions;
+pub mod induction;
 pub mod maps;
 pub(crate) mod heapfn;
 mod limits;
@@ -195,6 +196,9 @@ pub struct Encoder<'a> {
     pub fn_defs: HashMap<Rc<str>, (Vec<Rc<str>>, Term)>,
     /// Time limits of the unit (`limits.rs`).
     pub limits: limits::UnitLimits,
+    /// Monotonic functions, proved once per program (`induction.rs`); their
+    /// axioms come with the function axioms.
+    pub monotone: Vec<induction::Monotone>,
 }
 
 /// How many guards up [`Encoder::is_known`] looks for an assumed fact.
@@ -235,6 +239,7 @@ impl<'a> Encoder<'a> {
             qp_inst_done: HashSet::new(),
             fn_defs: HashMap::new(),
             limits: limits::UnitLimits::start(),
+            monotone: Vec::new(),
         };
         e.background();
         e
