@@ -339,6 +339,16 @@ impl<'a> Encoder<'a> {
         if goal.is_true() || hyp.is_false() || guard.is_false() {
             return true;
         }
+        // The same obligation failed already in this unit: the unit is rejected
+        // and its report names this place; asking again could only repeat the
+        // report (removed as a duplicate) at the price of another query, often a
+        // slow one, as failing queries are (`opt_Transpose`'s nonlinear indices:
+        // three queries of 0.5–0.9 s each, asked a second time).
+        if let Some((_, b)) = &report {
+            if self.already_failed(b) {
+                return false;
+            }
+        }
         let (limit_ms, cap) = match self.query_limit() {
             Some(l) => l,
             None => {
@@ -414,6 +424,20 @@ impl<'a> Encoder<'a> {
                 false
             }
         }
+    }
+
+    /// Whether the unit's failures hold one reported for this blame: with its
+    /// message, or with its message and why it could not be proved or was not
+    /// checked (`limits.rs`). Looked up in the failures themselves, not kept
+    /// aside: a side path may drop the failures it reported (the par block's
+    /// trial exhale), and the real check after it must then be asked again.
+    fn already_failed(&self, b: &Blame) -> bool {
+        let (proved, checked) = (format!("{}: could not prove (", b.message), format!("{}: not checked (", b.message));
+        self.failures.iter().any(|f| {
+            f.span == b.span
+                && ((f.code == b.code && f.message == b.message)
+                    || (f.code == codes::UNKNOWN && (f.message.starts_with(&proved) || f.message.starts_with(&checked))))
+        })
     }
 
     fn model_values(&self, env: &Env) -> Vec<(String, String)> {
