@@ -158,11 +158,12 @@ pub fn verify_program_with(program: &ast::Program, companions: &[&ast::Program],
     units.retain(|u| opts.selects(&u.1));
     units.sort_by_key(|u| u.2.start);
     // Lemmas every unit may use, proved once (`encode/induction.rs`).
-    let monotone = if units.is_empty() {
+    let monotone = if units.is_empty() || !encode::induction::has_candidates(&ir) {
         Vec::new()
     } else {
         configure_z3();
-        // A Z3 context of its own, as each unit has.
+        // A Z3 context of its own, as each unit has (made only when there is
+        // something to prove: a context costs 20–40 ms).
         z3::with_z3_config(&z3::Config::new(), || encode::induction::prove_monotonicity(&ir, opts, src))
     };
     let mut reports: Vec<UnitReport> = units

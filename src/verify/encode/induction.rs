@@ -95,14 +95,15 @@ fn candidates(prog: &ir::Program) -> Vec<(usize, Vec<usize>)> {
     out
 }
 
+/// Whether the program has a function whose monotonicity is worth trying.
+pub fn has_candidates(prog: &ir::Program) -> bool {
+    !candidates(prog).is_empty()
+}
+
 /// Proves what it can of the candidates' monotonicity, in a solver of its own
-/// (run it in a Z3 context of its own: see `verify_program_with`). Cheap when
-/// the program has no candidate: nothing is built.
+/// (run it in a Z3 context of its own: see `verify_program_with`).
 pub fn prove_monotonicity(prog: &ir::Program, opts: &Options, src: &str) -> Vec<Monotone> {
     let cands = candidates(prog);
-    if cands.is_empty() {
-        return Vec::new();
-    }
     let mut enc = Encoder::new(prog, opts, src);
     let shapes: HashMap<usize, FnShape> = enc.function_axioms_shaped(None).into_iter().collect();
     let mut out = Vec::new();
