@@ -205,3 +205,59 @@ fn monotonicity(shape: &FnShape, p: usize, dir: Direction, qid: &str) -> Term {
     vars.push((b, Sort::Int));
     Term::forall(vars, vec![vec![fa, fb]], hyp.implies(&concl), qid)
 }
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn lowered(src: &str) -> ir::Program {
+        let file = crate::diagnostics::SourceFile::new("t.pvl", src);
+        let (program, _) = crate::frontend(&file).unwrap_or_else(|d| panic!("{d:?}"));
+        crate::verify::lower::lower(&program)
+    }
+
+    fn proved(src: &str) -> Vec<(String, usize, Direction)> {
+        let prog = lowered(src);
+        let opts = Options::default();
+        crate::verify::smt::solver::configure_globals();
+        let found = z3::with_z3_config(&z3::Config::new(), || prove_monotonicity(&prog, &opts, src));
+        found.into_iter().map(|m| (prog.functions[m.func].name.to_string(), m.param, m.dir)).collect()
+    }
+
+    /// Only `int` parameters that a recursive call changes are candidates; a
+    /// function that does not call itself has none.
+    #[test]
+    fn candidates_are_the_recursion_parameters() {
+        let prog = lowered(
+            "class C {
+               static pure int pow(int b, int e) = 0 < e ? b * pow(b, e - 1) : 1;
+               static pure int twice(int n) = 2 * n;
+               static pure boolean even(int n) = 0 < n ? !even(n - 1) : true;
+             }",
+        );
+        let names: Vec<(String, Vec<usize>)> = candidates(&prog).into_iter().map(|(f, ps)| (prog.functions[f].name.to_string(), ps)).collect();
+        assert_eq!(names, vec![("pow".to_string(), vec![1])]);
+    }
+
+    /// Up, strict; down, not strict; an alternating function and one with a
+    /// gap in its precondition get nothing.
+    #[test]
+    fn what_is_proved() {
+        let found = proved(
+            "class C {
+               requires 0 <= p; ensures p < \\result;
+               static pure int exp2(int p) = 0 < p ? 2 * exp2(p - 1) : 1;
+               requires 0 <= n;
+               static pure int flat(int n) = 0 < n ? flat(n - 1) - (n % 2) : 0;
+               requires 0 <= n;
+               static pure int alt(int n) = 0 < n ? 0 - alt(n - 1) : 1;
+               requires 0 <= p && p != 3;
+               static pure int gap(int p) = p == 0 ? 0 : (p == 4 ? 0 - 10 : gap(p - 1) + 1);
+             }",
+        );
+        assert_eq!(
+            found,
+            vec![("exp2".to_string(), 0, Direction::Up { strict: true }), ("flat".to_string(), 0, Direction::Down { strict: false })]
+        );
+    }
+}
