@@ -6,9 +6,10 @@
 //! The program is a cube-sum identity (Fermat, n = 3) that Z3's nonlinear
 //! arithmetic cannot settle: it keeps searching until a limit stops it.
 //!
-//! Failing fast (issue #4): after one query of a unit timed out, the unit's
-//! later queries get a short limit, and `--unit-timeout` bounds a whole unit;
-//! obligations past it are reported as not checked. Neither ever passes more.
+//! Failing fast (issue #4): after an obligation of a unit failed, the unit's
+//! later queries get a short limit, and one of them timing out stops the unit;
+//! `--unit-timeout` bounds a whole unit; obligations past either are reported
+//! as not checked. None of this ever passes more.
 
 use std::process::{Command, Output};
 use std::time::{Duration, Instant};
@@ -106,20 +107,65 @@ const HARD3: &str = "class Hard {
 ";
 
 #[test]
-fn after_a_timeout_the_unit_fails_fast() {
+fn after_a_timeout_a_second_timeout_stops_the_unit() {
     let (out, took) = verify_text(HARD3, &["--timeout", "3", "--unit-timeout", "0"]);
     assert_eq!(out.status.code(), Some(1), "{}", String::from_utf8_lossy(&out.stderr));
     let d = diagnostics(&out);
-    assert_eq!(d.len(), 4, "{d:?}");
+    assert_eq!(d.len(), 3, "{d:?}");
     assert_eq!((d[0].0, d[0].1.as_str(), d[0].2.as_str()), (4, "alpine::verify::unknown", "assertion may not hold: could not prove (timeout after 3 s)"));
-    for (line, i) in [(5, 1), (6, 2)] {
-        assert_eq!((d[i].0, d[i].1.as_str()), (line, "alpine::verify::unknown"));
-        assert_eq!(d[i].2, "assertion may not hold: could not prove (timeout after 1 s: an earlier obligation of this unit timed out)");
+    // A query timed out: the next one gets a tenth of --timeout (at least 1 s)...
+    assert_eq!((d[1].0, d[1].1.as_str()), (5, "alpine::verify::unknown"));
+    assert_eq!(d[1].2, "assertion may not hold: could not prove (timeout after 1 s: an earlier obligation of this unit timed out)");
+    // ...and, as it times out too, the unit stops: one report for the rest.
+    assert_eq!((d[2].0, d[2].1.as_str()), (6, "alpine::verify::unknown"));
+    assert_eq!(
+        d[2].2,
+        "assertion may not hold: not checked (the unit stopped: an obligation timed out after an earlier one had failed; \
+         1 later obligation of the unit was not checked either)"
+    );
+    // 3 s + 1 s, where three full limits would take 9 s.
+    assert!(took < Duration::from_secs(7), "took {took:?}");
+}
+
+/// An easy false assertion, a hard one, then two easy false ones.
+const EASY_HARD_EASY: &str = "class Mixed {
+    requires x > 0 && y > 0 && z > 0;
+    void m(int x, int y, int z, boolean a, boolean b, boolean c) {
+        assert a;
+        assert x * x * x + y * y * y != z * z * z;
+        assert b;
+        assert c;
     }
-    // The easy obligation is still checked, and still fails (a model is found fast).
-    assert_eq!((d[3].0, d[3].1.as_str()), (7, "alpine::verify::assert"));
-    // 3 s + 1 s + 1 s, where three full limits would take 9 s.
-    assert!(took < Duration::from_secs(8), "took {took:?}");
+}
+";
+
+#[test]
+fn after_a_failure_later_queries_are_short() {
+    let (out, took) = verify_text(EASY_HARD_EASY, &["--timeout", "6", "--unit-timeout", "0"]);
+    assert_eq!(out.status.code(), Some(1), "{}", String::from_utf8_lossy(&out.stderr));
+    let d = diagnostics(&out);
+    assert_eq!(d.len(), 3, "{d:?}");
+    // The first failure is a counterexample, found fast with the full limit.
+    assert_eq!((d[0].0, d[0].1.as_str()), (4, "alpine::verify::assert"));
+    // The unit is rejected already: the hard query gets a third of --timeout...
+    assert_eq!((d[1].0, d[1].1.as_str()), (5, "alpine::verify::unknown"));
+    assert_eq!(d[1].2, "assertion may not hold: could not prove (timeout after 2 s: an earlier obligation of this unit failed)");
+    // ...and its timeout ends the unit.
+    assert_eq!((d[2].0, d[2].1.as_str()), (6, "alpine::verify::unknown"));
+    assert!(d[2].2.starts_with("assertion may not hold: not checked (the unit stopped: "), "{}", d[2].2);
+    // 2 s, where the full limit would take 6 s.
+    assert!(took < Duration::from_secs(5), "took {took:?}");
+}
+
+#[test]
+fn after_a_failure_cheap_errors_are_still_reported() {
+    // Without the hard assertion every error is listed, each for its own reason.
+    let text = EASY_HARD_EASY.replace("        assert x * x * x + y * y * y != z * z * z;\n", "");
+    let (out, _) = verify_text(&text, &[]);
+    assert_eq!(out.status.code(), Some(1), "{}", String::from_utf8_lossy(&out.stderr));
+    let d = diagnostics(&out);
+    let got: Vec<(u64, &str)> = d.iter().map(|x| (x.0, x.1.as_str())).collect();
+    assert_eq!(got, vec![(4, "alpine::verify::assert"), (5, "alpine::verify::assert"), (6, "alpine::verify::assert")], "{d:?}");
 }
 
 #[test]

@@ -18,9 +18,10 @@ pub struct VerifyArgs {
     rlimit: u32,
     /// Wall-clock budget of one proof unit (a method or pure function), in
     /// seconds (0 = none). A query gets at most what is left of it; obligations
-    /// met after it ran out are failures reported as "not checked". After one
-    /// query of a unit timed out, its later queries get a tenth of --timeout (at
-    /// least 1 s).
+    /// met after it ran out are failures reported as "not checked". After an
+    /// obligation of a unit failed, its later queries get a third of --timeout
+    /// (a tenth, at least 1 s, after a timeout), and the first of them that
+    /// times out stops the unit.
     #[arg(long, value_name = "SECS", default_value_t = verify::DEFAULT_UNIT_TIMEOUT_SECS)]
     unit_timeout: u64,
     /// Also warn when a method's end or a loop body is unreachable (a vacuous

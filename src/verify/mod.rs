@@ -61,6 +61,13 @@ impl Options {
         u32::try_from(self.timeout_secs.saturating_mul(1000)).unwrap_or(u32::MAX).max(1)
     }
 
+    /// The limit of every query of a unit after one of its obligations failed:
+    /// a third of `--timeout`, at least 1 s (or `--timeout` if that is less).
+    pub fn after_failure_ms(&self) -> u32 {
+        let t = self.timeout_ms();
+        t.min((t / 3).max(1000))
+    }
+
     /// The limit of every query of a unit after one of its queries timed out:
     /// a tenth of `--timeout`, at least 1 s (or `--timeout` if that is less).
     pub fn after_timeout_ms(&self) -> u32 {

@@ -1,24 +1,37 @@
 //! Time limits of one proof unit: failing fast without ever passing more.
 //!
 //! Every query has a wall-clock limit (`--timeout`, default 10 s). A unit that
-//! runs a query into that limit is usually in trouble as a whole (a matching
-//! loop, nonlinear arithmetic), and its later queries tend to time out too; a
-//! failing program then took minutes to report. So:
-//! * after one query of the unit timed out, every later query of the unit gets
-//!   [`crate::verify::Options::after_timeout_ms`] (a tenth of `--timeout`, at
-//!   least 1 s); a timeout there says "an earlier obligation of this unit timed
-//!   out";
+//! has failed is rejected whatever its later obligations say; checking them
+//! only adds diagnostics, and a unit that runs a query into a limit is usually
+//! in trouble as a whole (a matching loop, nonlinear arithmetic): its later
+//! queries tend to time out too, and a failing program then took minutes to
+//! report. So:
+//! * after an obligation of the unit failed (a counterexample or Z3's
+//!   `unknown`), every later query of the unit gets
+//!   [`crate::verify::Options::after_failure_ms`] (a third of `--timeout`);
+//!   after one timed out, [`crate::verify::Options::after_timeout_ms`] (a
+//!   tenth, at least 1 s): a timeout says Z3 is lost in this unit. Cheap later
+//!   errors are still found and reported. (A third, not less, because a true
+//!   obligation after a failure may take a second on a loaded machine; it
+//!   would be reported as "could not prove" — noise, not a wrong verdict, but
+//!   the fixtures list every diagnostic they expect);
+//! * a query that runs out of time *after* the unit failed stops the unit: the
+//!   obligations after it are not run (Viper's Silicon stops a path at its
+//!   first failure; alpine goes on while going on is cheap);
 //! * the unit as a whole has a wall-clock budget (`--unit-timeout`): a query
-//!   gets at most what is left of it, and an obligation met after it is spent
-//!   is reported as *not checked*, with its location; further ones are counted
-//!   in that first report instead of being listed one by one;
+//!   gets at most what is left of it;
+//! * an obligation met after the unit stopped or spent its budget is reported
+//!   as *not checked*, with its location; further ones are counted in that
+//!   first report instead of being listed one by one;
 //! * optional queries — proposals the encoder may do without, such as a
 //!   closed-form inverse for a quantified permission (`qp_solve.rs`) — get at
 //!   most [`QUICK_MS`].
 //!
 //! A shorter limit can only turn a proof into a failure ("could not prove",
 //! code `unknown`), never a failure into a proof: a query that is not run
-//! counts as not proved.
+//! counts as not proved. The first failure of a unit is always checked with
+//! the full limit, so whether a unit is rejected never depends on these rules
+//! — only how many of its further errors are listed.
 
 use super::{Blame, Encoder};
 use crate::diagnostics::codes;
@@ -38,6 +51,8 @@ const MIN_QUERY_MS: u128 = 50;
 pub enum Cap {
     /// `--timeout`
     Query,
+    /// an earlier obligation of the unit failed
+    AfterFailure,
     /// an earlier query of the unit timed out
     AfterTimeout,
     /// what was left of `--unit-timeout`
@@ -49,8 +64,12 @@ pub enum Cap {
 #[derive(Debug)]
 pub struct UnitLimits {
     started: Instant,
+    /// A reported obligation of this unit was not proved.
+    pub failed: bool,
     /// A reported query of this unit ran out of time.
     pub timed_out: bool,
+    /// A query ran out of time after the unit had failed: nothing more is run.
+    pub stopped: bool,
     /// The next query is optional ([`Encoder::prove_quick`]): its limit.
     quick: Option<u32>,
     /// The failure that reports the first obligation not checked, and how many
@@ -61,22 +80,29 @@ pub struct UnitLimits {
 
 impl UnitLimits {
     pub fn start() -> UnitLimits {
-        UnitLimits { started: Instant::now(), timed_out: false, quick: None, first_skip: None, skipped: 0 }
+        UnitLimits { started: Instant::now(), failed: false, timed_out: false, stopped: false, quick: None, first_skip: None, skipped: 0 }
     }
 }
 
 impl Encoder<'_> {
     /// The wall-clock limit of the next query and what set it; `None` when the
-    /// unit's budget is spent.
+    /// unit stopped or its budget is spent.
     pub fn query_limit(&self) -> Option<(u32, Cap)> {
+        if self.limits.stopped {
+            return None;
+        }
         let mut limit = (self.opts.timeout_ms(), Cap::Query);
         let mut lower = |ms: u32, cap: Cap| {
             if ms < limit.0 {
                 limit = (ms, cap);
             }
         };
+        // A timeout is the more telling reason when both limits are equal.
         if self.limits.timed_out {
             lower(self.opts.after_timeout_ms(), Cap::AfterTimeout);
+        }
+        if self.limits.failed {
+            lower(self.opts.after_failure_ms(), Cap::AfterFailure);
         }
         if let Some(ms) = self.limits.quick {
             lower(ms, Cap::Quick);
@@ -106,10 +132,26 @@ impl Encoder<'_> {
         ok
     }
 
-    /// Reports an obligation that was not run because the unit's budget is
-    /// spent: the first one with its location, later ones as a count in it.
+    /// Records the outcome of a reported obligation that was not proved:
+    /// `timed_out` when its query ran out of time. The first failure makes
+    /// later queries short; a timeout after it stops the unit.
+    pub fn note_failure(&mut self, timed_out: bool) {
+        if timed_out && self.limits.failed {
+            self.limits.stopped = true;
+        }
+        self.limits.failed = true;
+        self.limits.timed_out |= timed_out;
+    }
+
+    /// Reports an obligation that was not run because the unit stopped or its
+    /// budget is spent: the first one with its location, later ones as a count
+    /// in it.
     pub fn not_checked(&mut self, b: Blame) {
-        let budget = format!("the unit's time budget ran out: --unit-timeout {} s", self.opts.unit_timeout_secs);
+        let budget = if self.limits.stopped {
+            "the unit stopped: an obligation timed out after an earlier one had failed".to_string()
+        } else {
+            format!("the unit's time budget ran out: --unit-timeout {} s", self.opts.unit_timeout_secs)
+        };
         // A side path (the par block's trial exhale) drains the failures it
         // reported, the first skip included; its index is then stale (it
         // panicked on Blelloch's Kernel), so the next skip starts afresh.
@@ -149,6 +191,7 @@ pub fn timeout_text(ms: u32, cap: Cap) -> String {
     let secs = if ms.is_multiple_of(1000) { format!("{} s", ms / 1000) } else { format!("{:.1} s", f64::from(ms) / 1000.0) };
     match cap {
         Cap::Query | Cap::Quick => format!("timeout after {secs}"),
+        Cap::AfterFailure => format!("timeout after {secs}: an earlier obligation of this unit failed"),
         Cap::AfterTimeout => format!("timeout after {secs}: an earlier obligation of this unit timed out"),
         Cap::Unit => format!("timeout after {secs}: the rest of the unit's time budget (--unit-timeout)"),
     }
@@ -161,6 +204,7 @@ mod tests {
     #[test]
     fn timeout_texts() {
         assert_eq!(timeout_text(10_000, Cap::Query), "timeout after 10 s");
+        assert_eq!(timeout_text(3_000, Cap::AfterFailure), "timeout after 3 s: an earlier obligation of this unit failed");
         assert_eq!(timeout_text(1_000, Cap::AfterTimeout), "timeout after 1 s: an earlier obligation of this unit timed out");
         assert_eq!(timeout_text(2_345, Cap::Unit), "timeout after 2.3 s: the rest of the unit's time budget (--unit-timeout)");
     }

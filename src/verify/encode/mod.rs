@@ -409,9 +409,9 @@ impl<'a> Encoder<'a> {
             Outcome::NotProved { unknown } => {
                 if let Some((env, b)) = report {
                     let values = env.map(|e| self.model_values(e)).unwrap_or_default();
+                    self.note_failure(matches!(unknown, Some(Unknown::Timeout)));
                     let (code, message) = match &unknown {
                         Some(Unknown::Timeout) => {
-                            self.limits.timed_out = true;
                             (codes::UNKNOWN, format!("{}: could not prove ({})", b.message, limits::timeout_text(limit_ms, cap)))
                         }
                         Some(Unknown::ResourceLimit(n)) => {

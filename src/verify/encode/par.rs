@@ -173,7 +173,13 @@ impl Encoder<'_> {
         let racy = if parts.iter().any(|(q, _, _)| !super::super::lower::is_pure(q)) {
             let trial = self.side_guard(&path.guard);
             let before = self.failures.len();
+            // The trial's failures are dropped, so they must not shorten the
+            // unit's later queries (`limits.rs`): the real exhale asks with
+            // the limits the unit had before the trial, and its failure is
+            // the one reported.
+            let limits_before = (self.limits.failed, self.limits.timed_out, self.limits.stopped);
             self.host_exhale(&trial, &mut st.clone(), &fr, &parts, &all_non_empty, ranges.len());
+            (self.limits.failed, self.limits.timed_out, self.limits.stopped) = limits_before;
             let failed: Vec<Span> = self.failures.drain(before..).filter(|f| f.code == codes::PERMISSION).map(|f| f.span).collect();
             if failed.is_empty() {
                 Vec::new()
