@@ -42,6 +42,13 @@ use crate::verify::smt::{Sort, Term};
 use crate::verify::uniformity;
 use std::collections::HashSet;
 
+/// The message of a failed redistribution check.
+const REDISTRIBUTION_FAILS: &str = "barrier postcondition may not follow from the barrier preconditions of all threads (a barrier only redistributes)";
+
+/// The limit of the contradiction query of `contradicting_posts`: a clause
+/// that contradicts the precondition does so in arithmetic over a few locals.
+const CONTRADICTION_MS: u32 = 100;
+
 /// What a barrier needs to know about the par block around it.
 #[derive(Clone)]
 pub struct ParCx {
@@ -288,6 +295,7 @@ impl Encoder<'_> {
         // 2. All threads together: B' must follow from B. A divergent barrier
         // was reported already; the check assumes every thread arrives.
         if !pcx.divergent.contains(&span) {
+            self.contradicting_posts(&pcx, pre, post, span, path, ucx);
             self.redistribution(&pcx, pre, post, span, path, ucx);
         }
         // 3. The thread gets B'; `\old` is the state just before the barrier.
@@ -297,6 +305,67 @@ impl Encoder<'_> {
             self.inhale(&path.guard.clone(), &mut st, &fr, &s.expr, &Term::tru(), None, true);
         }
         path.state = st;
+    }
+
+    /// Postcondition clauses of a barrier that contradict its own
+    /// precondition: arithmetic over the thread's locals (no heap, no calls,
+    /// no division) that no values satisfy together with the precondition's
+    /// arithmetic clauses, for a thread in range, where those alone are
+    /// satisfiable. Such a clause cannot follow
+    /// on any path that reaches the barrier with its precondition met (which
+    /// the thread side checks), so the redistribution check fails on it; but
+    /// showing that in the unit's solver means finding a model of the
+    /// thread's whole path, where Z3 may search until the time limit
+    /// (Blelloch's `2 * indicator + 2 == 2 * stride * (tid + 1)` against
+    /// `indicator + 1 == 2 * stride * (tid + 1)`: 2.5–10 s). Here a solver of
+    /// its own, holding nothing but these clauses, refutes it in milliseconds.
+    /// The failure gets the redistribution check's blame, which that check
+    /// then does not ask again (`Encoder::already_failed`). Not finding a
+    /// contradiction changes nothing.
+    fn contradicting_posts(&mut self, pcx: &ParCx, pre: &[Spec], post: &[Spec], span: Span, path: &Path, ucx: &UnitCx) {
+        let candidates: Vec<(Span, &Expr)> = post.iter().flat_map(|s| conjuncts(&s.expr).into_iter().filter(|c| is_arithmetic(c)).map(move |c| (s.span, c))).collect();
+        if candidates.is_empty() || self.limits.stopped {
+            return;
+        }
+        let mut facts = Vec::new();
+        for ((n, _, _), (l, h)) in pcx.iters.iter().zip(&pcx.bounds) {
+            if let Some(t) = path.env.get(n).cloned() {
+                facts.push(l.le(&t).and2(&t.lt(h)));
+            }
+        }
+        for s in pre {
+            for conj in conjuncts(&s.expr).into_iter().filter(|c| is_arithmetic(c)) {
+                facts.push(self.eval(conj, path, ucx));
+            }
+        }
+        let mut solver = crate::verify::smt::SmtSolver::new(CONTRADICTION_MS, 0, false);
+        solver.assert(Term::and(facts));
+        // Only a precondition that some values satisfy (Z3 says `sat`) can be
+        // contradicted by a clause; `requires false` is the thread side's
+        // error, not every postcondition's.
+        if !matches!(solver.check_within(&[], CONTRADICTION_MS), Ok(crate::verify::smt::Outcome::NotProved { unknown: None })) {
+            return;
+        }
+        let mut reported: Vec<Span> = Vec::new();
+        for (spec, conj) in candidates {
+            if reported.contains(&spec) {
+                continue;
+            }
+            let q = self.fresh_const("contradicts", Sort::Bool);
+            solver.assert(q.implies(&self.eval(conj, path, ucx)));
+            let name = q.to_string().trim_matches('|').to_string();
+            if matches!(solver.check_within(&[name.as_str()], CONTRADICTION_MS), Ok(crate::verify::smt::Outcome::Proved)) {
+                self.note_failure(false);
+                self.failures.push(crate::verify::Failure {
+                    code: codes::POSTCONDITION,
+                    message: REDISTRIBUTION_FAILS.into(),
+                    span: spec,
+                    related: vec![(span, "the barrier: this postcondition contradicts its precondition, whatever the values".into())],
+                    values: vec![],
+                });
+                reported.push(spec);
+            }
+        }
     }
 
     fn redistribution(&mut self, pcx: &ParCx, pre: &[Spec], post: &[Spec], span: Span, path: &Path, ucx: &UnitCx) {
@@ -333,7 +402,7 @@ impl Encoder<'_> {
                 let (q, unused) = quantify(conj, &pcx.iters, &per_thread);
                 quantified.push((q, ExCx {
                     code: codes::POSTCONDITION,
-                    what: "barrier postcondition may not follow from the barrier preconditions of all threads (a barrier only redistributes)".into(),
+                    what: REDISTRIBUTION_FAILS.into(),
                     span: Some(s.span),
                     perm_code: codes::PERMISSION,
                     perm_span: Some(s.span),
@@ -403,6 +472,28 @@ fn quantify(conj: &Expr, iters: &[(Name, Expr, Expr)], per_thread: &HashSet<Name
         };
     }
     (e, unused)
+}
+
+/// A clause of integer and Boolean arithmetic over locals and array lengths:
+/// no heap cell, call, division, quantifier or `\old`, so evaluating it
+/// checks nothing (what `contradicting_posts` looks at).
+fn is_arithmetic(e: &Expr) -> bool {
+    use crate::ast::visit::Visitor;
+    struct A(bool);
+    impl Visitor for A {
+        fn visit_expr(&mut self, e: &Expr) {
+            match &e.kind {
+                ExprKind::IntLit(_) | ExprKind::BoolLit(_) | ExprKind::Var(_) | ExprKind::Unary { .. } | ExprKind::Cond { .. } => {}
+                ExprKind::Field { obj, field } if &*field.name == "length" && matches!(obj.kind, ExprKind::Var(_)) => {}
+                ExprKind::Binary { op, .. } if !matches!(op, BinOp::Div | BinOp::Mod) => {}
+                _ => self.0 = false,
+            }
+            crate::ast::visit::walk_expr(self, e);
+        }
+    }
+    let mut a = A(true);
+    a.visit_expr(e);
+    a.0 && matches!(e.ty, Ty::Bool)
 }
 
 fn mentions_var(e: &Expr, n: &str) -> bool {
