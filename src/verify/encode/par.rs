@@ -311,11 +311,11 @@ impl Encoder<'_> {
     /// precondition: arithmetic over the thread's locals (no heap, no calls,
     /// no division) that no values satisfy together with the precondition's
     /// arithmetic clauses, for a thread in range, where those alone are
-    /// satisfiable. Such a clause cannot follow
-    /// on any path that reaches the barrier with its precondition met (which
-    /// the thread side checks), so the redistribution check fails on it; but
-    /// showing that in the unit's solver means finding a model of the
-    /// thread's whole path, where Z3 may search until the time limit
+    /// satisfiable. Such a clause cannot follow on any path that reaches the
+    /// barrier with its precondition met (which the thread side checks), so
+    /// the redistribution check fails on it; but showing that in the unit's
+    /// solver means finding a model of the thread's whole path, where Z3 may
+    /// search until the time limit
     /// (Blelloch's `2 * indicator + 2 == 2 * stride * (tid + 1)` against
     /// `indicator + 1 == 2 * stride * (tid + 1)`: 2.5–10 s). Here a solver of
     /// its own, holding nothing but these clauses, refutes it in milliseconds.
@@ -476,7 +476,9 @@ fn quantify(conj: &Expr, iters: &[(Name, Expr, Expr)], per_thread: &HashSet<Name
 
 /// A clause of integer and Boolean arithmetic over locals and array lengths:
 /// no heap cell, call, division, quantifier or `\old`, so evaluating it
-/// checks nothing (what `contradicting_posts` looks at).
+/// checks nothing but that an array whose `.length` it reads is not null (the
+/// same check, with the same blame, as the thread side's check of the barrier
+/// contract). What `contradicting_posts` looks at.
 fn is_arithmetic(e: &Expr) -> bool {
     use crate::ast::visit::Visitor;
     struct A(bool);
