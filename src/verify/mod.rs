@@ -64,15 +64,19 @@ impl Options {
     /// The limit of every query of a unit after one of its obligations failed:
     /// a third of `--timeout`, at least 1 s (or `--timeout` if that is less).
     pub fn after_failure_ms(&self) -> u32 {
-        let t = self.timeout_ms();
-        t.min((t / 3).max(1000))
+        self.share_of_timeout_ms(3)
     }
 
     /// The limit of every query of a unit after one of its queries timed out:
     /// a tenth of `--timeout`, at least 1 s (or `--timeout` if that is less).
     pub fn after_timeout_ms(&self) -> u32 {
+        self.share_of_timeout_ms(10)
+    }
+
+    /// `--timeout / n`, at least 1 s, at most `--timeout`.
+    fn share_of_timeout_ms(&self, n: u32) -> u32 {
         let t = self.timeout_ms();
-        t.min((t / 10).max(1000))
+        t.min((t / n).max(1000))
     }
 }
 

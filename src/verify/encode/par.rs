@@ -356,13 +356,9 @@ impl Encoder<'_> {
             let name = q.to_string().trim_matches('|').to_string();
             if matches!(solver.check_within(&[name.as_str()], CONTRADICTION_MS), Ok(crate::verify::smt::Outcome::Proved)) {
                 self.note_failure(false);
-                self.failures.push(crate::verify::Failure {
-                    code: codes::POSTCONDITION,
-                    message: REDISTRIBUTION_FAILS.into(),
-                    span: spec,
-                    related: vec![(span, "the barrier: this postcondition contradicts its precondition, whatever the values".into())],
-                    values: vec![],
-                });
+                let mut f = crate::verify::Failure::new(codes::POSTCONDITION, REDISTRIBUTION_FAILS, spec);
+                f.related.push((span, "the barrier: this postcondition contradicts its precondition, whatever the values".into()));
+                self.failures.push(f);
                 reported.push(spec);
             }
         }
