@@ -168,6 +168,42 @@ fn after_a_failure_cheap_errors_are_still_reported() {
     assert_eq!(got, vec![(4, "alpine::verify::assert"), (5, "alpine::verify::assert"), (6, "alpine::verify::assert")], "{d:?}");
 }
 
+/// A barrier whose postcondition contradicts its precondition (line 11),
+/// with a wrong clause before it (line 10) and the hard cube sum after it
+/// (line 12), then the cube sum asserted again after the barrier (line 14).
+const BARRIER_CONTRADICTION_THEN_HARD: &str = "class BarrierThenHard {
+    context_everywhere n > 0;
+    requires p > 0 && q > 0 && r > 0;
+    void t(int n, int p, int q, int r) {
+        par k(int tid = 0 .. n)
+        {
+            int x = tid;
+            barrier(k) {
+                requires x == tid;
+                ensures x == 7;
+                ensures x == tid + 1;
+                ensures p * p * p + q * q * q != r * r * r;
+            }
+            assert p * p * p + q * q * q != r * r * r;
+        }
+    }
+}
+";
+
+#[test]
+fn after_a_contradicting_barrier_clause_the_rest_is_not_asked() {
+    let (out, _) = verify_text(BARRIER_CONTRADICTION_THEN_HARD, &["--timeout", "6", "--unit-timeout", "0"]);
+    assert_eq!(out.status.code(), Some(1), "{}", String::from_utf8_lossy(&out.stderr));
+    let d = diagnostics(&out);
+    let got: Vec<(u64, &str)> = d.iter().map(|x| (x.0, x.1.as_str())).collect();
+    // The clause before the contradiction is checked (and fails: not every
+    // thread has `x == 7`), the contradiction is reported; with it assumed,
+    // as a failed obligation is, the cube sum after it and the thread's path
+    // after the barrier hold vacuously. Asking Z3 about them instead ran into
+    // the after-failure limit and reported "could not prove" (line 12).
+    assert_eq!(got, vec![(10, "alpine::verify::postcondition"), (11, "alpine::verify::postcondition")], "{d:?}");
+}
+
 #[test]
 fn the_unit_budget_bounds_a_unit_and_counts_what_it_skipped() {
     let (out, took) = verify_text(HARD3, &["--timeout", "60", "--unit-timeout", "2"]);

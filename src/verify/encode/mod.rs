@@ -532,7 +532,7 @@ impl<'a> Encoder<'a> {
 
 /// `ALPINE_TRACE_QUERIES=1`: every query's time and verdict on stderr (for
 /// finding the slow obligations of a unit).
-fn trace_queries() -> bool {
+pub(super) fn trace_queries() -> bool {
     static ON: std::sync::OnceLock<bool> = std::sync::OnceLock::new();
     *ON.get_or_init(|| std::env::var_os("ALPINE_TRACE_QUERIES").is_some_and(|v| v != "0"))
 }

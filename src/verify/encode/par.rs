@@ -34,7 +34,7 @@
 //! "all threads arrived".
 
 use super::assertion::{ExCx, Frame};
-use super::{Encoder, Path, UnitCx};
+use super::{Encoder, Env, Path, UnitCx};
 use crate::ast::{BinOp, Expr, ExprKind, Ident, Name, Param, QuantKind, Span, Ty, Type, TypeKind};
 use crate::diagnostics::codes;
 use crate::verify::ir::{self, Spec};
@@ -294,9 +294,10 @@ impl Encoder<'_> {
         }
         // 2. All threads together: B' must follow from B. A divergent barrier
         // was reported already; the check assumes every thread arrives.
+        let mut contradiction = None;
         if !pcx.divergent.contains(&span) {
-            self.contradicting_posts(&pcx, pre, post, span, path, ucx);
-            self.redistribution(&pcx, pre, post, span, path, ucx);
+            contradiction = self.contradicting_posts(&pcx, pre, post, span, path, ucx);
+            self.redistribution(&pcx, pre, post, contradiction, span, path, ucx);
         }
         // 3. The thread gets B'; `\old` is the state just before the barrier.
         let fr = Frame { old: Some(before), ..self.frame(path, ucx) };
@@ -305,11 +306,23 @@ impl Encoder<'_> {
             self.inhale(&path.guard.clone(), &mut st, &fr, &s.expr, &Term::tru(), None, true);
         }
         path.state = st;
+        // A postcondition clause that contradicts the precondition leaves
+        // the thread nothing to continue with: its locals met the
+        // precondition's arithmetic clauses (step 1 asserted them, and a
+        // failed assertion is assumed afterwards) and the barrier does not
+        // change them, so with that clause inhaled the path is infeasible.
+        // Saying so here spares Z3 finding it out again in every later query
+        // of the path, which can take it seconds each (a model of the path is
+        // what it looks for first).
+        if contradiction.is_some() {
+            self.assume(&path.guard.clone(), Term::fls());
+        }
     }
 
     /// Postcondition clauses of a barrier that contradict its own
     /// precondition: arithmetic over the thread's locals (no heap, no calls,
-    /// no division) that no values satisfy together with the precondition's
+    /// no division but by a literal; `is_arithmetic`) that no values satisfy
+    /// together with the precondition's
     /// arithmetic clauses, for a thread in range, where those alone are
     /// satisfiable. Such a clause cannot follow on any path that reaches the
     /// barrier with its precondition met (which the thread side checks), so
@@ -322,10 +335,13 @@ impl Encoder<'_> {
     /// The failure gets the redistribution check's blame, which that check
     /// then does not ask again (`Encoder::already_failed`). Not finding a
     /// contradiction changes nothing.
-    fn contradicting_posts(&mut self, pcx: &ParCx, pre: &[Spec], post: &[Spec], span: Span, path: &Path, ucx: &UnitCx) {
-        let candidates: Vec<(Span, &Expr)> = post.iter().flat_map(|s| conjuncts(&s.expr).into_iter().filter(|c| is_arithmetic(c)).map(move |c| (s.span, c))).collect();
+    ///
+    /// Returns the position of the first contradicting conjunct among the
+    /// postcondition's conjuncts (in the order `redistribution` takes them).
+    fn contradicting_posts(&mut self, pcx: &ParCx, pre: &[Spec], post: &[Spec], span: Span, path: &Path, ucx: &UnitCx) -> Option<usize> {
+        let candidates: Vec<(usize, Span, &Expr)> = post_conjuncts(post).enumerate().filter(|(_, (_, c))| is_arithmetic(c, &path.env)).map(|(i, (sp, c))| (i, sp, c)).collect();
         if candidates.is_empty() || self.limits.stopped {
-            return;
+            return None;
         }
         let mut facts = Vec::new();
         for ((n, _, _), (l, h)) in pcx.iters.iter().zip(&pcx.bounds) {
@@ -334,7 +350,7 @@ impl Encoder<'_> {
             }
         }
         for s in pre {
-            for conj in conjuncts(&s.expr).into_iter().filter(|c| is_arithmetic(c)) {
+            for conj in conjuncts(&s.expr).into_iter().filter(|c| is_arithmetic(c, &path.env)) {
                 facts.push(self.eval(conj, path, ucx));
             }
         }
@@ -344,27 +360,45 @@ impl Encoder<'_> {
         // contradicted by a clause; `requires false` is the thread side's
         // error, not every postcondition's.
         if !matches!(solver.check_within(&[], CONTRADICTION_MS), Ok(crate::verify::smt::Outcome::NotProved { unknown: None })) {
-            return;
+            return None;
         }
         let mut reported: Vec<Span> = Vec::new();
-        for (spec, conj) in candidates {
+        let mut first = None;
+        for (index, spec, conj) in candidates {
             if reported.contains(&spec) {
                 continue;
             }
             let q = self.fresh_const("contradicts", Sort::Bool);
             solver.assert(q.implies(&self.eval(conj, path, ucx)));
             let name = q.to_string().trim_matches('|').to_string();
-            if matches!(solver.check_within(&[name.as_str()], CONTRADICTION_MS), Ok(crate::verify::smt::Outcome::Proved)) {
+            let started = std::time::Instant::now();
+            let outcome = solver.check_within(&[name.as_str()], CONTRADICTION_MS);
+            if super::trace_queries() {
+                let verdict = if matches!(outcome, Ok(crate::verify::smt::Outcome::Proved)) { "contradicts" } else { "consistent" };
+                eprintln!("[contradiction {:>4} ms] {verdict} @{}", started.elapsed().as_millis(), spec.start);
+            }
+            if matches!(outcome, Ok(crate::verify::smt::Outcome::Proved)) {
                 self.note_failure(false);
                 let mut f = crate::verify::Failure::new(codes::POSTCONDITION, REDISTRIBUTION_FAILS, spec);
                 f.related.push((span, "the barrier: this postcondition contradicts its precondition, whatever the values".into()));
                 self.failures.push(f);
                 reported.push(spec);
+                first = first.or(Some(index));
             }
         }
+        first
     }
 
-    fn redistribution(&mut self, pcx: &ParCx, pre: &[Spec], post: &[Spec], span: Span, path: &Path, ucx: &UnitCx) {
+    /// From the preconditions of all threads, the postconditions of all
+    /// threads must follow: the pre's conjuncts are inhaled quantified over
+    /// the thread ids into a fresh state, the post's exhaled from it.
+    /// `contradiction` is the first post conjunct that `contradicting_posts`
+    /// refuted: it and the conjuncts after it are not asked. It failed
+    /// already, and assumed afterwards, as every failed obligation is, it
+    /// makes the state contradictory for the checking thread (in range on
+    /// this path), so every later conjunct would hold (Blelloch's true `%`
+    /// permission clause after its defect ran into the time limit instead).
+    fn redistribution(&mut self, pcx: &ParCx, pre: &[Spec], post: &[Spec], contradiction: Option<usize>, span: Span, path: &Path, ucx: &UnitCx) {
         let g = self.side_guard(&path.guard);
         // Thread locals that may differ between threads become functions of the
         // iteration variables; uniform ones keep the thread's value.
@@ -393,24 +427,28 @@ impl Encoder<'_> {
         }
         let fr = Frame { env: &env, old: Some(st.clone()), ..self.frame(path, ucx) };
         let mut quantified: Vec<(Expr, ExCx)> = Vec::new();
-        for s in post {
-            for conj in conjuncts(&s.expr) {
-                let (q, unused) = quantify(conj, &pcx.iters, &per_thread);
-                quantified.push((q, ExCx {
-                    code: codes::POSTCONDITION,
-                    what: REDISTRIBUTION_FAILS.into(),
-                    span: Some(s.span),
-                    perm_code: codes::PERMISSION,
-                    perm_span: Some(s.span),
-                    related: vec![(span, "the barrier".into())],
-                    check_only: false,
-                    scale: scale_of(&unused, &pcx.bounds),
-                }));
-            }
+        for (spec, conj) in post_conjuncts(post).take(contradiction.unwrap_or(usize::MAX)) {
+            let (q, unused) = quantify(conj, &pcx.iters, &per_thread);
+            quantified.push((q, ExCx {
+                code: codes::POSTCONDITION,
+                what: REDISTRIBUTION_FAILS.into(),
+                span: Some(spec),
+                perm_code: codes::PERMISSION,
+                perm_span: Some(spec),
+                related: vec![(span, "the barrier".into())],
+                check_only: false,
+                scale: scale_of(&unused, &pcx.bounds),
+            }));
         }
         let refs: Vec<(&Expr, ExCx)> = quantified.iter().map(|(q, ex)| (q, ex.clone())).collect();
         self.exhale_all(&g, &mut st, &fr, &refs, &Term::tru(), None);
     }
+}
+
+/// The conjuncts of a barrier's postcondition, each with its clause's span,
+/// in the order they are checked.
+fn post_conjuncts(post: &[Spec]) -> impl Iterator<Item = (Span, &Expr)> {
+    post.iter().flat_map(|s| conjuncts(&s.expr).into_iter().map(move |c| (s.span, c)))
 }
 
 /// The number of threads a conjunct stands for when it does not mention the
@@ -471,25 +509,32 @@ fn quantify(conj: &Expr, iters: &[(Name, Expr, Expr)], per_thread: &HashSet<Name
 }
 
 /// A clause of integer and Boolean arithmetic over locals and array lengths:
-/// no heap cell, call, division, quantifier or `\old`, so evaluating it
-/// checks nothing but that an array whose `.length` it reads is not null (the
-/// same check, with the same blame, as the thread side's check of the barrier
-/// contract). What `contradicting_posts` looks at.
-fn is_arithmetic(e: &Expr) -> bool {
+/// no heap cell, call, quantifier or `\old`, and division or remainder only
+/// by a nonzero literal, so evaluating it checks nothing that can fail but
+/// that an array whose `.length` it reads is not null (the same check, with
+/// the same blame, as the thread side's check of the barrier contract), and
+/// Z3 reasons about it in linear arithmetic where the clause is linear
+/// (Blelloch's `stride == output.length / 2` after `stride ==
+/// output.length`). What `contradicting_posts` looks at. A name that is not a
+/// local of `env` is a field of `this`, a heap cell: its value after the
+/// barrier need not be its value before.
+fn is_arithmetic(e: &Expr, env: &Env) -> bool {
     use crate::ast::visit::Visitor;
-    struct A(bool);
-    impl Visitor for A {
+    struct A<'a>(bool, &'a Env);
+    impl Visitor for A<'_> {
         fn visit_expr(&mut self, e: &Expr) {
             match &e.kind {
-                ExprKind::IntLit(_) | ExprKind::BoolLit(_) | ExprKind::Var(_) | ExprKind::Unary { .. } | ExprKind::Cond { .. } => {}
+                ExprKind::Var(x) if self.1.get(&x.name).is_some() => {}
+                ExprKind::IntLit(_) | ExprKind::BoolLit(_) | ExprKind::Unary { .. } | ExprKind::Cond { .. } => {}
                 ExprKind::Field { obj, field } if &*field.name == "length" && matches!(obj.kind, ExprKind::Var(_)) => {}
+                ExprKind::Binary { op: BinOp::Div | BinOp::Mod, rhs, .. } if matches!(rhs.kind, ExprKind::IntLit(v) if v != 0) => {}
                 ExprKind::Binary { op, .. } if !matches!(op, BinOp::Div | BinOp::Mod) => {}
                 _ => self.0 = false,
             }
             crate::ast::visit::walk_expr(self, e);
         }
     }
-    let mut a = A(true);
+    let mut a = A(true, env);
     a.visit_expr(e);
     a.0 && matches!(e.ty, Ty::Bool)
 }
