@@ -38,6 +38,7 @@ use super::{Encoder, Env, Path, UnitCx};
 use crate::ast::{BinOp, Expr, ExprKind, Ident, Name, Param, QuantKind, Span, Ty, Type, TypeKind};
 use crate::diagnostics::codes;
 use crate::verify::ir::{self, Spec};
+use crate::verify::smt::term::Node;
 use crate::verify::smt::{Sort, Term};
 use crate::verify::uniformity;
 use std::collections::HashSet;
@@ -515,16 +516,19 @@ fn quantify(conj: &Expr, iters: &[(Name, Expr, Expr)], per_thread: &HashSet<Name
 /// the same blame, as the thread side's check of the barrier contract), and
 /// Z3 reasons about it in linear arithmetic where the clause is linear
 /// (Blelloch's `stride == output.length / 2` after `stride ==
-/// output.length`). What `contradicting_posts` looks at. A name that is not a
-/// local of `env` is a field of `this`, a heap cell: its value after the
-/// barrier need not be its value before.
+/// output.length`). What `contradicting_posts` looks at. Its names must be
+/// locals bound to a symbol of their own (as assignments, joins and havocs
+/// bind them), so that a contradiction found holds for every value of them,
+/// also for another thread's (the redistribution check's per-thread values);
+/// a name that is not a local of `env` is a field of `this`, a heap cell,
+/// whose value after the barrier need not be its value before.
 fn is_arithmetic(e: &Expr, env: &Env) -> bool {
     use crate::ast::visit::Visitor;
     struct A<'a>(bool, &'a Env);
     impl Visitor for A<'_> {
         fn visit_expr(&mut self, e: &Expr) {
             match &e.kind {
-                ExprKind::Var(x) if self.1.get(&x.name).is_some() => {}
+                ExprKind::Var(x) if self.1.get(&x.name).is_some_and(|t| matches!(t.node(), Node::Const(..))) => {}
                 ExprKind::IntLit(_) | ExprKind::BoolLit(_) | ExprKind::Unary { .. } | ExprKind::Cond { .. } => {}
                 ExprKind::Field { obj, field } if &*field.name == "length" && matches!(obj.kind, ExprKind::Var(_)) => {}
                 ExprKind::Binary { op: BinOp::Div | BinOp::Mod, rhs, .. } if matches!(rhs.kind, ExprKind::IntLit(v) if v != 0) => {}
