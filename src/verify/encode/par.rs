@@ -323,22 +323,21 @@ impl Encoder<'_> {
     /// Postcondition clauses of a barrier that contradict its own
     /// precondition: arithmetic over the thread's locals (no heap, no calls,
     /// no division but by a literal; `is_arithmetic`) that no values satisfy
-    /// together with the precondition's
-    /// arithmetic clauses, for a thread in range, where those alone are
-    /// satisfiable. Such a clause cannot follow on any path that reaches the
-    /// barrier with its precondition met (which the thread side checks), so
-    /// the redistribution check fails on it; but showing that in the unit's
-    /// solver means finding a model of the thread's whole path, where Z3 may
-    /// search until the time limit
+    /// together with the precondition's arithmetic clauses, for a thread in
+    /// range, where those alone are satisfiable. Such a clause cannot follow
+    /// on any path that reaches the barrier with its precondition met (which
+    /// the thread side checks), so the redistribution check fails on it; but
+    /// showing that in the unit's solver means finding a model of the
+    /// thread's whole path, where Z3 may search until the time limit
     /// (Blelloch's `2 * indicator + 2 == 2 * stride * (tid + 1)` against
     /// `indicator + 1 == 2 * stride * (tid + 1)`: 2.5–10 s). Here a solver of
     /// its own, holding nothing but these clauses, refutes it in milliseconds.
-    /// The failure gets the redistribution check's blame, which that check
-    /// then does not ask again (`Encoder::already_failed`). Not finding a
-    /// contradiction changes nothing.
+    /// The failure gets the redistribution check's blame.
     ///
     /// Returns the position of the first contradicting conjunct among the
-    /// postcondition's conjuncts (in the order `redistribution` takes them).
+    /// postcondition's conjuncts (in the order `redistribution` takes them):
+    /// what follows it is vacuous (`redistribution`, `barrier`). Not finding
+    /// a contradiction changes nothing.
     fn contradicting_posts(&mut self, pcx: &ParCx, pre: &[Spec], post: &[Spec], span: Span, path: &Path, ucx: &UnitCx) -> Option<usize> {
         let candidates: Vec<(usize, Span, &Expr)> = post_conjuncts(post).enumerate().filter(|(_, (_, c))| is_arithmetic(c, &path.env)).map(|(i, (sp, c))| (i, sp, c)).collect();
         if candidates.is_empty() || self.limits.stopped {
@@ -394,11 +393,12 @@ impl Encoder<'_> {
     /// threads must follow: the pre's conjuncts are inhaled quantified over
     /// the thread ids into a fresh state, the post's exhaled from it.
     /// `contradiction` is the first post conjunct that `contradicting_posts`
-    /// refuted: it and the conjuncts after it are not asked. It failed
-    /// already, and assumed afterwards, as every failed obligation is, it
-    /// makes the state contradictory for the checking thread (in range on
-    /// this path), so every later conjunct would hold (Blelloch's true `%`
-    /// permission clause after its defect ran into the time limit instead).
+    /// refuted: it and the conjuncts after it are not asked. It has failed
+    /// already; assumed afterwards, as every failed obligation is, it
+    /// contradicts the precondition inhaled for the checking thread (in range
+    /// on this path), so every later conjunct would hold. (Asked anyway,
+    /// Blelloch's true `%` permission clause after its defect ran into the
+    /// time limit.)
     fn redistribution(&mut self, pcx: &ParCx, pre: &[Spec], post: &[Spec], contradiction: Option<usize>, span: Span, path: &Path, ucx: &UnitCx) {
         let g = self.side_guard(&path.guard);
         // Thread locals that may differ between threads become functions of the
