@@ -147,6 +147,11 @@ pub struct Path {
 /// What a unit needs to know while encoding statements.
 pub struct UnitCx<'a> {
     pub method: Option<&'a ir::Method>,
+    /// The values of the method's parameters and `given` parameters at entry.
+    /// In contracts a parameter means its value at entry (JML's rule); the body
+    /// works on a copy it may assign, so the postcondition is exhaled with these
+    /// values, which is also what callers assume with the arguments.
+    pub entry: Vec<(Name, Term)>,
     pub old: State,
     pub this: Option<Term>,
     pub result: Option<Term>,

@@ -29,9 +29,11 @@ pub fn verify_method(enc: &mut Encoder, m: &ir::Method) {
     let g0 = enc.fresh_const("g", Sort::Bool);
     let mut env = Env::default();
     env.push();
+    let mut entry = Vec::new();
     for (n, t) in m.params.iter().chain(&m.given) {
         let s = enc.sort_of(t);
         let c = enc.fresh_const(n, s);
+        entry.push((n.clone(), c.clone()));
         env.declare(n.clone(), c);
     }
     for (n, t) in &m.yields {
@@ -70,7 +72,7 @@ pub fn verify_method(enc: &mut Encoder, m: &ir::Method) {
             enc.inhale(&g0, &mut st, &fr, &s.expr, &Term::tru(), None, true);
         }
     }
-    let ucx = UnitCx { method: Some(m), old: st.clone(), this, result: None };
+    let ucx = UnitCx { method: Some(m), entry, old: st.clone(), this, result: None };
     let mut path = Path { guard: g0, state: st, env, alive: true, host_depth: None };
     let pre_span = m.pre.first().map(|s| s.span).unwrap_or(m.name_span);
     let vacuous_pre = enc.smoke(&path, pre_span, "the code after this precondition");
@@ -128,7 +130,13 @@ impl Encoder<'_> {
 
     pub(super) fn exhale_post(&mut self, path: &mut Path, ucx: &UnitCx, result: Option<Term>, at: Span) {
         let m = ucx.method.expect("method unit");
-        let fr = Frame { env: &path.env, this: ucx.this.clone(), old: Some(ucx.old.clone()), result, class: m.class.clone() };
+        // Parameters at their entry values (see `UnitCx::entry`); `yields`
+        // parameters and everything else at their current ones.
+        let mut env = path.env.clone();
+        for (n, t) in &ucx.entry {
+            env.set(n, t.clone());
+        }
+        let fr = Frame { env: &env, this: ucx.this.clone(), old: Some(ucx.old.clone()), result, class: m.class.clone() };
         let mut st = path.state.clone();
         let parts: Vec<(&Expr, ExCx)> = m
             .post
