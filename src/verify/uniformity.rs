@@ -86,10 +86,13 @@ impl Analysis<'_> {
             match s {
                 Stmt::Local { name, .. } => {
                     // `int x = e;` is lowered to a declaration followed by its
-                    // assignment; only a declaration without one is arbitrary.
+                    // assignment; a declaration without one is arbitrary, and so
+                    // is one whose "initialiser" reads the local itself
+                    // (`int c; c = c;` lowers exactly like `int c = c;`): that
+                    // reads each thread's arbitrary value. `new` and calls mark
+                    // their target anyway.
                     let initialised = match stmts.get(i + 1) {
-                        Some(Stmt::Assign { name: n, .. }) | Some(Stmt::NewArray { target: n, .. }) => n == name,
-                        Some(Stmt::Call(c)) => c.target.as_ref() == Some(name),
+                        Some(Stmt::Assign { name: n, value, .. }) => n == name && !self.reads(value, name),
                         _ => false,
                     };
                     if !initialised {
@@ -146,9 +149,18 @@ impl Analysis<'_> {
 
     /// No iteration variable, non-uniform local or heap read.
     fn uniform(&self, e: &Expr) -> bool {
-        let mut v = Check { a: self, bound: Vec::new(), ok: true };
+        let mut v = Check { a: self, also: None, bound: Vec::new(), ok: true };
         v.visit_expr(e);
         v.ok
+    }
+
+    /// Whether `e` reads the local `name` (free, not under a binder of that name).
+    fn reads(&self, e: &Expr, name: &Name) -> bool {
+        // `Check` fails on `name` when it is counted as non-uniform; an
+        // expression that is uniform without that and not with it reads it.
+        let mut with = Check { a: self, also: Some(name), bound: Vec::new(), ok: true };
+        with.visit_expr(e);
+        !with.ok && self.uniform(e)
     }
 }
 
@@ -174,6 +186,8 @@ fn declared(stmts: &[Stmt], out: &mut HashSet<Name>) {
 
 struct Check<'a, 'h> {
     a: &'a Analysis<'h>,
+    /// One more name to count as non-uniform.
+    also: Option<&'a Name>,
     /// Quantifier and `\let` binders in scope.
     bound: Vec<Name>,
     ok: bool,
@@ -190,7 +204,7 @@ impl Visitor for Check<'_, '_> {
                 if self.bound.contains(n) {
                     return;
                 }
-                if self.a.nonuniform.contains(n) {
+                if self.a.nonuniform.contains(n) || self.also == Some(n) {
                     self.ok = false;
                 } else if !self.a.locals.contains(n) && !self.a.host.contains(n) {
                     // An implicit field of `this` (or a class name, which is
@@ -256,6 +270,31 @@ mod tests {
         assert!(u.nonuniform.contains("w"));
         assert!(u.nonuniform.contains("x"));
         assert_eq!(u.divergent, vec![Span::new(7, 8)]);
+    }
+
+    #[test]
+    fn a_local_initialised_from_itself_is_arbitrary() {
+        // `int c; c = c;` lowers like `int c = c;`: each thread's arbitrary value.
+        let plus_one = Expr {
+            kind: ExprKind::Binary { op: crate::ast::BinOp::Add, lhs: Box::new(var("d")), rhs: Box::new(var("n")) },
+            span: Span::DUMMY,
+            ty: Ty::Int,
+        };
+        let body = vec![
+            Stmt::Local { name: "c".into(), ty: Ty::Int, span: Span::DUMMY },
+            assign("c", var("c")),
+            Stmt::Local { name: "d".into(), ty: Ty::Int, span: Span::DUMMY },
+            assign("d", plus_one),
+            Stmt::Local { name: "e".into(), ty: Ty::Int, span: Span::DUMMY },
+            assign("e", var("n")),
+            Stmt::If { cond: var("c"), then_branch: vec![barrier(5)], else_branch: vec![], span: Span::DUMMY },
+        ];
+        let host: HashSet<Name> = ["n".into()].into_iter().collect();
+        let u = analyse(&body, &["tid".into()], &host);
+        assert!(u.nonuniform.contains("c"));
+        assert!(u.nonuniform.contains("d"), "`d + n` reads `d` before it has a value");
+        assert!(!u.nonuniform.contains("e"));
+        assert_eq!(u.divergent, vec![Span::new(5, 6)]);
     }
 
     #[test]
