@@ -174,7 +174,17 @@ impl Stmt {
                     }
                 }
             }
-            _ => {}
+            // Listed one by one, so that a new statement that assigns a local
+            // cannot be forgotten here (loops havoc what this returns).
+            Stmt::FieldWrite { .. }
+            | Stmt::ArrayWrite { .. }
+            | Stmt::Fresh { .. }
+            | Stmt::Inhale { .. }
+            | Stmt::Exhale { .. }
+            | Stmt::Assert { .. }
+            | Stmt::Assume { .. }
+            | Stmt::Barrier { .. }
+            | Stmt::Return { .. } => {}
         }
     }
 }

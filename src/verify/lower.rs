@@ -58,13 +58,19 @@ pub fn lower_with(program: &ast::Program, companions: &[&ast::Program]) -> ir::P
         for m in &class.members {
             let ast::Member::Method(m) = m else { continue };
             if locks::is_lock_invariant(m) || predicates::is_inline_predicate(m) {
+                // Their bodies are expanded where they are used; a contract of
+                // theirs would not be checked anywhere.
+                if let Some(cl) = m.contract.clauses.first() {
+                    out.unsupported.push((format!("a contract on `{}` (the verifier does not check it)", m.name), cl.span));
+                }
                 continue;
             }
             if m.is_predicate() {
                 declared_preds.push((class.name.name.clone(), m));
                 continue;
             }
-            let (pre, post, everywhere, given, yields) = split_contract(&m.contract);
+            let of = if m.is_pure_function() { ContractOf::PureFunction } else { ContractOf::Method };
+            let (pre, post, everywhere, given, yields) = split_contract(&m.contract, of, &mut out.unsupported);
             let params: Vec<(Name, Ty)> = m.params.iter().map(|p| (p.name.name.clone(), p.ty.to_ty())).collect();
             let ret = m.ret.as_ref().map(|t| t.to_ty()).unwrap_or(Ty::Void);
             if m.is_pure_function() {
@@ -160,7 +166,33 @@ pub fn lower_with(program: &ast::Program, companions: &[&ast::Program]) -> ir::P
 
 type Split = (Vec<Spec>, Vec<Spec>, Vec<Spec>, Vec<(Name, Ty)>, Vec<(Name, Ty)>);
 
-fn split_contract(c: &ast::Contract) -> Split {
+/// Where a contract stands; it decides which clauses the verifier can check there.
+#[derive(Clone, Copy, PartialEq, Eq)]
+enum ContractOf {
+    Method,
+    PureFunction,
+    ParBlock,
+    Barrier,
+}
+
+impl ContractOf {
+    fn words(self) -> &'static str {
+        match self {
+            ContractOf::Method => "a method",
+            ContractOf::PureFunction => "a pure function",
+            ContractOf::ParBlock => "a par block",
+            ContractOf::Barrier => "a barrier",
+        }
+    }
+}
+
+/// Splits a contract into pre- and postconditions, `context_everywhere` clauses
+/// and ghost parameters. Every clause the verifier does not check where it
+/// stands (`signals`, `modifies`, `accessible`, `kernel_invariant`, a
+/// `loop_invariant` outside a loop, ghost parameters outside a method) is
+/// reported in `unsupported`: a dropped clause would let a program that breaks
+/// it verify (`kernel_invariant false;`).
+fn split_contract(c: &ast::Contract, of: ContractOf, unsupported: &mut Vec<(String, Span)>) -> Split {
     let (mut pre, mut post, mut everywhere, mut given, mut yields) = (vec![], vec![], vec![], vec![], vec![]);
     // context_everywhere clauses come first in pre and post: VerCors adds them
     // in front, and later clauses may rely on them for self-framing.
@@ -181,9 +213,18 @@ fn split_contract(c: &ast::Contract) -> Split {
                 pre.push(s(e));
                 post.push(s(e));
             }
-            ClauseKind::Given(p) => given.push((p.name.name.clone(), p.ty.to_ty())),
-            ClauseKind::Yields(p) => yields.push((p.name.name.clone(), p.ty.to_ty())),
-            _ => {}
+            ClauseKind::ContextEverywhere(_) => {}
+            ClauseKind::Given(p) if of == ContractOf::Method => given.push((p.name.name.clone(), p.ty.to_ty())),
+            ClauseKind::Yields(p) if of == ContractOf::Method => yields.push((p.name.name.clone(), p.ty.to_ty())),
+            ClauseKind::Given(_)
+            | ClauseKind::Yields(_)
+            | ClauseKind::LoopInvariant(_)
+            | ClauseKind::KernelInvariant(_)
+            | ClauseKind::Signals(..)
+            | ClauseKind::Modifies(_)
+            | ClauseKind::Accessible(_) => {
+                unsupported.push((format!("`{}` on {} (the verifier does not check this clause)", cl.kind.keyword(), of.words()), cl.span))
+            }
         }
     }
     (pre, post, everywhere, given, yields)
@@ -347,9 +388,10 @@ impl Lower<'_> {
 
     fn lower_par(&mut self, p: &ast::Par, span: Span, out: &mut Vec<Stmt>) {
         let mut blocks = Vec::new();
+        let (block_pre, block_post, _, _, _) = split_contract(&p.contract, ContractOf::ParBlock, &mut self.unsupported);
         for u in &p.units {
-            let (mut pre, mut post, _, _, _) = split_contract(&p.contract);
-            let (upre, upost, ue, _, _) = split_contract(&u.contract);
+            let (mut pre, mut post) = (block_pre.clone(), block_post.clone());
+            let (upre, upost, ue, _, _) = split_contract(&u.contract, ContractOf::ParBlock, &mut self.unsupported);
             // Pure `context_everywhere` facts of the method hold in every thread.
             let method_pure: Vec<Spec> = self.everywhere.iter().filter(|s| is_pure(&s.expr)).cloned().collect();
             pre.extend(method_pure.iter().cloned());
@@ -391,14 +433,9 @@ impl Lower<'_> {
             return self.unsupported("statements in a barrier body", span);
         }
         let (mut pre, mut post) = (self.everywhere.clone(), self.everywhere.clone());
-        let (bpre, bpost, _, _, _) = split_contract(&b.contract);
+        let (bpre, bpost, _, _, _) = split_contract(&b.contract, ContractOf::Barrier, &mut self.unsupported);
         pre.extend(bpre);
         post.extend(bpost);
-        for cl in &b.contract.clauses {
-            if !matches!(cl.kind, ClauseKind::Requires(_) | ClauseKind::Ensures(_) | ClauseKind::Context(_) | ClauseKind::ContextEverywhere(_)) {
-                self.unsupported(format!("`{}` on a barrier", cl.kind.keyword()), cl.span);
-            }
-        }
         out.push(Stmt::Barrier { label: b.label.name.clone(), pre, post, span });
     }
 
