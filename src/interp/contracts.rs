@@ -6,15 +6,22 @@
 //! returns (`\result` bound to the returned value), `assert`s, loop invariants
 //! on entry and after every iteration, and each thread's `requires` when a par
 //! unit starts and `ensures` when it ends. A clause that does not hold stops the
-//! run with an error naming the clause and its line.
+//! run with an error naming the clause and its line. An `assume` or `inhale`
+//! whose (functional) assertion is false stops the run too, as an *infeasible*
+//! run: the verifier considers no execution past it.
 //!
-//! Permissions are not tracked: `Perm`, `PointsTo`'s permission part and
-//! `\forall*` count as true, so this checks the *functional* part of the
+//! A parameter in a contract means its value at the call (JML's rule, the
+//! verifier's too): the body runs on copies of the parameters.
+//!
+//! Permissions are not tracked: `Perm` and `PointsTo`'s permission part count
+//! as true (and `\forall*` keeps only its functional part, or counts as true
+//! where its range cannot be enumerated), so this checks the *functional* part of the
 //! contracts (the verifier checks the rest). `\old(e)` in a method's
 //! postconditions, asserts and invariants is `e` in a deep copy of the
 //! arguments and of `this` taken at the call (arrays and objects reachable from
-//! them, aliasing kept). Ghost code is not run (`ghost`/`with`/`then`), so a
-//! clause about a ghost variable is checked against its default value; a
+//! them, aliasing kept). Ghost code is not run, so a run that calls a method
+//! with `with`/`then` ghost blocks stops there, unchecked (a clause about a
+//! ghost argument would be checked against a default value); a
 //! clause the interpreter cannot evaluate (an unsupported expression) is an
 //! error, never silently passed.
 
@@ -80,6 +87,17 @@ impl Interp<'_> {
         }
     }
 
+    /// `assume e` / `inhale e`: a run on which `e` is false is not a run of the
+    /// program the verifier proved (it stops there), so it ends with an error
+    /// that is not a violation.
+    pub(super) fn assume(&mut self, f: &mut Frame, e: &Expr, what: &str) -> Result<(), Error> {
+        match self.eval(f, e) {
+            Ok(Value::Bool(true)) => Ok(()),
+            Ok(_) => Err(Error(format!("infeasible run: the `{what}` ({}) is false here", self.at(e.span)))),
+            Err(Error(why)) => Err(Error(format!("cannot check the `{what}` ({}): {why}", self.at(e.span)))),
+        }
+    }
+
     /// At a call of `m` (frame `f` holds the arguments): checks the
     /// preconditions and keeps the pre-state for `\old`.
     pub(super) fn enter(&mut self, f: &mut Frame, m: &Method) -> Result<(), Error> {
@@ -136,8 +154,10 @@ impl Interp<'_> {
     /// not checked, or outside a method), `e` now.
     pub(super) fn eval_old(&mut self, f: &mut Frame, e: &Expr) -> Result<Value, Error> {
         let Some(old) = f.old.clone() else { return self.eval(f, e) };
+        // The parameters as they were at the call replace both parameter scopes
+        // (the callee's and the body's copies, see `Interp::call`).
         let mut scopes = vec![old.params.clone()];
-        scopes.extend(f.scopes.iter().skip(1).cloned());
+        scopes.extend(f.scopes.iter().skip(super::PARAMETER_SCOPES).cloned());
         let mut g = Frame { this: old.this.clone(), scopes, old: None, result: f.result.clone() };
         self.eval(&mut g, e)
     }

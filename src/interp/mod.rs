@@ -8,7 +8,7 @@
 //! `o.f`, bare field names of `this`), local declarations, assignments,
 //! `x++`/`x--`, `if`, `while`, `for`, `return`, blocks, calls to methods and pure
 //! functions of the program (`m(..)`, `this.m(..)`, `o.m(..)`, `Class.m(..)`;
-//! `with`/`then` ghost blocks are skipped), `? :`, PVL's truncating `/` and `%`. `par`
+//! `with`/`then` ghost blocks are skipped, and stop a run that checks contracts), `? :`, PVL's truncating `/` and `%`. `par`
 //! blocks (1-D and 2-D ranges, `and`-joined units) with barriers run phase by
 //! phase, threads in a seeded random order within a phase ([`par`]); `atomic`
 //! blocks run as they are; `new T[a][b]` makes distinct rows, and
@@ -158,6 +158,11 @@ pub struct Interp<'p> {
     pub source: Option<&'p str>,
 }
 
+/// The scopes a method's frame starts its body with: the parameters (with the
+/// `given`s and `yields`), then the body's copies of the parameters and
+/// `given`s, which the body may assign ([`Interp::call`]).
+const PARAMETER_SCOPES: usize = 2;
+
 /// Deepest call nesting a run may reach. Each level costs a few KiB of the
 /// caller's stack (one `eval` frame per nested expression): run deep programs on
 /// a thread with a large stack.
@@ -265,12 +270,28 @@ impl<'p> Interp<'p> {
                 scope.insert(p.name.name.clone(), default_value(&p.ty));
             }
         }
+        // In contracts a parameter means its value at entry (JML's rule, the
+        // verifier's too): the body works on copies of the parameters and
+        // `given`s, in a scope of its own that is gone when the postcondition
+        // is checked. `yields` stay in the outer scope: the body sets them.
+        let copies: HashMap<Name, Value> = m
+            .params
+            .iter()
+            .map(|p| &p.name.name)
+            .chain(m.contract.clauses.iter().filter_map(|c| match &c.kind {
+                ClauseKind::Given(p) => Some(&p.name.name),
+                _ => None,
+            }))
+            .filter_map(|n| scope.get(n).map(|v| (n.clone(), v.clone())))
+            .collect();
         let mut f = Frame { this, scopes: vec![scope], old: None, result: None };
         if self.depth >= MAX_CALL_DEPTH {
             return err(format!("call depth limit reached (calling {class}.{name})"));
         }
         self.depth += 1;
         let r = (|| {
+            f.scopes.push(copies);
+            debug_assert_eq!(f.scopes.len(), PARAMETER_SCOPES);
             if self.check_contracts {
                 self.enter(&mut f, m)?;
             }
@@ -282,6 +303,10 @@ impl<'p> Interp<'p> {
                 },
                 MethodBody::Abstract => return err(format!("{name} has no body")),
             };
+            // The body's copies are gone; the scope stays (empty), so that
+            // `\old` finds the same layout (`PARAMETER_SCOPES`).
+            f.scopes.truncate(1);
+            f.scopes.push(HashMap::new());
             if self.check_contracts {
                 self.leave(&mut f, m, &v)?;
             }
@@ -381,6 +406,9 @@ impl<'p> Interp<'p> {
                 return Ok(Flow::Return(v));
             }
             StmtKind::Spec { kind: SpecStmtKind::Assert, expr } if self.check_contracts => self.check(f, expr, "assertion")?,
+            StmtKind::Spec { kind: kind @ (SpecStmtKind::Assume | SpecStmtKind::Inhale), expr } if self.check_contracts => {
+                self.assume(f, expr, kind.keyword())?
+            }
             StmtKind::Spec { .. } => {}
             StmtKind::Block(b) => return self.block(f, &b.stmts),
             StmtKind::Par(p) => self.run_par(f, p)?,
@@ -741,25 +769,41 @@ impl<'p> Interp<'p> {
                 map_put(&mut m, k, v);
                 Value::Map(Rc::new(m))
             }
+            // Ghost arguments and results are not run; a contract may depend on
+            // them (`given int g; requires g > 0;`), so checking contracts
+            // across them would report violations the program does not have.
+            ExprKind::WithThen { with, then, .. } if self.check_contracts && (with.is_some() || then.is_some()) => {
+                return err("cannot check contracts across a call with `with`/`then` ghost blocks (ghost code is not run)")
+            }
             ExprKind::WithThen { expr, .. } => self.eval(f, expr)?,
             ExprKind::Old(e) => self.eval_old(f, e)?,
             ExprKind::Result => f.result.clone().ok_or_else(|| Error("`\\result` outside a postcondition".into()))?,
             ExprKind::Perm { .. } | ExprKind::PointsTo { .. } | ExprKind::Value(_) => Value::Bool(true),
-            ExprKind::Quant { kind: QuantKind::ForallStar, .. } => Value::Bool(true),
+            // Permissions count as true, but the functional part of a `\forall*`
+            // (`Perm(c[i], 1\4) ** c[i] > 0`) is checked like `\forall`'s, where
+            // its range can be enumerated; elsewhere it counts as true as well.
+            ExprKind::Quant { kind: QuantKind::ForallStar, binder, guard, body } => {
+                self.quantifier(f, true, &binder.name.name, guard, body).unwrap_or(Value::Bool(true))
+            }
             ExprKind::Quant { kind: kind @ (QuantKind::Forall | QuantKind::Exists), binder, guard, body } => {
-                let forall = *kind == QuantKind::Forall;
-                for v in self.range(f, &binder.name.name, guard)? {
-                    f.scopes.push(HashMap::from([(binder.name.name.clone(), v)]));
-                    let r = (|| -> Result<bool, Error> { Ok(self.eval(f, guard)?.bool()? && self.eval(f, body)?.bool()? != forall) })();
-                    f.scopes.pop();
-                    if r? {
-                        return Ok(Value::Bool(!forall));
-                    }
-                }
-                Value::Bool(forall)
+                self.quantifier(f, *kind == QuantKind::Forall, &binder.name.name, guard, body)?
             }
             _ => return err("expression not supported"),
         })
+    }
+
+    /// `\forall` (`forall`) or `\exists` over the values of `binder` that `guard`
+    /// bounds.
+    fn quantifier(&mut self, f: &mut Frame, forall: bool, binder: &Name, guard: &Expr, body: &Expr) -> Result<Value, Error> {
+        for v in self.range(f, binder, guard)? {
+            f.scopes.push(HashMap::from([(binder.clone(), v)]));
+            let r = (|| -> Result<bool, Error> { Ok(self.eval(f, guard)?.bool()? && self.eval(f, body)?.bool()? != forall) })();
+            f.scopes.pop();
+            if r? {
+                return Ok(Value::Bool(!forall));
+            }
+        }
+        Ok(Value::Bool(forall))
     }
 
     /// The class and `this` of a call `receiver.method(..)`: no receiver or `this`
