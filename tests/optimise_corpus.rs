@@ -35,6 +35,7 @@ use alpine::interp::{Interp, Value};
 use std::path::{Path, PathBuf};
 use std::process::Command;
 
+use common::inputs::{draw, pool};
 use common::OPTIMISE_CORPUS_DIRS as CHECKED;
 
 /// Directories whose inputs the verifier cannot prove yet, with the reason.
@@ -247,174 +248,6 @@ fn linearised_corpus_verifies_and_matches_alpinist() {
 // ------------------------------------------------------------------------------------
 // Differential check
 
-/// Integer literals of the method's contract, and neighbours: values that make
-/// preconditions like `n == 1024` or `N > 2` hold.
-fn pool(m: &alpine::ast::Method) -> Vec<i64> {
-    let mut v = vec![0, 1, 2, 3, 5];
-    for e in m.contract.exprs() {
-        let text = alpine::printer::print_expr(e);
-        for w in text.split(|c: char| !c.is_ascii_digit()).filter(|w| !w.is_empty()) {
-            if let Ok(n) = w.parse::<i64>() {
-                if n <= 4096 {
-                    v.extend([n - 1, n, n + 1]);
-                }
-            }
-        }
-    }
-    v.sort();
-    v.dedup();
-    v
-}
-
-struct Gen {
-    rng: fastrand::Rng,
-    size: usize,
-    pool: Vec<i64>,
-}
-
-impl Gen {
-    fn value(&mut self, it: &Interp, t: &alpine::ast::Type) -> Value {
-        use alpine::ast::TypeKind;
-        use std::cell::RefCell;
-        use std::rc::Rc;
-        match &t.kind {
-            TypeKind::Int => Value::Int(if self.rng.bool() { self.size as i64 } else { self.pool[self.rng.usize(..self.pool.len())] }),
-            TypeKind::Boolean => Value::Bool(self.rng.usize(..self.size.max(2)) == 0),
-            TypeKind::Array(e) => Value::Array(Rc::new(RefCell::new((0..self.size).map(|_| self.elem(it, e)).collect()))),
-            TypeKind::Seq(e) => Value::Seq(Rc::new((0..self.size).map(|_| self.elem(it, e)).collect())),
-            TypeKind::Class(c) => {
-                let o = it.new_object(c.as_str());
-                self.fill(it, &o);
-                o
-            }
-            _ => Value::Null,
-        }
-    }
-    fn elem(&mut self, it: &Interp, t: &alpine::ast::Type) -> Value {
-        match t.kind {
-            alpine::ast::TypeKind::Int => Value::Int(self.rng.i64(-5..=5)),
-            _ => self.value(it, t),
-        }
-    }
-    /// Gives an object's fields generated values (by the declared field types).
-    fn fill(&mut self, it: &Interp, o: &Value) {
-        let Value::Obj(obj) = o else { return };
-        let class = obj.borrow().class.clone();
-        let fields: Vec<_> = it_fields(it, &class);
-        for (name, ty) in fields {
-            let v = self.value(it, &ty);
-            obj.borrow_mut().fields.insert(name, v);
-        }
-    }
-}
-
-fn it_fields(it: &Interp, class: &str) -> Vec<(alpine::ast::Name, alpine::ast::Type)> {
-    let _ = it;
-    FIELDS.with(|f| f.borrow().iter().filter(|(c, _, _)| c.as_str() == class).map(|(_, n, t)| (n.clone(), t.clone())).collect())
-}
-
-thread_local! {
-    static FIELDS: std::cell::RefCell<Vec<(String, alpine::ast::Name, alpine::ast::Type)>> = const { std::cell::RefCell::new(Vec::new()) };
-}
-
-/// Makes generated arguments meet the precondition's element-wise correspondences
-/// `(\forall int i; guard; X[i] == Y[i])` where one side's base is a sequence
-/// parameter `s` (set to the other side's contents) or `s[0]` of a sequence of
-/// sequences (set to the one-element sequence of them), `(\forall int i; guard;
-/// A[i] == e)` for an array parameter `A` and a scalar `e` without `i` (every
-/// cell set to `e`), and plain definitions
-/// `p == e` (or `e == p`) of an int or sequence parameter (`length == 1`,
-/// `input.length == size`). A few passes, so that chains (`input` →
-/// `inp_seq_cur` → `inp_seq_all[0]`) settle. Whether the result meets the whole
-/// precondition is still checked by the caller.
-fn correspond(it: &mut Interp, m: &alpine::ast::Method, this: Option<Value>, args: &mut [Value], pres: &[&alpine::ast::Expr]) {
-    use alpine::ast::{BinOp, ExprKind, QuantKind, TypeKind};
-    use std::rc::Rc;
-    let seq_param = |e: &alpine::ast::Expr| match &e.kind {
-        ExprKind::Var(v) => m.params.iter().position(|p| p.name.name == v.name && matches!(p.ty.kind, TypeKind::Seq(_))),
-        _ => None,
-    };
-    let as_seq = |v: Value| match v {
-        Value::Array(a) => Some(Value::Seq(Rc::new(a.borrow().clone()))),
-        Value::Seq(s) => Some(Value::Seq(s)),
-        _ => None,
-    };
-    for _pass in 0..3 {
-        for e in pres.iter().flat_map(|e| alpine::transforms::loops::conjuncts(e)) {
-            match &e.kind {
-                ExprKind::Quant { kind: QuantKind::Forall, binder, body, .. } => {
-                    let ExprKind::Binary { op: BinOp::Eq, lhs, rhs } = &body.kind else {
-                        continue;
-                    };
-                    fn at_binder<'e>(x: &'e alpine::ast::Expr, binder: &str) -> Option<&'e alpine::ast::Expr> {
-                        match &x.kind {
-                            ExprKind::Index { base, index } if matches!(&index.kind, ExprKind::Var(v) if v.as_str() == binder) => {
-                                Some(base)
-                            }
-                            _ => None,
-                        }
-                    }
-                    let b = binder.name.as_str();
-                    // `X[i] == e` for an array parameter `X` and a scalar `e`
-                    // without `i`: every cell of `X` set to `e`.
-                    for (cell, value) in [(lhs, rhs), (rhs, lhs)] {
-                        let Some(ExprKind::Var(x)) = at_binder(cell, b).map(|x| &x.kind) else {
-                            continue;
-                        };
-                        let reads = alpine::transforms::loops::Reads::of(value);
-                        if reads.heap || reads.vars.iter().any(|v| v.as_ref() == b) {
-                            continue;
-                        }
-                        let Some(k) = m.params.iter().position(|p| p.name.name == x.name) else {
-                            continue;
-                        };
-                        if let (Value::Array(a), Ok(v)) = (&args[k], it.eval_in(m, this.clone(), args, value)) {
-                            a.borrow_mut().iter_mut().for_each(|c| *c = v.clone());
-                        }
-                    }
-                    let (Some(lb), Some(rb)) = (at_binder(lhs, b), at_binder(rhs, b)) else {
-                        continue;
-                    };
-                    for (target, source) in [(lb, rb), (rb, lb)] {
-                        // `s[0]` of a `seq<seq<T>>` parameter `s`.
-                        let nested = match &target.kind {
-                            ExprKind::Index { base, index } if matches!(index.kind, ExprKind::IntLit(0)) => seq_param(base),
-                            _ => None,
-                        };
-                        let Some(k) = seq_param(target).or(nested) else {
-                            continue;
-                        };
-                        let Some(v) = it.eval_in(m, this.clone(), args, source).ok().and_then(as_seq) else {
-                            continue;
-                        };
-                        args[k] = if nested.is_some() { Value::Seq(Rc::new(vec![v])) } else { v };
-                        break;
-                    }
-                }
-                ExprKind::Binary { op: BinOp::Eq, lhs, rhs } => {
-                    // `p == e` or `e == p` for a parameter `p` of type int or seq.
-                    for (target, source) in [(lhs, rhs), (rhs, lhs)] {
-                        let ExprKind::Var(v) = &target.kind else {
-                            continue;
-                        };
-                        let Some(k) = m.params.iter().position(|p| p.name.name == v.name) else {
-                            continue;
-                        };
-                        match (&m.params[k].ty.kind, it.eval_in(m, this.clone(), args, source)) {
-                            (TypeKind::Int, Ok(x @ Value::Int(_))) | (TypeKind::Seq(_), Ok(x @ Value::Seq(_))) => {
-                                args[k] = x;
-                                break;
-                            }
-                            _ => {}
-                        }
-                    }
-                }
-                _ => {}
-            }
-        }
-    }
-}
-
 /// The methods of `class` whose behaviour the optimisation may have changed: those
 /// whose body prints differently in `before` and `after`, and those that call one of them
 /// (transitively, by name).
@@ -466,7 +299,8 @@ fn affected(before: &alpine::ast::Program, after: &alpine::ast::Program, class: 
     }
 }
 
-/// One run: the generated inputs (from `seed`), the outcome rendered by contents.
+/// One run: the generated inputs (from `seed`, see `common::inputs::draw`), the
+/// outcome rendered by contents.
 fn run_once(
     p: &alpine::ast::Program,
     class: &str,
@@ -484,59 +318,7 @@ fn run_once(
     // is far above the sort's own (alpine::interp's module doc). A lemma as the
     // method under test is still run: this only affects calls.
     it.skip_lemmas = true;
-    let mut rng = fastrand::Rng::with_seed(seed);
-    let size_choices: Vec<i64> = pool.iter().copied().filter(|v| (0..=max_size as i64).contains(v)).collect();
-    let size = size_choices[rng.usize(..size_choices.len())] as usize;
-    let mut g = Gen { rng, size, pool: pool.to_vec() };
-    // Scalars first: preconditions over scalar parameters alone reject an input
-    // before its arrays and sequences are built (Reach needs n == 1024).
-    let scalar = |t: &alpine::ast::Type| matches!(t.kind, alpine::ast::TypeKind::Int | alpine::ast::TypeKind::Boolean);
-    let mut args: Vec<Value> = m.params.iter().map(|p| if scalar(&p.ty) { g.value(&it, &p.ty) } else { Value::Null }).collect();
-    let scalars: std::collections::HashSet<&str> = m.params.iter().filter(|p| scalar(&p.ty)).map(|p| p.name.as_str()).collect();
-    let pres: Vec<&alpine::ast::Expr> = m
-        .contract
-        .clauses
-        .iter()
-        .filter_map(|c| match &c.kind {
-            alpine::ast::ClauseKind::Requires(e) | alpine::ast::ClauseKind::Context(e) | alpine::ast::ClauseKind::ContextEverywhere(e) => {
-                Some(e)
-            }
-            _ => None,
-        })
-        .collect();
-    // Scalar definitions (`length == 1`) first, so the filter below keeps them.
-    correspond(&mut it, m, None, &mut args, &pres);
-    for e in pres.iter().flat_map(|e| alpine::transforms::loops::conjuncts(e)) {
-        let reads = alpine::transforms::loops::Reads::of(e);
-        if !reads.heap && reads.vars.iter().all(|v| scalars.contains(v.as_ref())) && it.holds(class, m, None, &args, e) != Ok(true) {
-            return None;
-        }
-    }
-    for (a, p) in args.iter_mut().zip(&m.params) {
-        if !scalar(&p.ty) {
-            *a = g.value(&it, &p.ty);
-        }
-    }
-    // Odd seeds build `this` with the class's constructor when it has one
-    // without parameters (e.g. a `Main` whose constructor fills the queues its
-    // threads pass values through); the others fill its fields at random.
-    let nullary = p.classes.iter().filter(|c| c.name.as_str() == class).flat_map(|c| &c.members).any(
-        |x| matches!(x, alpine::ast::Member::Method(k) if k.is_constructor() && k.params.is_empty() && !matches!(k.body, alpine::ast::MethodBody::Abstract)),
-    );
-    let this = if seed % 2 == 1 && nullary && !m.modifiers.is_static && !m.is_constructor() {
-        it.construct(class, Vec::new()).ok()?
-    } else {
-        let this = it.new_object(class);
-        g.fill(&it, &this);
-        this
-    };
-    let this = (!m.modifiers.is_static).then_some(this);
-    correspond(&mut it, m, this.clone(), &mut args, &pres);
-    for e in &pres {
-        if it.holds(class, m, this.clone(), &args, e) != Ok(true) {
-            return None;
-        }
-    }
+    let (this, args) = draw(&mut it, p, class, m, seed, pool, max_size)?;
     let r = it.call(class, m.name.as_str(), this.clone(), args.clone());
     let state = format!(
         "this={} args=[{}]",
@@ -615,18 +397,6 @@ fn differential_check(max_size: usize) {
         let (mut after, _) = alpine::frontend_in(&SourceFile::new("opt.pvl", out), &orig).expect("optimised checks");
         before.classes.extend(companions.iter().cloned());
         after.classes.extend(companions);
-        FIELDS.with(|f| {
-            *f.borrow_mut() = before
-                .classes
-                .iter()
-                .flat_map(|c| {
-                    c.members.iter().filter_map(move |m| match m {
-                        alpine::ast::Member::Field(fd) => Some((c.name.to_string(), fd.name.name.clone(), fd.ty.clone())),
-                        _ => None,
-                    })
-                })
-                .collect()
-        });
         for class in &before.classes {
             let affected = affected(&before, &after, class.name.as_str());
             for member in &class.members {

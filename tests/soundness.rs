@@ -36,6 +36,7 @@ mod common;
 #[path = "common/mutants.rs"]
 mod mutants;
 
+use common::{expected_failures, not_yet_proved, read_table_file};
 use mutants::{Kind, Mutant};
 use std::collections::{BTreeMap, HashSet};
 use std::path::{Path, PathBuf};
@@ -301,55 +302,6 @@ fn changed_lines(before: &str, after: &str) -> String {
     let removed = b[prefix..b.len() - suffix].iter().map(|l| format!("    - {l}"));
     let added = a[prefix..a.len() - suffix].iter().map(|l| format!("    + {l}"));
     removed.chain(added).collect::<Vec<_>>().join("\n")
-}
-
-/// The cells of the body rows of the markdown tables in `text` (header and
-/// separator rows skipped), backticks and surrounding spaces removed.
-fn table_rows(text: &str) -> Vec<Vec<String>> {
-    let mut rows = Vec::new();
-    let mut in_table = false;
-    for line in text.lines() {
-        let line = line.trim();
-        if !line.starts_with('|') {
-            in_table = false;
-            continue;
-        }
-        let cells: Vec<String> = line.trim_matches('|').split('|').map(|c| c.trim().trim_matches('`').trim().to_string()).collect();
-        let separator = cells.iter().all(|c| !c.is_empty() && c.chars().all(|ch| matches!(ch, '-' | ':' | ' ')));
-        if !in_table {
-            in_table = true; // the header row
-        } else if !separator {
-            rows.push(cells);
-        }
-    }
-    rows
-}
-
-fn read_table_file(name: &str) -> (PathBuf, Vec<Vec<String>>) {
-    let path = Path::new(env!("CARGO_MANIFEST_DIR")).join("tests").join(name);
-    let text = std::fs::read_to_string(&path).unwrap_or_else(|e| panic!("{} is unreadable: {e}", path.display()));
-    (path.clone(), table_rows(&text))
-}
-
-/// Programs of `tests/expected-verdicts.md`: the cell of a row that names a `.pvl`
-/// file, relative to the corpus root (an `alpinist/` prefix is accepted).
-fn expected_failures() -> HashSet<String> {
-    let (_, rows) = read_table_file("expected-verdicts.md");
-    rows.iter()
-        .filter_map(|r| r.iter().find(|c| c.ends_with(".pvl")))
-        .map(|c| c.strip_prefix("alpinist/").unwrap_or(c).to_string())
-        .collect()
-}
-
-/// Programs of `tests/verify-gaps.md`: correct programs alpine cannot prove yet
-/// (an incompleteness, tracked as open work). They and their mutants are not run;
-/// the report lists them so the gap stays visible.
-fn not_yet_proved() -> HashSet<String> {
-    let (_, rows) = read_table_file("verify-gaps.md");
-    rows.iter()
-        .filter_map(|r| r.iter().find(|c| c.ends_with(".pvl")))
-        .map(|c| c.strip_prefix("alpinist/").unwrap_or(c).to_string())
-        .collect()
 }
 
 /// Mutant ids of `tests/soundness-exclusions.md` with their reasons; a row without

@@ -1,6 +1,7 @@
 //! Shared helpers for the integration tests.
 #![allow(dead_code)]
 
+pub mod inputs;
 pub mod pocl;
 
 use std::path::{Path, PathBuf};
@@ -214,4 +215,53 @@ pub fn optimise_text(text: &str, args: &[&str]) -> (i32, String, String) {
     let out = std::process::Command::new(env!("CARGO_BIN_EXE_alpine")).arg("optimise").args(args).arg(&path).output().unwrap();
     assert_eq!(std::fs::read_to_string(&path).unwrap(), text, "the input is never rewritten without --in-place");
     (out.status.code().unwrap_or(-1), String::from_utf8_lossy(&out.stdout).into_owned(), String::from_utf8_lossy(&out.stderr).into_owned())
+}
+
+/// The cells of the body rows of the markdown tables in `text` (header and
+/// separator rows skipped), backticks and surrounding spaces removed.
+pub fn table_rows(text: &str) -> Vec<Vec<String>> {
+    let mut rows = Vec::new();
+    let mut in_table = false;
+    for line in text.lines() {
+        let line = line.trim();
+        if !line.starts_with('|') {
+            in_table = false;
+            continue;
+        }
+        let cells: Vec<String> = line.trim_matches('|').split('|').map(|c| c.trim().trim_matches('`').trim().to_string()).collect();
+        let separator = cells.iter().all(|c| !c.is_empty() && c.chars().all(|ch| matches!(ch, '-' | ':' | ' ')));
+        if !in_table {
+            in_table = true; // the header row
+        } else if !separator {
+            rows.push(cells);
+        }
+    }
+    rows
+}
+
+pub fn read_table_file(name: &str) -> (PathBuf, Vec<Vec<String>>) {
+    let path = Path::new(env!("CARGO_MANIFEST_DIR")).join("tests").join(name);
+    let text = std::fs::read_to_string(&path).unwrap_or_else(|e| panic!("{} is unreadable: {e}", path.display()));
+    (path.clone(), table_rows(&text))
+}
+
+/// Programs of `tests/expected-verdicts.md`: the cell of a row that names a `.pvl`
+/// file, relative to the corpus root (an `alpinist/` prefix is accepted).
+pub fn expected_failures() -> std::collections::HashSet<String> {
+    let (_, rows) = read_table_file("expected-verdicts.md");
+    rows.iter()
+        .filter_map(|r| r.iter().find(|c| c.ends_with(".pvl")))
+        .map(|c| c.strip_prefix("alpinist/").unwrap_or(c).to_string())
+        .collect()
+}
+
+/// Programs of `tests/verify-gaps.md`: correct programs alpine cannot prove yet
+/// (an incompleteness, tracked as open work). They and their mutants are not run;
+/// the report lists them so the gap stays visible.
+pub fn not_yet_proved() -> std::collections::HashSet<String> {
+    let (_, rows) = read_table_file("verify-gaps.md");
+    rows.iter()
+        .filter_map(|r| r.iter().find(|c| c.ends_with(".pvl")))
+        .map(|c| c.strip_prefix("alpinist/").unwrap_or(c).to_string())
+        .collect()
 }
