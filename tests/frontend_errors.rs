@@ -1254,3 +1254,26 @@ fn help_texts() {
     let (_, errs) = errors("class A {\n  void m() {\n    int x;\n    x = true;\n  }\n}\n");
     assert_eq!(errs[0].label.as_deref(), Some("expected `int`, found `boolean`"));
 }
+
+/// Integer literals are kept exactly up to 2^128 - 1 (issue #29: they used to be
+/// clamped to 2^63 - 1 by the verifier); beyond that bound the parser reports
+/// the literal, and its message and help say the bound. Directive arguments
+/// are bounded by 2^63 - 1, which the passes compute with exactly.
+#[test]
+fn integer_literal_bounds() {
+    expect_ok("class A {\n  void m() {\n    int x = 18446744073709551616;\n  }\n}\n");
+    expect_ok("class A {\n  void m() {\n    int x = 340282366920938463463374607431768211455;\n  }\n}\n");
+    let src = "class A {\n  void m() {\n    int x = 340282366920938463463374607431768211456;\n  }\n}\n";
+    expect_syntax(src, codes::LITERAL_TOO_LARGE, 3);
+    let (file, errs) = errors(src);
+    assert_eq!(file.line_col(errs[0].span.start()), (3, 13));
+    assert!(errs[0].message.contains("at most 340282366920938463463374607431768211455"), "{}", errs[0].message);
+    assert!(errs[0].help.as_deref().is_some_and(|h| h.contains("340282366920938463463374607431768211455")));
+
+    let directive = |n: &str| format!("class A {{\n  void m(int n) {{\n    int i = 0;\n    gpuopt loop_unroll i {n};\n    while (i < n) {{\n      i = i + 1;\n    }}\n  }}\n}}\n");
+    expect_ok(&directive("9223372036854775807"));
+    let src = directive("9223372036854775808");
+    expect_syntax(&src, codes::LITERAL_TOO_LARGE, 4);
+    let (_, errs) = errors(&src);
+    assert!(errs[0].message.contains("at most 9223372036854775807"), "{}", errs[0].message);
+}

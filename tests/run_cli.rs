@@ -108,3 +108,33 @@ fn bad_requests_exit_2() {
         assert!(text(&o.stderr).contains(msg), "{args:?}: {}", text(&o.stderr));
     }
 }
+
+/// Integers beyond 64 bits (issue #29): the interpreter's integers are i64
+/// with checked arithmetic, so a result that fits is exact, and a literal or
+/// a result beyond `i64::MAX` is a run-time error (exit 1), never a wrapped
+/// or clamped value.
+#[test]
+fn big_integers_are_exact_or_an_error() {
+    let dir = std::env::temp_dir().join(format!("alpine-run-ints-{}", std::process::id()));
+    std::fs::create_dir_all(&dir).unwrap();
+    let run = |name: &str, body: &str| {
+        let path = dir.join(name);
+        std::fs::write(&path, format!("class C {{\n  int f() {{\n{body}\n  }}\n}}\n")).unwrap();
+        alpine(&["run", &path.to_string_lossy(), "--method", "f"])
+    };
+    let o = run("fits.pvl", "    return 9223372036854775807 - 1 + 1;");
+    assert_eq!(o.status.code(), Some(0), "{}", text(&o.stderr));
+    assert!(text(&o.stdout).contains("9223372036854775807"), "{}", text(&o.stdout));
+    let o = run("literal.pvl", "    int x = 9223372036854775808;\n    return x;");
+    assert_eq!(o.status.code(), Some(1), "{}", text(&o.stdout));
+    assert!(text(&o.stderr).contains("integer literal 9223372036854775808"), "{}", text(&o.stderr));
+    let o = run("u64.pvl", "    return 18446744073709551616 - 18446744073709551615;");
+    assert_eq!(o.status.code(), Some(1), "{}", text(&o.stdout));
+    assert!(!text(&o.stdout).contains("= 1"), "{}", text(&o.stdout));
+    let o = run("sum.pvl", "    return 9223372036854775807 + 1;");
+    assert_eq!(o.status.code(), Some(1), "{}", text(&o.stdout));
+    assert!(text(&o.stderr).contains("integer overflow"), "{}", text(&o.stderr));
+    let o = run("div.pvl", "    return (-9223372036854775807 - 1) / -1;");
+    assert_eq!(o.status.code(), Some(1), "{}", text(&o.stdout));
+    assert!(text(&o.stderr).contains("integer overflow"), "{}", text(&o.stderr));
+}

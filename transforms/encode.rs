@@ -147,7 +147,7 @@ impl<'a> Enc<'a> {
     /// Encodes `e`; `None` outside the fragment.
     pub fn expr(&mut self, e: &Expr) -> Option<Term> {
         let t = match &e.kind {
-            ExprKind::IntLit(v) => Term::int(i64::try_from(*v).ok()?),
+            ExprKind::IntLit(v) => Term::nat(*v),
             ExprKind::BoolLit(b) => Term::bool(*b),
             ExprKind::Var(x) => self.var(x.as_str(), &e.ty)?,
             ExprKind::Field { obj, field } if field.as_str() == "length" && self.params.is_none() => match &obj.kind {
@@ -194,7 +194,7 @@ impl<'a> Enc<'a> {
                 let name = format!("lit{}${}", vals.len(), sort_name(&s));
                 let t = Term::app(&name, vals, s);
                 let l = self.len(&t);
-                self.fact(l.eq(&Term::int(elems.len() as i64)));
+                self.fact(l.eq(&Term::int(i128::try_from(elems.len()).ok()?)));
                 t
             }
             ExprKind::Builtin { func: func @ (Builtin::Head | Builtin::Tail | Builtin::IsEmpty), args } if args.len() == 1 => {

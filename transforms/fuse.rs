@@ -166,7 +166,9 @@ impl Transform for FuseKernels {
                 return Err(err(codes::OPTIMISE_FACTOR, format!("thread-block size {n}: it must be at least 1"), at));
             }
         }
-        let count = usize::try_from(request.factor).unwrap_or(usize::MAX);
+        let Ok(count) = usize::try_from(request.factor) else {
+            return Err(err(codes::OPTIMISE_FACTOR, format!("cannot fuse {} kernels: too many", request.factor), at));
+        };
         let Some(Member::Method(method)) = program.classes.get(request.target.class).and_then(|c| c.members.get(request.target.member)) else {
             return Err(err(codes::OPTIMISE_UNKNOWN_KERNEL, "no such kernel", at));
         };
@@ -259,7 +261,7 @@ impl Transform for FuseKernels {
         iter.var.name = Ident::new(&tid, Span::DUMMY);
         let fused = fused_stmt(acc, iter, &label);
         let target = LoopId { span: request.target.span, ..request.target };
-        Ok(Plan { target, shape: None, factor: count as u64, directive: request.directive, detail: PlanDetail::Fuse(FusePlan { count, fused }) })
+        Ok(Plan { target, shape: None, factor: request.factor.unsigned_abs(), directive: request.directive, detail: PlanDetail::Fuse(FusePlan { count, fused }) })
     }
 
     fn apply(&self, program: &mut Program, plan: &Plan) {
@@ -738,8 +740,8 @@ fn difference(need: &PermAnn, have: &[PermAnn], ov: &mut Overlap, nk: &Kernel, h
 /// Adds `t` to `v`, summing into an annotation of the same place.
 fn merge(v: &mut Vec<PermAnn>, t: PermAnn) {
     if let Some(p) = v.iter_mut().find(|p| p.same_place(&t)) {
-        if let (Some(x), Some(y)) = (rational(&p.amount), rational(&t.amount)) {
-            p.amount = amount_expr(add(x, y));
+        if let Some(sum) = rational(&p.amount).zip(rational(&t.amount)).and_then(|(x, y)| add(x, y)) {
+            p.amount = amount_expr(sum);
             return;
         }
     }
@@ -747,8 +749,8 @@ fn merge(v: &mut Vec<PermAnn>, t: PermAnn) {
 }
 
 fn half(e: &Expr) -> Expr {
-    match rational(e) {
-        Some((n, d)) => amount_expr(sub((n, d * 2), (0, 1))),
+    match rational(e).and_then(|(n, d)| sub((n, d.checked_mul(2)?), (0, 1))) {
+        Some(h) => amount_expr(h),
         None => loops::bin(BinOp::Mul, e.clone(), loops::bin(BinOp::Frac, loops::int(1), loops::int(2))),
     }
 }

@@ -103,7 +103,7 @@ pub fn remainders(x: &PermAnn, parts: &[(Option<Expr>, (i128, i128))], ov: &mut 
             .flat_map(|c| loops::conjuncts(c))
             .filter(|c| !ov.holds_for_every_thread(&bin(BinOp::Implies, base.clone(), (*c).clone())));
         match and_all(kept.cloned().collect()) {
-            None => always = add(always, *po),
+            None => always = add(always, *po).ok_or_else(|| too_big(x))?,
             Some(c) if ov.holds_for_every_thread(&bin(BinOp::Implies, base.clone(), not(&c))) => {}
             Some(c) => sometimes.push((c, *po)),
         }
@@ -113,11 +113,11 @@ pub fn remainders(x: &PermAnn, parts: &[(Option<Expr>, (i128, i128))], ov: &mut 
     }
     let mut out = Vec::new();
     for mask in 0u32..(1 << sometimes.len()) {
-        let mut rest = sub(px, always);
+        let mut rest = sub(px, always).ok_or_else(|| too_big(x))?;
         let mut conds: Vec<Expr> = x.cond.iter().cloned().collect();
         for (j, (c, po)) in sometimes.iter().enumerate() {
             if mask & (1 << j) != 0 {
-                rest = sub(rest, *po);
+                rest = sub(rest, *po).ok_or_else(|| too_big(x))?;
                 conds.push(c.clone());
             } else {
                 conds.push(not(c));
@@ -152,6 +152,11 @@ fn only_one(i: usize, own: &[PermAnn], ov: &mut Overlap) -> Result<(), Unsupport
         )));
     }
     Ok(())
+}
+
+/// The refusal where the exact sum of amounts on `x` does not fit i128.
+fn too_big(x: &PermAnn) -> Unsupported {
+    Unsupported(format!("the permission amounts on `{}` are too large to add up exactly", x.place()))
 }
 
 fn amount(a: &PermAnn) -> Result<(i128, i128), Unsupported> {

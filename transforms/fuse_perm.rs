@@ -98,27 +98,29 @@ pub fn perm_anns(e: &Expr) -> Result<Vec<PermAnn>, Span> {
 }
 
 /// A concrete permission amount `n/d` (d > 0), when `e` is one: literals,
-/// `write`, `none`, `\`, `+`, `-`, `*`, unary minus.
+/// `write`, `none`, `\`, `+`, `-`, `*`, unary minus. `None` also where the
+/// exact value does not fit i128 arithmetic (every step is checked): callers
+/// then treat the amount as symbolic, i.e. refuse or stay conservative.
 pub fn rational(e: &Expr) -> Option<(i128, i128)> {
     fn norm(n: i128, d: i128) -> Option<(i128, i128)> {
         if d == 0 {
             return None;
         }
-        let (n, d) = if d < 0 { (-n, -d) } else { (n, d) };
-        let g = gcd(n.abs(), d).max(1);
+        let (n, d) = if d < 0 { (n.checked_neg()?, d.checked_neg()?) } else { (n, d) };
+        let g = gcd(n.checked_abs()?, d).max(1);
         Some((n / g, d / g))
     }
     match &e.kind {
-        ExprKind::IntLit(v) => Some((i128::from(*v), 1)),
+        ExprKind::IntLit(v) => Some((i128::try_from(*v).ok()?, 1)),
         ExprKind::Write => Some((1, 1)),
         ExprKind::NoPerm => Some((0, 1)),
-        ExprKind::Unary { op: UnOp::Neg, operand } => rational(operand).map(|(n, d)| (-n, d)),
+        ExprKind::Unary { op: UnOp::Neg, operand } => rational(operand).and_then(|(n, d)| Some((n.checked_neg()?, d))),
         ExprKind::Binary { op, lhs, rhs } => {
             let ((a, b), (c, d)) = (rational(lhs)?, rational(rhs)?);
             match op {
                 BinOp::Frac | BinOp::Div if c != 0 => norm(a.checked_mul(d)?, b.checked_mul(c)?),
-                BinOp::Add => norm(a.checked_mul(d)? + c.checked_mul(b)?, b.checked_mul(d)?),
-                BinOp::Sub => norm(a.checked_mul(d)? - c.checked_mul(b)?, b.checked_mul(d)?),
+                BinOp::Add => add((a, b), (c, d)),
+                BinOp::Sub => sub((a, b), (c, d)),
                 BinOp::Mul => norm(a.checked_mul(c)?, b.checked_mul(d)?),
                 _ => None,
             }
@@ -135,24 +137,27 @@ fn gcd(a: i128, b: i128) -> i128 {
     }
 }
 
-/// The amount `n/d` as PVL (`1`, `1 \ 2`).
+/// The amount `n/d` as PVL (`1`, `1 \ 2`), exactly (`int` takes any i128).
 pub fn amount_expr((n, d): (i128, i128)) -> Expr {
-    let lit = |v: i128| int(i64::try_from(v).unwrap_or(i64::MAX));
     if d == 1 {
-        lit(n)
+        int(n)
     } else {
-        bin(BinOp::Frac, lit(n), lit(d))
+        bin(BinOp::Frac, int(n), int(d))
     }
 }
 
-pub fn sub((a, b): (i128, i128), (c, d): (i128, i128)) -> (i128, i128) {
-    let (n, m) = (a * d - c * b, b * d);
-    let g = gcd(n.abs(), m).max(1);
-    (n / g, m / g)
+/// `x - y`, reduced; `None` where it does not fit i128 (the caller then
+/// gives up on the amount rather than use a wrapped one).
+pub fn sub((a, b): (i128, i128), (c, d): (i128, i128)) -> Option<(i128, i128)> {
+    let n = a.checked_mul(d)?.checked_sub(c.checked_mul(b)?)?;
+    let m = b.checked_mul(d)?;
+    let g = gcd(n.checked_abs()?, m).max(1);
+    Some((n / g, m / g))
 }
 
-pub fn add(x: (i128, i128), (c, d): (i128, i128)) -> (i128, i128) {
-    sub(x, (-c, d))
+/// `x + y`, reduced; `None` where it does not fit i128.
+pub fn add(x: (i128, i128), (c, d): (i128, i128)) -> Option<(i128, i128)> {
+    sub(x, (c.checked_neg()?, d))
 }
 
 pub fn positive((n, _): (i128, i128)) -> bool {
@@ -302,7 +307,7 @@ impl Overlap {
             Threads::Same => t1.eq(&t2),
             Threads::Different => t1.ne(&t2),
             Threads::OtherBlock(ts) => {
-                let ts = Term::int(ts);
+                let ts = Term::int(i128::from(ts));
                 t1.sub(&self.lo).ediv(&ts).ne(&t2.sub(&self.lo).ediv(&ts))
             }
         };

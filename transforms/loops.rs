@@ -515,7 +515,9 @@ pub fn var(name: &str) -> Expr {
     Expr::new(ExprKind::Var(Ident::new(name, Span::DUMMY)), Span::DUMMY)
 }
 
-pub fn int(v: i64) -> Expr {
+/// The literal `v` (negative: `-` of its magnitude); any i128 is exact.
+pub fn int(v: impl Into<i128>) -> Expr {
+    let v: i128 = v.into();
     let lit = Expr::new(ExprKind::IntLit(v.unsigned_abs()), Span::DUMMY);
     if v < 0 {
         Expr::new(ExprKind::Unary { op: UnOp::Neg, operand: lit.boxed() }, Span::DUMMY)
@@ -597,7 +599,7 @@ pub fn residual(l: &Loop) -> Loop {
 /// bounds hold whenever the original ones held `k` iterations earlier.
 pub fn shift_bounds(e: &Expr, var: &str, op: UpdateOp, c: i64, k: u64) -> Expr {
     let factor = match op {
-        UpdateOp::Add | UpdateOp::Sub => c.checked_mul(k as i64),
+        UpdateOp::Add | UpdateOp::Sub => i64::try_from(k).ok().and_then(|k| c.checked_mul(k)),
         UpdateOp::Mul | UpdateOp::Div => u32::try_from(k).ok().and_then(|k| c.checked_pow(k)),
     };
     let Some(factor) = factor else { return e.clone() };

@@ -86,7 +86,7 @@ impl Transform for IterMerge {
 
     fn check(&self, program: &Program, request: &Request) -> Result<Plan, ApplicabilityError> {
         super::check_factor(program, request, 2, MAX_FACTOR, "merge")?;
-        let m = request.factor as u64;
+        let m = request.factor.unsigned_abs(); // checked: 2 ≤ factor
         let (site, shape) = loop_template(program, request)?;
         let mut facts = LoopFacts::new(&site, &shape.var, shape.start.as_ref());
         let plan = iteration_count(&mut facts, &shape, m)?;
@@ -172,7 +172,7 @@ fn iteration_count(facts: &mut LoopFacts, shape: &LoopShape, m: u64) -> Result<M
         return Ok(MergePlan { iterations: Some(n), peel: n % m, start: Some(a) });
     }
     // Symbolic: a closed form for `+c`/`-c`, then `I % M` by proof.
-    let c = Term::int(shape.step);
+    let c = Term::int(i128::from(shape.step));
     let zero = Term::int(0);
     let towards = match (shape.op, shape.cmp) {
         (UpdateOp::Add, Cmp::Lt) => Some((bound.sub(&i0), false)),
@@ -194,7 +194,7 @@ fn iteration_count(facts: &mut LoopFacts, shape: &LoopShape, m: u64) -> Result<M
             }))
         }
     };
-    let remainder = (0..m).find(|r| facts.proves(&count.emod(&Term::int(m as i64)).eq(&Term::int(*r as i64))));
+    let remainder = (0..m).find(|r| facts.proves(&count.emod(&Term::int(i128::from(m))).eq(&Term::int(i128::from(*r)))));
     match remainder {
         Some(r) => Ok(MergePlan { iterations: None, peel: r, start: None }),
         None => Err(not_determined(&format!(": its remainder modulo {m} is not fixed")).help(format!(
@@ -221,10 +221,10 @@ fn counter_invariants(shape: &LoopShape, mp: &MergePlan, m: u64, l: &str, start:
         )
     };
     let rel = |e: Expr| bin(BinOp::Eq, var(&shape.var), e);
-    let modulo = bin(BinOp::Eq, bin(BinOp::Mod, var(l), int(m as i64)), int(mp.peel as i64));
-    let mut out = vec![bin(BinOp::Le, int(mp.peel as i64), var(l))];
+    let modulo = bin(BinOp::Eq, bin(BinOp::Mod, var(l), int(m)), int(mp.peel));
+    let mut out = vec![bin(BinOp::Le, int(mp.peel), var(l))];
     if let Some(i) = mp.iterations {
-        out.push(bin(BinOp::Le, var(l), int(i as i64)));
+        out.push(bin(BinOp::Le, var(l), int(i)));
     }
     match shape.op {
         UpdateOp::Add => out.extend([rel(bin(BinOp::Add, start, bin(BinOp::Mul, c, var(l)))), modulo]),

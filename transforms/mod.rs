@@ -301,7 +301,7 @@ pub fn next_directive(p: &Program, block_size: Option<i64>) -> Option<(&'static 
             let (DirectiveKind::LoopUnroll { var, factor } | DirectiveKind::IterMerge { var, factor }) = &d.kind else {
                 return None;
             };
-            let factor = i64::try_from(factor.value).unwrap_or(i64::MAX);
+            let factor = directive_int(factor)?;
             Some((
                 t,
                 Request {
@@ -319,8 +319,11 @@ pub fn next_directive(p: &Program, block_size: Option<i64>) -> Option<(&'static 
         par.directives.iter().find_map(|d| {
             let t = for_directive(&d.kind)?;
             let DirectiveKind::Fuse { count, block_size: n } = &d.kind else { return None };
-            let factor = i64::try_from(count.value).unwrap_or(i64::MAX);
-            let n = block_size.unwrap_or_else(|| i64::try_from(n.value).unwrap_or(i64::MAX));
+            let factor = directive_int(count)?;
+            let n = match block_size {
+                Some(n) => n,
+                None => directive_int(n)?,
+            };
             Some((
                 t,
                 Request {
@@ -358,7 +361,7 @@ fn tile_directive(p: &Program) -> Option<(&'static dyn Transform, Request)> {
                 let DirectiveKind::Tile { size, .. } = &d.kind else { return None };
                 let t = for_directive(&d.kind)?;
                 let target = LoopId { class: ci, member: mi, span: m.span };
-                let factor = i64::try_from(size.value).unwrap_or(i64::MAX);
+                let factor = directive_int(size)?;
                 Some((
                     t,
                     Request {
@@ -385,6 +388,13 @@ pub(crate) fn request_span(program: &Program, request: &Request) -> Span {
 }
 
 /// Refuses a factor outside `min..=max` (`what` names it: "unroll", "merge").
+/// A directive argument as the passes compute with it. The parser bounds
+/// arguments by `i64::MAX`, so this is exact; a hand-built `Num` beyond it
+/// gives `None` and the directive is not applied (never a clamped factor).
+fn directive_int(n: &Num) -> Option<i64> {
+    i64::try_from(n.value).ok()
+}
+
 pub(crate) fn check_factor(program: &Program, request: &Request, min: i64, max: i64, what: &str) -> Result<(), ApplicabilityError> {
     let at = request_span(program, request);
     let k = request.factor;

@@ -110,7 +110,7 @@ impl LoopFacts {
         }
         let v = self.solver.model_value(&name, &Sort::Int)?;
         let v: i64 = crate::verify::smt::solver::tidy_value(&v).parse().ok()?;
-        self.proves(&t.eq(&Term::int(v))).then_some(v)
+        self.proves(&t.eq(&Term::int(i128::from(v)))).then_some(v)
     }
 }
 

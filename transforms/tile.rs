@@ -488,8 +488,8 @@ pub fn plan(program: &Program, target: LoopId, tiling: Tiling, n: i64, at: Span,
         .term(t_expr)
         .filter(|t| t.sort() == Sort::Int)
         .ok_or_else(|| err(codes::OPTIMISE_TEMPLATE, format!("alpine cannot reason about the thread count `{t}` (integer arithmetic only)"), t_expr.span))?;
-    if !facts.proves(&Term::int(n).le(&t_term)) {
-        let larger = facts.proves(&Term::int(n).gt(&t_term));
+    if !facts.proves(&Term::int(i128::from(n)).le(&t_term)) {
+        let larger = facts.proves(&Term::int(i128::from(n)).gt(&t_term));
         let msg = if larger {
             format!("tile size {n} is larger than the number of threads `{t}` of kernel {name}")
         } else {
@@ -513,7 +513,7 @@ pub fn plan(program: &Program, target: LoopId, tiling: Tiling, n: i64, at: Span,
     }
     let invariant_resource = inv.and_then(|r| g.requantify_all(r, t_expr, &mut facts));
     let plan = TilePlan { par_span: par.span, kernel, contract, invariant_resource, helpers: names.helpers()? };
-    Ok(Plan { target: LoopId { span: par.span, ..target }, shape: None, factor: n as u64, directive, detail: PlanDetail::Tile(plan) })
+    Ok(Plan { target: LoopId { span: par.span, ..target }, shape: None, factor: n.unsigned_abs(), directive, detail: PlanDetail::Tile(plan) })
 }
 
 // ------------------------------------------------------------------------------------

@@ -61,7 +61,7 @@ impl Transform for LoopUnroll {
     fn check(&self, program: &Program, request: &Request) -> Result<Plan, ApplicabilityError> {
         super::check_factor(program, request, 1, MAX_FACTOR, "unroll")?;
         let (site, shape) = loop_template(program, request)?;
-        let k = request.factor as u64;
+        let k = request.factor.unsigned_abs(); // checked: 1 ≤ factor
         let mut facts = LoopFacts::new(&site, &shape.var, shape.start.as_ref());
         if let Err(mut e) = prove_trip_count(&mut facts, &shape, k) {
             let e = match &request.fallback {
@@ -138,7 +138,7 @@ pub fn trip_condition(shape: &LoopShape, k: u64) -> Expr {
 /// over its entry value.
 pub fn iterates(shape: &LoopShape, n: u64) -> Vec<Term> {
     let mut v = var_term(&shape.var, &Ty::Int).expect("int variable");
-    let c = Term::int(shape.step);
+    let c = Term::int(i128::from(shape.step));
     let mut out = Vec::with_capacity(n as usize);
     for _ in 0..n {
         out.push(v.clone());

@@ -200,8 +200,11 @@ impl Builtin {
 
 #[derive(Clone, Debug, PartialEq)]
 pub enum ExprKind {
-    /// A non-negative decimal literal (`-3` is `Neg` of `3`).
-    IntLit(u64),
+    /// A non-negative decimal literal (`-3` is `Neg` of `3`). PVL integers are
+    /// mathematical; u128 holds every literal the parser accepts (up to
+    /// `u128::MAX`, beyond is `literal_too_large`), and each stage keeps its
+    /// value exactly or refuses it, never clamps it.
+    IntLit(u128),
     BoolLit(bool),
     Null,
     This,

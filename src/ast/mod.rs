@@ -231,7 +231,8 @@ pub struct Directive {
     pub span: Span,
 }
 
-/// An integer literal argument of a directive (`gpuopt loop_unroll i 3;`).
+/// An integer literal argument of a directive (`gpuopt loop_unroll i 3;`); the
+/// parser accepts at most `i64::MAX`.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub struct Num {
     pub value: u64,

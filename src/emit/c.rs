@@ -213,7 +213,7 @@ pub fn expr(cx: &mut Ctx, e: &Expr) -> R<String> {
     let spec = |what: &str| Err(unsupported(e.span, format!("{what} is specification-only and cannot be emitted as code")));
     match &e.kind {
         ExprKind::IntLit(v) => {
-            if *v > i32::MAX as u64 {
+            if i32::try_from(*v).is_err() {
                 return Err(unsupported(e.span, "integer literal does not fit the emitted 32-bit `int`"));
             }
             Ok(v.to_string())

@@ -286,10 +286,10 @@ fn expr(cx: &Host, e: &Expr) -> R<TokenStream> {
     let refuse = |what: &str| Err(unsupported(e.span, format!("{what} cannot be emitted in host code of a Rust launcher")));
     match &e.kind {
         ExprKind::IntLit(v) => {
-            if *v > i32::MAX as u64 {
+            let Ok(v) = i32::try_from(*v) else {
                 return Err(unsupported(e.span, "integer literal does not fit the emitted 32-bit `int`"));
-            }
-            Ok(int_lit(*v as i64))
+            };
+            Ok(int_lit(i64::from(v)))
         }
         ExprKind::BoolLit(b) => Ok(quote!(#b)),
         ExprKind::Var(id) => match cx.locals.get(&id.name) {

@@ -605,7 +605,7 @@ impl<'p> Interp<'p> {
     fn eval(&mut self, f: &mut Frame, e: &Expr) -> Result<Value, Error> {
         self.tick()?;
         Ok(match &e.kind {
-            ExprKind::IntLit(v) => Value::Int(i64::try_from(*v).map_err(|_| Error("literal too large".into()))?),
+            ExprKind::IntLit(v) => Value::Int(int_literal(*v)?),
             ExprKind::BoolLit(b) => Value::Bool(*b),
             ExprKind::Null => Value::Null,
             ExprKind::This => f.this.clone().unwrap_or(Value::Null),
@@ -882,7 +882,7 @@ impl<'p> Interp<'p> {
             _ => {}
         }
         let (a, b) = (self.eval(f, lhs)?, self.eval(f, rhs)?);
-        let overflow = || Error("overflow".into());
+        let overflow = || Error("integer overflow (the interpreter's integers are 64-bit)".into());
         Ok(match (op, &a, &b) {
             (BinOp::Eq, _, _) => Value::Bool(same(&a, &b)),
             (BinOp::Ne, _, _) => Value::Bool(!same(&a, &b)),
@@ -900,15 +900,25 @@ impl<'p> Interp<'p> {
                     BinOp::Add => Value::Int(x.checked_add(y).ok_or_else(overflow)?),
                     BinOp::Sub => Value::Int(x.checked_sub(y).ok_or_else(overflow)?),
                     BinOp::Mul => Value::Int(x.checked_mul(y).ok_or_else(overflow)?),
-                    // Rust's `/` and `%` truncate, like PVL's.
-                    BinOp::Div => Value::Int(x.checked_div(y).ok_or_else(|| Error("division by zero".into()))?),
-                    BinOp::Mod => Value::Int(x.checked_rem(y).ok_or_else(|| Error("division by zero".into()))?),
+                    // Rust's `/` and `%` truncate, like PVL's. Past a zero divisor the
+                    // only failure is `i64::MIN / -1`, an overflow.
+                    BinOp::Div | BinOp::Mod if y == 0 => return err("division by zero".to_string()),
+                    BinOp::Div => Value::Int(x.checked_div(y).ok_or_else(overflow)?),
+                    BinOp::Mod => Value::Int(x.checked_rem(y).ok_or_else(overflow)?),
                     _ => return err(format!("operator {} not supported", op.symbol())),
                 }
             }
             _ => return err(format!("operator {} not supported on these values", op.symbol())),
         })
     }
+}
+
+/// The value of a literal. The interpreter's integers are i64 with checked
+/// arithmetic (an overflow is an error, never a wrapped value), so a literal
+/// beyond `i64::MAX` is an error too: PVL integers are mathematical, and a
+/// run must not go on with a value the program does not mean.
+fn int_literal(v: u128) -> Result<i64, Error> {
+    i64::try_from(v).map_err(|_| Error(format!("integer literal {v} is beyond the interpreter's 64-bit integers (at most {})", i64::MAX)))
 }
 
 /// Sets key `k` of map entries `m` to `v` (the last write of a key wins).

@@ -36,6 +36,8 @@ impl Interp<'_> {
             let mut ids: Vec<Vec<(Name, i64)>> = vec![Vec::new()];
             for it in &u.iters {
                 let (lo, hi) = (self.eval(f, &it.lo)?.int()?, self.eval(f, &it.hi)?.int()?);
+                // Saturation is exact enough here: it only happens beyond
+                // `i64::MAX` threads, which the check refuses either way.
                 let n = hi.saturating_sub(lo).max(0);
                 if n.saturating_mul(ids.len() as i64) > MAX_THREADS {
                     return err(format!("par block with more than {MAX_THREADS} threads"));

@@ -18,7 +18,7 @@ fn e(k: ExprKind) -> Expr {
 fn v(n: &str) -> Expr {
     e(ExprKind::Var(id(n)))
 }
-fn n(x: u64) -> Expr {
+fn n(x: u128) -> Expr {
     e(ExprKind::IntLit(x))
 }
 fn bin(op: BinOp, l: Expr, r: Expr) -> Expr {

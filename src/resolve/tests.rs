@@ -16,7 +16,7 @@ fn ex(k: ExprKind) -> Expr {
 fn var(n: &str) -> Expr {
     ex(ExprKind::Var(id(n)))
 }
-fn int(v: u64) -> Expr {
+fn int(v: u128) -> Expr {
     ex(ExprKind::IntLit(v))
 }
 fn boolean(b: bool) -> Expr {

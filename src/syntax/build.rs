@@ -530,14 +530,17 @@ impl<'s> Builder<'s> {
         Ok(e)
     }
 
+    /// A directive argument (a factor, a count, a size). These are bounded by
+    /// `i64::MAX` so that the passes, which compute with i64, take them exactly.
     fn num(&self, p: P) -> Num {
         let span = self.sp(&p);
-        let value = match self.txt(&p).parse::<u64>() {
-            Ok(v) => v,
+        let value = match self.txt(&p).parse::<i64>() {
+            Ok(v) => v.unsigned_abs(),
             Err(_) => {
                 self.push(
-                    Diagnostic::error(codes::LITERAL_TOO_LARGE, "integer literal too large", span)
-                        .with_label("does not fit in 64 bits"),
+                    Diagnostic::error(codes::LITERAL_TOO_LARGE, format!("directive argument too large (at most {})", i64::MAX), span)
+                        .with_label("does not fit in 63 bits")
+                        .with_help(format!("directive arguments can be at most {} (2^63 - 1)", i64::MAX)),
                 );
                 u64::MAX
             }

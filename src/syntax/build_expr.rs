@@ -508,15 +508,19 @@ impl<'s> Builder<'s> {
             }
             Rule::int_lit => {
                 let text = self.txt(&p);
-                let v = match text.parse::<u64>() {
+                let v = match text.parse::<u128>() {
                     Ok(v) => v,
                     Err(_) => {
                         self.push(
-                            Diagnostic::error(codes::LITERAL_TOO_LARGE, "integer literal too large", span)
-                                .with_label("does not fit in 64 bits")
-                                .with_help(format!("integer literals can be at most {}", u64::MAX)),
+                            Diagnostic::error(
+                                codes::LITERAL_TOO_LARGE,
+                                format!("integer literal too large (at most {})", u128::MAX),
+                                span,
+                            )
+                            .with_label("does not fit in 128 bits")
+                            .with_help(format!("integer literals can be at most {} (2^128 - 1)", u128::MAX)),
                         );
-                        u64::MAX
+                        u128::MAX
                     }
                 };
                 e(ExprKind::IntLit(v))

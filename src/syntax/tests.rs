@@ -295,8 +295,12 @@ fn names_keywords_and_backticks() {
 #[test]
 fn integer_literals() {
     assert_eq!(ex("18446744073709551615"), "18446744073709551615");
-    let ds = ex_err("18446744073709551616");
+    // Literals are kept exactly up to u128::MAX (issue #29), beyond is an error.
+    assert_eq!(ex("18446744073709551616"), "18446744073709551616");
+    assert_eq!(ex("340282366920938463463374607431768211455"), "340282366920938463463374607431768211455");
+    let ds = ex_err("340282366920938463463374607431768211456");
     assert_eq!(ds[0].code, codes::LITERAL_TOO_LARGE);
+    assert!(ds[0].message.contains("340282366920938463463374607431768211455"), "{}", ds[0].message);
 }
 
 #[test]

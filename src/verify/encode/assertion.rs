@@ -611,7 +611,7 @@ fn const_var(t: &Term) -> Option<(Rc<str>, Sort)> {
 }
 
 /// `t = k·v + d` with `k ≠ 0` a constant and `d` free of `v`.
-pub fn affine(t: &Term, v: &str) -> Option<(i64, Term)> {
+pub fn affine(t: &Term, v: &str) -> Option<(i128, Term)> {
     if !t.mentions(v) {
         return None;
     }
@@ -619,7 +619,7 @@ pub fn affine(t: &Term, v: &str) -> Option<(i64, Term)> {
     (k != 0).then_some((k, d))
 }
 
-fn lin(t: &Term, v: &str) -> Option<(i64, Term)> {
+fn lin(t: &Term, v: &str) -> Option<(i128, Term)> {
     if !t.mentions(v) {
         return Some((0, t.clone()));
     }

@@ -154,7 +154,7 @@ impl Encoder<'_> {
 
     pub fn expr(&mut self, e: &Expr, cx: &mut ECx) -> Term {
         match &e.kind {
-            ExprKind::IntLit(v) => Term::int(i64::try_from(*v).unwrap_or(i64::MAX)),
+            ExprKind::IntLit(v) => Term::nat(*v),
             ExprKind::BoolLit(b) => Term::bool(*b),
             ExprKind::Null => null_of(&super::ref_sort()),
             ExprKind::This => cx.this.clone().unwrap_or_else(|| {
@@ -527,8 +527,8 @@ mod tests {
             matches!(s.check(&[chk.as_str()]).unwrap(), Outcome::Proved)
         };
         let (a, b) = (Term::konst("a", Sort::Int), Term::konst("b", Sort::Int));
-        for va in -7i64..=7 {
-            for vb in [-3i64, -2, -1, 1, 2, 3] {
+        for va in -7i128..=7 {
+            for vb in [-3i128, -2, -1, 1, 2, 3] {
                 let at = a.eq(&Term::int(va)).and2(&b.eq(&Term::int(vb)));
                 assert!(proves(&mut s, at.clone(), trunc_div(&a, &b).eq(&Term::int(va / vb))), "{va} / {vb}");
                 assert!(proves(&mut s, at.clone(), trunc_mod(&a, &b).eq(&Term::int(va % vb))), "{va} % {vb}");

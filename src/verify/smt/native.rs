@@ -450,12 +450,29 @@ mod tests {
         configure_globals();
         let mut s = SmtSolver::new(2000, 0, false);
         let (i, r) = (Term::konst("i", Sort::Int), Term::konst("r", Sort::Real));
-        s.assert(i.eq(&Term::int(i64::MIN)));
+        s.assert(i.eq(&Term::int(i128::from(i64::MIN))));
         s.assert(r.eq(&Term::real(-3, 4)));
         assert!(proves(&mut s, i.lt(&Term::int(-9_000_000_000_000_000_000))));
         assert!(proves(&mut s, r.mul(&Term::real(4, 1)).eq(&Term::real(-3, 1))));
         assert!(!proves(&mut s, r.eq(&Term::real(3, 4))));
-        assert!(!proves(&mut s, i.eq(&Term::int(i64::MAX))));
+        assert!(!proves(&mut s, i.eq(&Term::int(i128::from(i64::MAX)))));
+    }
+
+    /// Literals beyond i64 (issue #29) reach Z3 exactly, not clamped.
+    #[test]
+    fn big_literals_are_exact() {
+        configure_globals();
+        let mut s = SmtSolver::new(2000, 0, false);
+        let two63 = Term::int(1 << 63);
+        assert!(proves(&mut s, two63.eq(&Term::konst("k", Sort::Int)).implies(&Term::konst("k", Sort::Int).gt(&Term::int(i128::from(i64::MAX))))));
+        let big = Term::nat(u128::MAX);
+        assert!(proves(&mut s, big.eq(&Term::int(i128::MAX).mul(&Term::int(2)).add(&Term::int(1)))));
+        assert!(!proves(&mut s, big.eq(&Term::int(i128::MAX))));
+        // The fraction (2^63 - 1) / 2^63 is below 1, and positive.
+        let r = Term::int(i128::from(i64::MAX)).real_div(&two63);
+        assert!(proves(&mut s, r.lt(&Term::real(1, 1))));
+        assert!(proves(&mut s, r.gt(&Term::real(0, 1))));
+        assert!(!proves(&mut s, r.ge(&Term::real(1, 1))));
     }
 
     /// A term shared by two batches is the same Z3 term in both.

@@ -90,9 +90,13 @@ impl Op {
 pub enum Node {
     /// A constant symbol: a local's SSA version, a skolem, a bound variable.
     Const(Rc<str>, Sort),
-    IntLit(i64),
+    /// An integer literal. PVL integers are mathematical: folding is checked
+    /// (an overflowing fold builds the operation instead), and a program literal
+    /// beyond `i128::MAX` is built by `Term::nat` as an exact sum, so no value is
+    /// ever clamped or wrapped.
+    IntLit(i128),
     /// `num/den`, den > 0
-    RealLit(i64, i64),
+    RealLit(i128, i128),
     BoolLit(bool),
     /// Application of an uninterpreted function (heap/mask versions, `alen`,
     /// pure functions, sequence functions).
@@ -131,10 +135,21 @@ impl Term {
     pub fn konst(name: &str, sort: Sort) -> Term {
         Term(Rc::new(Node::Const(Rc::from(name), sort)))
     }
-    pub fn int(v: i64) -> Term {
+    pub fn int(v: i128) -> Term {
         Term(Rc::new(Node::IntLit(v)))
     }
-    pub fn real(num: i64, den: i64) -> Term {
+    /// The natural number `v` exactly: a literal where it fits an i128, else
+    /// `2 * (v / 2) + v % 2` (program literals go up to `u128::MAX`).
+    pub fn nat(v: u128) -> Term {
+        match i128::try_from(v) {
+            Ok(v) => Term::int(v),
+            Err(_) => {
+                let half = Term::int(i128::try_from(v / 2).expect("u128::MAX / 2 fits an i128"));
+                arith(Op::Add, &arith(Op::Mul, &Term::int(2), &half), &Term::int(i128::from(v % 2 == 1)))
+            }
+        }
+    }
+    pub fn real(num: i128, den: i128) -> Term {
         Term(Rc::new(Node::RealLit(num, den)))
     }
     pub fn bool(b: bool) -> Term {
@@ -159,7 +174,7 @@ impl Term {
             _ => None,
         }
     }
-    pub fn as_int_lit(&self) -> Option<i64> {
+    pub fn as_int_lit(&self) -> Option<i128> {
         match self.node() {
             Node::IntLit(v) => Some(*v),
             _ => None,
@@ -645,6 +660,29 @@ mod tests {
         let x = Term::konst("x@1", Sort::Int);
         let t = x.add(&Term::int(-2)).le(&Term::int(3));
         assert_eq!(t.to_string(), "(<= (+ |x@1| (- 2)) 3)");
+    }
+
+    /// Folding at the edge of i128: exact where the result fits, and the
+    /// operation itself (never a wrapped or clamped literal) where it does not.
+    #[test]
+    fn folding_is_checked_at_the_overflow_edge() {
+        let (max, min) = (Term::int(i128::MAX), Term::int(i128::MIN));
+        assert_eq!(Term::int(i128::MAX - 1).add(&Term::int(1)), max);
+        assert_eq!(max.add(&Term::int(1)).to_string(), format!("(+ {} 1)", i128::MAX));
+        assert_eq!(min.sub(&Term::int(1)).to_string(), format!("(- (- {}) 1)", i128::MIN.unsigned_abs()));
+        assert_eq!(max.mul(&Term::int(2)).to_string(), format!("(* {} 2)", i128::MAX));
+        assert_eq!(min.neg().to_string(), format!("(- (- {}))", i128::MIN.unsigned_abs()));
+        assert_eq!(Term::int(i128::from(i64::MAX)).add(&Term::int(1)), Term::int(1 << 63));
+        assert!(max.gt(&Term::int(i128::MAX - 1)).is_true());
+    }
+
+    /// `nat` is exact for every u128: a literal up to `i128::MAX`, beyond it a sum.
+    #[test]
+    fn nat_is_exact() {
+        assert_eq!(Term::nat(u128::from(u64::MAX) + 1), Term::int(1 << 64));
+        assert_eq!(Term::nat(i128::MAX.unsigned_abs()), Term::int(i128::MAX));
+        assert_eq!(Term::nat(u128::MAX).to_string(), format!("(+ (* 2 {}) 1)", i128::MAX));
+        assert_eq!(Term::nat(u128::MAX - 1).to_string(), format!("(+ (* 2 {}) 0)", i128::MAX));
     }
 
     #[test]
