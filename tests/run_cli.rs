@@ -138,3 +138,33 @@ fn big_integers_are_exact_or_an_error() {
     assert_eq!(o.status.code(), Some(1), "{}", text(&o.stdout));
     assert!(text(&o.stderr).contains("integer overflow"), "{}", text(&o.stderr));
 }
+
+/// Issue #29, hole 1: in contracts a parameter means its value at the call, also at
+/// run time. The body's assignment to `n` does not change what `ensures` means, and
+/// `\old(n)` is the argument too.
+#[test]
+fn contracts_see_parameters_at_entry() {
+    let dir = std::env::temp_dir().join(format!("alpine-run-params-{}", std::process::id()));
+    std::fs::create_dir_all(&dir).unwrap();
+    let path = dir.join("params.pvl");
+    std::fs::write(
+        &path,
+        "class C {\n  ensures \\result == n + 1;\n  int wrong(int n) {\n    n = 0;\n    return 1;\n  }\n\n  \
+         ensures \\result == n + 1 && \\old(n) == n;\n  int right(int n) {\n    int m = n;\n    n = 0;\n    return m + 1;\n  }\n}\n",
+    )
+    .unwrap();
+    let file = path.to_string_lossy();
+    let o = alpine(&["run", &file, "--method", "wrong", "--arg", "n=5", "--check-contracts"]);
+    assert_eq!(o.status.code(), Some(1), "{}", text(&o.stdout));
+    assert_eq!(text(&o.stderr), "error: postcondition of wrong does not hold (line 2)\n");
+    let o = alpine(&["run", &file, "--method", "right", "--arg", "n=5", "--check-contracts"]);
+    assert_eq!(o.status.code(), Some(0), "{}", text(&o.stderr));
+    assert!(text(&o.stdout).contains("result = 6"), "{}", text(&o.stdout));
+    // The verifier agrees on both.
+    let o = Command::new(env!("CARGO_BIN_EXE_alpine")).args(["verify", "--message-format", "json", &file]).output().unwrap();
+    assert_eq!(o.status.code(), Some(1));
+    let out = text(&o.stdout);
+    assert_eq!(out.lines().filter(|l| l.contains("\"severity\":\"error\"")).count(), 1, "{out}");
+    assert!(out.contains("\"line\":2"), "{out}");
+    std::fs::remove_dir_all(dir).ok();
+}
