@@ -11,7 +11,9 @@
 //! * `rows.pvl`: 2-D data, row-major in one array: thread `tid` reads the 4 cells
 //!   of its row (a quantified permission per thread);
 //! * `rest.pvl`: an unnamed kernel, addressed by its method's name, between other
-//!   statements that the rewrite keeps.
+//!   statements that the rewrite keeps;
+//! * `shadow.pvl`: a kernel precondition whose quantifier's binder is named like
+//!   the thread variable (issue #29: the substitution must not replace it).
 
 mod common;
 
@@ -104,6 +106,22 @@ fn both_keywords_of_a_directive_and_the_command_line_agree() {
     let (c2, by_flag, e2) = optimise(&text, &["--no-verify", "--tile", "k:inter:8"]);
     assert_eq!((c1, c2), (0, 0), "{e1}\n{e2}");
     assert_eq!(by_directive, by_flag);
+}
+
+#[test]
+fn a_quantifier_that_shadows_the_thread_variable_is_left_alone() {
+    // `(\forall int tid; ..)` in the kernel contract binds its own `tid`: tiling
+    // replaces the thread's `tid` by the chunk's cell, never the binder's (it used
+    // to give `(\forall int tid; 0 <= vct_i && vct_i < n; s[vct_i] == 0)`, a claim
+    // about the chunk only, under a quantifier over nothing).
+    let quantifier = "(\\forall int tid; 0 <= tid && tid < n; s[tid] == 0)";
+    for request in ["k:intra:4", "k:inter:4"] {
+        let (code, out, err) = optimise(&program("shadow.pvl"), &["--tile", request]);
+        assert_eq!(code, 0, "{request}: {err}\n{out}");
+        assert!(out.contains(&format!("requires {quantifier};")), "{request}: precondition changed\n{out}");
+        assert!(out.contains(&format!("loop_invariant {quantifier};")), "{request}: no invariant of it\n{out}");
+        assert!(!out.contains("(\\forall int tid; 0 <= vct_i"), "{request}: captured\n{out}");
+    }
 }
 
 // ------------------------------------------------------------------------------------

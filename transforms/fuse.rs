@@ -198,8 +198,8 @@ impl Transform for FuseKernels {
                 }
             }
         }
-        let tid = loops::fresh_name(method, FUSED_TID);
-        let label = loops::fresh_name(method, FUSED_LABEL);
+        let tid = subst::fresh_name_in(method, FUSED_TID);
+        let label = subst::fresh_name_in(method, FUSED_LABEL);
         // Template of each kernel.
         let mut kernels = Vec::new();
         for (j, p) in pars.iter().enumerate() {
@@ -498,39 +498,13 @@ fn lock_in(stmts: &[Stmt]) -> Option<Span> {
     f.0
 }
 
-/// Renames the unit's thread variable `from` to `to` everywhere (uses,
-/// binders and declarations that shadow it are renamed alike, which keeps the
-/// meaning since `to` is fresh).
+/// Renames the unit's thread variable `from` to `to` in its contract and body.
+/// `to` is fresh in the method; a binder that shadows `from` keeps its name and
+/// its occurrences (locals cannot shadow a par iterator).
 fn rename_thread(u: &mut ParUnit, from: &str, to: &str) {
-    struct Ren<'a>(&'a str, &'a str);
-    impl VisitMut for Ren<'_> {
-        fn visit_expr_mut(&mut self, e: &mut Expr) {
-            if let ExprKind::Var(x) = &mut e.kind {
-                if x.as_str() == self.0 {
-                    *x = Ident::new(self.1, x.span);
-                }
-            }
-            visit::walk_expr_mut(self, e)
-        }
-        fn visit_param_mut(&mut self, p: &mut Param) {
-            if p.name.as_str() == self.0 {
-                p.name = Ident::new(self.1, p.name.span);
-            }
-            visit::walk_param_mut(self, p)
-        }
-        fn visit_stmt_mut(&mut self, s: &mut Stmt) {
-            match &mut s.kind {
-                StmtKind::LocalDecl { name, .. } | StmtKind::IncDec { target: name, .. } if name.as_str() == self.0 => {
-                    *name = Ident::new(self.1, name.span);
-                }
-                _ => {}
-            }
-            visit::walk_stmt_mut(self, s)
-        }
-    }
-    let mut r = Ren(from, to);
-    r.visit_contract_mut(&mut u.contract);
-    r.visit_block_mut(&mut u.body);
+    let r = subst::Subst::new().rename(from, to);
+    r.contract_mut(&mut u.contract);
+    r.block_mut(&mut u.body);
 }
 
 // ------------------------------------------------------------------------------------

@@ -34,7 +34,7 @@
 
 use super::fuse_perm::*;
 use super::loops::{self, bin};
-use crate::ast::visit::{walk_expr, Visitor};
+use crate::ast::subst::{mentions, substitute_var};
 use crate::ast::*;
 
 /// What the barrier on one dependent array adds to the plain hand-over.
@@ -236,7 +236,7 @@ fn coverage(o: &PermAnn, target: &Expr, tid: &str, (lo, hi): &(Expr, Expr)) -> O
     };
     let mut out = vec![bin(BinOp::Le, lo.clone(), g.clone()), bin(BinOp::Lt, g.clone(), hi.clone())];
     if let Some(c) = &o.cond {
-        out.extend(loops::conjuncts(&loops::substitute(c, tid, &g)).into_iter().cloned());
+        out.extend(loops::conjuncts(&substitute_var(c, tid, &g)).into_iter().cloned());
     }
     out.extend(extra);
     Some(out)
@@ -275,21 +275,6 @@ fn linear(e: &Expr, tid: &str) -> Option<(i64, Vec<(i64, Expr)>)> {
         }
         _ => None,
     }
-}
-
-fn mentions(e: &Expr, name: &str) -> bool {
-    struct M<'a>(&'a str, bool);
-    impl Visitor for M<'_> {
-        fn visit_expr(&mut self, e: &Expr) {
-            if matches!(&e.kind, ExprKind::Var(x) if x.as_str() == self.0) {
-                self.1 = true;
-            }
-            walk_expr(self, e)
-        }
-    }
-    let mut m = M(name, false);
-    m.visit_expr(e);
-    m.1
 }
 
 #[cfg(test)]

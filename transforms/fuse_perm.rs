@@ -198,24 +198,6 @@ pub fn array_reads(e: &Expr) -> (HashSet<Name>, bool) {
     (r.0, r.1)
 }
 
-/// Replaces the variable `from` by `to` in `e` (keeping types).
-pub fn rename_var(e: &Expr, from: &str, to: &str) -> Expr {
-    struct Ren<'a>(&'a str, &'a str);
-    impl crate::ast::visit::VisitMut for Ren<'_> {
-        fn visit_expr_mut(&mut self, e: &mut Expr) {
-            if let ExprKind::Var(x) = &mut e.kind {
-                if x.as_str() == self.0 {
-                    *x = Ident::new(self.1, x.span);
-                }
-            }
-            crate::ast::visit::walk_expr_mut(self, e)
-        }
-    }
-    let mut e = e.clone();
-    crate::ast::visit::VisitMut::visit_expr_mut(&mut Ren(from, to), &mut e);
-    e
-}
-
 /// The thread variables of the location questions.
 const T1: &str = "vct_fuse_t1";
 const T2: &str = "vct_fuse_t2";
@@ -282,9 +264,9 @@ impl Overlap {
     }
 
     fn at(&self, a: &PermAnn, t: &str, lengths: &mut HashSet<Name>) -> Option<(Term, Term)> {
-        let idx = encode(&rename_var(&a.index, &self.tid, t), lengths)?;
+        let idx = encode(&subst::Subst::new().rename(&self.tid, t).expr(&a.index), lengths)?;
         let mut cond = match &a.cond {
-            Some(c) => encode(&rename_var(c, &self.tid, t), lengths)?,
+            Some(c) => encode(&subst::Subst::new().rename(&self.tid, t).expr(c), lengths)?,
             None => Term::bool(true),
         };
         // Only elements that exist carry permissions.
@@ -332,7 +314,7 @@ impl Overlap {
     /// thread of the range (under the facts)?
     pub fn holds_for_every_thread(&mut self, goal: &Expr) -> bool {
         let tid = self.tid.clone();
-        self.proves(&rename_var(goal, &tid, T1))
+        self.proves(&subst::Subst::new().rename(&tid, T1).expr(goal))
     }
 
     /// Is `goal` (a boolean expression) implied by the facts?

@@ -354,7 +354,7 @@ pub fn analyse(l: &Loop, var: &str, before: &[Stmt], locals: &HashSet<Name>) -> 
 fn split_guard(cond: &Expr, var: &str) -> Option<(Cmp, Expr)> {
     let ExprKind::Binary { op, lhs, rhs } = &cond.kind else { return None };
     let is_var = |e: &Expr| matches!(&e.kind, ExprKind::Var(x) if x.as_str() == var);
-    let mentions = |e: &Expr| Reads::of(e).vars.contains(var);
+    let mentions = |e: &Expr| subst::mentions(e, var);
     let (cmp, flip) = match op {
         BinOp::Lt => (Cmp::Lt, Cmp::Gt),
         BinOp::Le => (Cmp::Le, Cmp::Ge),
@@ -446,7 +446,7 @@ fn value_after(stmts: &[&Stmt], var: &str, locals: &HashSet<Name>) -> Option<Exp
                 return Some(v);
             }
             let earlier = value_after(&stmts[..k], var, locals)?;
-            return Some(substitute(&v, var, &earlier));
+            return Some(subst::substitute_var(&v, var, &earlier));
         }
         if Effects::of_stmts([*s]).assigned.contains(var) {
             return None;
@@ -461,26 +461,6 @@ fn typed_var(name: &str) -> Expr {
 
 fn typed_int(v: i64) -> Expr {
     Expr { ty: Ty::Int, ..int(v) }
-}
-
-/// `e` with every occurrence of the variable `name` replaced by `by`.
-pub fn substitute(e: &Expr, name: &str, by: &Expr) -> Expr {
-    struct Subst<'a> {
-        name: &'a str,
-        by: &'a Expr,
-    }
-    impl visit::VisitMut for Subst<'_> {
-        fn visit_expr_mut(&mut self, e: &mut Expr) {
-            if matches!(&e.kind, ExprKind::Var(x) if x.as_str() == self.name) {
-                *e = self.by.clone();
-            } else {
-                visit::walk_expr_mut(self, e)
-            }
-        }
-    }
-    let mut out = e.clone();
-    visit::VisitMut::visit_expr_mut(&mut Subst { name, by }, &mut out);
-    out
 }
 
 /// Splits an assertion into its top-level conjuncts (`&&` and `**`).
@@ -618,7 +598,7 @@ fn shift_rec(e: &Expr, var: &str, op: UpdateOp, factor: i64) -> Expr {
         return out;
     }
     let is_var = |x: &Expr| matches!(&x.kind, ExprKind::Var(n) if n.as_str() == var);
-    let mentions = |x: &Expr| Reads::of(x).vars.contains(var);
+    let mentions = |x: &Expr| subst::mentions(x, var);
     // `bound_side` is a lower bound when `lower` is true.
     let (bound_on_left, lower) = match bop {
         BinOp::Lt | BinOp::Le if is_var(rhs) && !mentions(lhs) => (true, true),
@@ -636,37 +616,6 @@ fn shift_rec(e: &Expr, var: &str, op: UpdateOp, factor: i64) -> Expr {
     let (l, r) = if bound_on_left { (shifted, (**rhs).clone()) } else { ((**lhs).clone(), shifted) };
     out.kind = ExprKind::Binary { op: *bop, lhs: l.boxed(), rhs: r.boxed() };
     out
-}
-
-/// A name not used anywhere in `m`, starting with `base`.
-pub fn fresh_name(m: &Method, base: &str) -> String {
-    struct Names(HashSet<Name>);
-    impl Visitor for Names {
-        fn visit_ident(&mut self, i: &Ident) {
-            self.0.insert(i.name.clone());
-        }
-        fn visit_expr(&mut self, e: &Expr) {
-            if let ExprKind::Var(x) = &e.kind {
-                self.0.insert(x.name.clone());
-            }
-            visit::walk_expr(self, e)
-        }
-        fn visit_stmt(&mut self, s: &Stmt) {
-            if let StmtKind::LocalDecl { name, .. } = &s.kind {
-                self.0.insert(name.name.clone());
-            }
-            visit::walk_stmt(self, s)
-        }
-    }
-    let mut n = Names(HashSet::new());
-    n.visit_method(m);
-    for p in &m.params {
-        n.0.insert(p.name.name.clone());
-    }
-    if !n.0.contains(base) {
-        return base.to_string();
-    }
-    (1..).map(|k| format!("{base}{k}")).find(|c| !n.0.contains(c.as_str())).expect("some name is free")
 }
 
 #[cfg(test)]

@@ -106,8 +106,8 @@ impl Transform for IterMerge {
         let PlanDetail::Merge(mp) = &plan.detail else { return };
         let Some(shape) = &plan.shape else { return };
         let Some(Member::Method(method)) = program.classes[plan.target.class].members.get(plan.target.member) else { return };
-        let counter = loops::fresh_name(method, "vct_mi_l");
-        let start_copy = loops::fresh_name(method, "vct_mi_s");
+        let counter = subst::fresh_name_in(method, "vct_mi_l");
+        let start_copy = subst::fresh_name_in(method, "vct_mi_s");
         let helper = match shape.op {
             UpdateOp::Mul => Some(add_helper(&mut program.classes[plan.target.class], "vct_mi_pow", POW)),
             UpdateOp::Div => Some(add_helper(&mut program.classes[plan.target.class], "vct_mi_div", DIV)),

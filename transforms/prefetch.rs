@@ -203,7 +203,7 @@ pub fn resolve_cli(program: &Program, text: &str, request: &str) -> Result<Targe
                 if name.is_some_and(|k| k != unit && k != m.name.as_str()) {
                     continue;
                 }
-                let mut f = Occurrences { array: &array.name, loc: None, found: Vec::new() };
+                let mut f = Occurrences::new(&array.name, None);
                 par.units.iter().for_each(|u| f.visit_block(&u.body));
                 let found = f.found.iter().find(|(_, i)| print_expr(i) == want).cloned();
                 let label = format!("kernel `{unit}` in {}.{} (line {})", class.name, m.name, line_of(par.span));
@@ -263,24 +263,76 @@ fn pars(stmts: &[Stmt]) -> Vec<&Par> {
 }
 
 /// Occurrences `array[i]` outside `\old` and permission predicates: (the
-/// element, its index). With `loc`, only those whose index prints as `loc`.
+/// element, its index). With `loc`, only those whose index prints as `loc` and
+/// is not under a quantifier or `\let` that binds one of its variables (there
+/// `tid` is the binder's, another element); without, every access of the
+/// array, those indices included (see [`Self::bound_index`]).
 struct Occurrences<'a> {
     array: &'a str,
     loc: Option<&'a str>,
     found: Vec<(Expr, Expr)>,
+    /// The binders in scope.
+    bound: Vec<Name>,
+}
+
+impl<'a> Occurrences<'a> {
+    fn new(array: &'a str, loc: Option<&'a str>) -> Self {
+        Occurrences { array, loc, found: Vec::new(), bound: Vec::new() }
+    }
+    /// A found index that names a variable bound inside the segment (its element
+    /// depends on the binder, whatever its text): for the alias check it is never
+    /// the prefetched location.
+    fn bound_index(index: &Expr, bound: &[Name]) -> bool {
+        bound.iter().any(|b| subst::mentions(index, b))
+    }
 }
 
 impl Visitor for Occurrences<'_> {
     fn visit_expr(&mut self, e: &Expr) {
         match &e.kind {
             ExprKind::Old(_) | ExprKind::Perm { .. } | ExprKind::PointsTo { .. } | ExprKind::Value(_) => return,
-            ExprKind::Index { base, index } if is_var(base, self.array) && self.loc.is_none_or(|l| print_expr(index) == l) => {
-                self.found.push((e.clone(), (**index).clone()));
+            ExprKind::Index { base, index } if is_var(base, self.array) && !self.bound.iter().any(|b| **b == *self.array) => {
+                let shadowed = Occurrences::bound_index(index, &self.bound);
+                if self.loc.is_none() {
+                    // Marked by a binder-free copy that no location prints as.
+                    let index = if shadowed { bound_marker(index) } else { (**index).clone() };
+                    self.found.push((e.clone(), index));
+                } else if !shadowed && self.loc.is_some_and(|l| print_expr(index) == l) {
+                    self.found.push((e.clone(), (**index).clone()));
+                }
+            }
+            ExprKind::Quant { binder, guard, body, .. } => {
+                self.bound.push(binder.name.name.clone());
+                self.visit_expr(guard);
+                self.visit_expr(body);
+                self.bound.pop();
+                return;
+            }
+            ExprKind::Let { binder, value, body } => {
+                self.visit_expr(value);
+                self.bound.push(binder.name.name.clone());
+                self.visit_expr(body);
+                self.bound.pop();
+                return;
             }
             _ => {}
         }
         visit::walk_expr(self, e)
     }
+}
+
+/// The index of an access under a binder of one of its variables, as the alias
+/// check sees it: a fresh variable no fact constrains (so no proof that it differs
+/// from the location succeeds, and its text equals no location's).
+fn bound_marker(index: &Expr) -> Expr {
+    Expr { ty: Ty::Int, ..loops::var(&format!("{}{BOUND}", print_expr(index).replace(' ', ""))) }
+}
+
+/// The suffix of [`bound_marker`]'s names (no PVL identifier contains `$`).
+const BOUND: &str = "$bound";
+
+fn is_bound_marker(e: &Expr) -> bool {
+    matches!(&e.kind, ExprKind::Var(x) if x.name.ends_with(BOUND))
 }
 
 fn or(s: Span, t: Span) -> Span {
@@ -397,7 +449,7 @@ struct Cx<'a> {
     /// Which locations some segment uses.
     used: Vec<bool>,
     /// Names in use in the method (registers are fresh against it).
-    names: HashSet<String>,
+    names: HashSet<Name>,
     /// Facts that hold everywhere in the method.
     global: Vec<Expr>,
     /// The thread ranges of the unit being rewritten.
@@ -440,7 +492,7 @@ impl<'a> Cx<'a> {
             used: vec![false; locs.len()],
             locs,
             kernel,
-            names: names_in(method),
+            names: subst::names_in_method(method),
             global,
             ranges: Vec::new(),
             assigned,
@@ -577,7 +629,7 @@ impl<'a> Cx<'a> {
         let mut regs = Vec::new();
         for j in 0..self.locs.len() {
             let loc = self.locs[j].clone();
-            let mut f = Occurrences { array: self.array, loc: Some(&loc), found: Vec::new() };
+            let mut f = Occurrences::new(self.array, Some(&loc));
             seg.iter().for_each(|s| f.visit_stmt(s));
             let Some((elem, index)) = f.found.first().cloned() else { continue };
             self.used[j] = true;
@@ -616,7 +668,7 @@ impl<'a> Cx<'a> {
             return Ok(seg);
         }
         let mut body = seg;
-        let mut r = Replace { array: self.array, regs: &regs };
+        let mut r = Replace { array: self.array, regs: &regs, bound: Vec::new() };
         body.iter_mut().for_each(|s| r.visit_stmt_mut(s));
         let mut inv = AddInvariants { array: self.array, regs: &regs };
         body.iter_mut().for_each(|s| inv.visit_stmt_mut(s));
@@ -648,8 +700,8 @@ impl<'a> Cx<'a> {
 
     fn fresh(&mut self) -> String {
         let base: String = self.array.chars().map(|c| if c.is_alphanumeric() { c } else { '_' }).collect();
-        let name = (0..).map(|k| format!("{base}_reg_{k}")).find(|n| !self.names.contains(n)).expect("a free name");
-        self.names.insert(name.clone());
+        let name = subst::fresh_from((0..).map(|k| format!("{base}_reg_{k}")), |n| self.names.contains(n));
+        self.names.insert(Name::from(name.as_str()));
         name
     }
 
@@ -713,7 +765,7 @@ impl<'a> Cx<'a> {
                     if is_var(e, b.name.as_str()) {
                         // `\forall* int i; G(i); Perm(A[i], p)`: held iff G(loc).
                         let b = b.name.name.clone();
-                        conds.push(conj(ann.conds.iter().map(|c| loops::substitute(c, &b, index)).collect()));
+                        conds.push(conj(ann.conds.iter().map(|c| subst::substitute_var(c, &b, index)).collect()));
                     } else if !self.proves(&hyps, &bin(BinOp::Ne, (**e).clone(), index.clone())) {
                         return Err(unknown());
                     }
@@ -758,7 +810,7 @@ impl<'a> Cx<'a> {
     /// Every other element of the array the segment accesses differs from the
     /// prefetched one.
     fn aliases(&mut self, seg: &[Stmt], index: &Expr, shown: &str, guard: Option<&Expr>, eff: &Effects, start: &Start) -> Result<(), ApplicabilityError> {
-        let mut f = Occurrences { array: self.array, loc: None, found: Vec::new() };
+        let mut f = Occurrences::new(self.array, None);
         seg.iter().for_each(|s| f.visit_stmt(s));
         let stable = |e: &Expr| Reads::of(e).vars.iter().all(|v| !eff.assigned.contains(v));
         let mut hyps: Vec<Expr> = Self::start_facts(start).into_iter().filter(|e| stable(e)).collect();
@@ -767,6 +819,14 @@ impl<'a> Cx<'a> {
         for (elem, e) in f.found {
             if print_expr(&e) == want {
                 continue;
+            }
+            if is_bound_marker(&e) {
+                return Err(err(
+                    codes::OPTIMISE_ALIAS,
+                    format!("`{}` is under a binder of its index's variables: it may be the prefetched `{shown}` or another element", print_expr(&elem)),
+                    elem.span,
+                )
+                .help("the register stands for one element; an access whose index a quantifier or `\\let` binds is not prefetched"));
             }
             if !self.proves(&hyps, &bin(BinOp::Ne, e.clone(), index.clone())) {
                 return Err(err(
@@ -845,7 +905,7 @@ impl<'a> Cx<'a> {
                     let stable = Reads::of(guard).vars.iter().all(|v| *v == binder.name.name || !assigned.contains(v));
                     (stable && is_var(base, name) && is_var(i, binder.name.as_str())).then(|| {
                         let amt = if matches!(amount.kind, ExprKind::Read) { Some((0, 1)) } else { rational(amount) };
-                        (loops::substitute(guard, binder.name.as_str(), index), amt)
+                        (subst::substitute_var(guard, binder.name.as_str(), index), amt)
                     })
                 })
                 .collect()
@@ -962,33 +1022,6 @@ fn ty_to_type(t: &Ty) -> Option<Type> {
         _ => return None,
     };
     Some(Type::new(kind, Span::DUMMY))
-}
-
-fn names_in(m: &Method) -> HashSet<String> {
-    struct N(HashSet<String>);
-    impl Visitor for N {
-        fn visit_ident(&mut self, i: &Ident) {
-            self.0.insert(i.name.to_string());
-        }
-        fn visit_expr(&mut self, e: &Expr) {
-            if let ExprKind::Var(x) = &e.kind {
-                self.0.insert(x.name.to_string());
-            }
-            visit::walk_expr(self, e)
-        }
-        fn visit_stmt(&mut self, s: &Stmt) {
-            if let StmtKind::LocalDecl { name, .. } = &s.kind {
-                self.0.insert(name.name.to_string());
-            }
-            visit::walk_stmt(self, s)
-        }
-        fn visit_param(&mut self, p: &Param) {
-            self.0.insert(p.name.name.to_string());
-        }
-    }
-    let mut n = N(HashSet::new());
-    n.visit_method(m);
-    n.0
 }
 
 fn has_barrier(stmts: &[Stmt]) -> bool {
@@ -1242,13 +1275,45 @@ impl Visitor for Arrays<'_> {
 struct Replace<'r> {
     array: &'r str,
     regs: &'r [Reg],
+    /// The binders in scope.
+    bound: Vec<Name>,
+}
+
+impl Replace<'_> {
+    /// Whether an element `array[index]` here is another element: `index`
+    /// names a binder in scope, or the binder hides the array. The alias check
+    /// refuses a segment with such an access ([`bound_marker`]), so one that is
+    /// not replaced is never the location.
+    fn shadowed(&self, index: &Expr) -> bool {
+        self.bound.iter().any(|b| **b == *self.array) || Occurrences::bound_index(index, &self.bound)
+    }
+    /// A quantifier or `\let`: its binder scopes over the guard and body (not a
+    /// `\let`'s value).
+    fn binder(&mut self, e: &mut Expr) {
+        match &mut e.kind {
+            ExprKind::Quant { binder, guard, body, .. } => {
+                self.bound.push(binder.name.name.clone());
+                self.visit_expr_mut(guard);
+                self.visit_expr_mut(body);
+            }
+            ExprKind::Let { binder, value, body } => {
+                self.visit_expr_mut(value);
+                self.bound.push(binder.name.name.clone());
+                self.visit_expr_mut(body);
+            }
+            _ => return visit::walk_expr_mut(self, e),
+        }
+        self.bound.pop();
+    }
 }
 
 impl VisitMut for Replace<'_> {
     fn visit_expr_mut(&mut self, e: &mut Expr) {
         match &e.kind {
             ExprKind::Old(_) | ExprKind::Perm { .. } | ExprKind::PointsTo { .. } | ExprKind::Value(_) => return,
-            ExprKind::Index { base, index } if is_var(base, self.array) => {
+            // An element under a binder of its index's variables (or of the
+            // array's name) is another element: not replaced.
+            ExprKind::Index { base, index } if is_var(base, self.array) && !self.shadowed(index) => {
                 let shown = print_expr(index);
                 if let Some(r) = self.regs.iter().find(|r| r.loc == shown) {
                     let ty = e.ty.clone();
@@ -1256,6 +1321,7 @@ impl VisitMut for Replace<'_> {
                     return;
                 }
             }
+            ExprKind::Quant { .. } | ExprKind::Let { .. } => return self.binder(e),
             _ => {}
         }
         visit::walk_expr_mut(self, e)

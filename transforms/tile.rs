@@ -91,6 +91,7 @@ use super::loops::{self, conjuncts};
 use super::prove::encode;
 use super::{ApplicabilityError, LoopId, Plan, PlanDetail, Request, Transform};
 use crate::ast::visit::{self, VisitMut, Visitor};
+use crate::ast::subst::{fresh_name_in, mentions, substitute_var, Subst};
 use crate::ast::*;
 use crate::diagnostics::{codes, Diagnostic};
 use crate::printer::{print_expr, print_stmt};
@@ -352,37 +353,6 @@ fn stable(e: &Expr, assigned: &HashSet<Name>) -> bool {
     loops::Reads::of(e).vars.iter().all(|v| !assigned.contains(v))
 }
 
-fn mentions(e: &Expr, x: &str) -> bool {
-    struct Find<'a>(&'a str, bool);
-    impl Visitor for Find<'_> {
-        fn visit_expr(&mut self, e: &Expr) {
-            if matches!(&e.kind, ExprKind::Var(v) if v.as_str() == self.0) {
-                self.1 = true;
-            }
-            visit::walk_expr(self, e)
-        }
-    }
-    let mut f = Find(x, false);
-    f.visit_expr(e);
-    f.1
-}
-
-/// Whether a quantifier or `\let` inside `e` binds `x`.
-fn binds(e: &Expr, x: &str) -> bool {
-    struct Find<'a>(&'a str, bool);
-    impl Visitor for Find<'_> {
-        fn visit_expr(&mut self, e: &Expr) {
-            if let ExprKind::Quant { binder, .. } | ExprKind::Let { binder, .. } = &e.kind {
-                self.1 |= binder.name.as_str() == self.0;
-            }
-            visit::walk_expr(self, e)
-        }
-    }
-    let mut f = Find(x, false);
-    f.visit_expr(e);
-    f.1
-}
-
 /// The first barrier or nested `par` in a kernel body.
 fn forbidden(stmts: &[Stmt]) -> Option<(Span, &'static str)> {
     struct Find(Option<(Span, &'static str)>);
@@ -573,10 +543,10 @@ impl Names {
             low,
             upp,
             new_helpers,
-            counter: loops::fresh_name(m, "vct_tile_counter"),
-            q: loops::fresh_name(m, "vct_i"),
-            outer: loops::fresh_name(m, "i_0"),
-            inner: loops::fresh_name(m, "vct_i_1"),
+            counter: fresh_name_in(m, "vct_tile_counter"),
+            q: fresh_name_in(m, "vct_i"),
+            outer: fresh_name_in(m, "i_0"),
+            inner: fresh_name_in(m, "vct_i_1"),
         }
     }
 
@@ -604,22 +574,6 @@ fn parse_expr(text: &str) -> Result<Expr, ApplicabilityError> {
         let msg = d.first().map_or_else(String::new, |d| d.message.clone());
         err(codes::INTERNAL, format!("tiling generated an expression that does not parse (a bug in alpine): {msg}: {text}"), Span::DUMMY)
     })
-}
-
-/// Replaces the thread variable in statements (it is never assigned in a kernel).
-struct SubstVar<'a> {
-    name: &'a str,
-    by: &'a Expr,
-}
-
-impl VisitMut for SubstVar<'_> {
-    fn visit_expr_mut(&mut self, e: &mut Expr) {
-        if matches!(&e.kind, ExprKind::Var(x) if x.as_str() == self.name) {
-            *e = self.by.clone();
-        } else {
-            visit::walk_expr_mut(self, e)
-        }
-    }
 }
 
 struct Gen<'a> {
@@ -670,7 +624,7 @@ impl Gen<'_> {
             Chunks::Todo => (cnt.clone(), last),
         };
         let by = parse_expr(&self.cell(self.tid, q))?;
-        let body = print_expr(&loops::substitute(p, self.tid, &by));
+        let body = print_expr(&substitute_var(p, self.tid, &by));
         let star = if has_perm(p) { "*" } else { "" };
         Ok(format!("(\\forall{star} int {q}; {}; {body})", self.guard(self.tid, q, &lo, &hi)))
     }
@@ -753,7 +707,7 @@ impl Gen<'_> {
         };
         let cell = parse_expr(&self.cell(tid, cnt))?;
         let mut body = unit.body.clone();
-        SubstVar { name: tid, by: &cell }.visit_block_mut(&mut body);
+        Subst::new().with(tid, cell.clone()).block_mut(&mut body);
         let body_text: Vec<String> = body.stmts.iter().map(print_stmt).collect();
         let invs: Vec<String> = loop_head.into_iter().chain(invariants).map(|i| format!("loop_invariant {i};")).collect();
         let text = format!(
@@ -818,13 +772,14 @@ impl Gen<'_> {
             _ => None,
         };
         let hi = if lower(a) { upper(b) } else if lower(b) { upper(a) } else { None }?;
-        // A body that binds `x` again would be substituted wrongly.
-        if mentions(&hi, x) || binds(body, x) || !facts.equal(&hi, t) {
+        // A binder of the body that shadows `x` or would capture the new names
+        // is handled by the substitution.
+        if mentions(&hi, x) || !facts.equal(&hi, t) {
             return None;
         }
         let (i0, x1) = (&self.names.outer, &self.names.inner);
         let by = parse_expr(&self.cell(i0, x1)).ok()?;
-        let inner = print_expr(&loops::substitute(body, x, &by));
+        let inner = print_expr(&substitute_var(body, x, &by));
         let threads = match self.tiling {
             Tiling::Strided => self.n.to_string(),
             Tiling::Chunked => self.ceiling(),

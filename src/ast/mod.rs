@@ -2,7 +2,8 @@
 //!
 //! Plain data: every type is `Clone + Send + Sync`, carries a byte [`Span`] into the
 //! source it was parsed from, and can be rewritten freely by transformations (see
-//! [`visit`] for the read-only [`visit::Visitor`] and the rewriting [`visit::VisitMut`]).
+//! [`visit`] for the read-only [`visit::Visitor`] and the rewriting [`visit::VisitMut`],
+//! and [`subst`] for free variables, fresh names and capture-avoiding substitution).
 //!
 //! Invariants:
 //! * Parentheses are not represented: the tree encodes grouping, and the printer puts
@@ -13,6 +14,7 @@
 //! * `Expr::ty` is [`Ty::Unknown`] after parsing; the type checker (`resolve`) fills it
 //!   in. Equality of trees compares types too, so compare trees of the same stage.
 
+pub mod subst;
 pub mod visit;
 
 mod expr;

@@ -19,7 +19,7 @@
 
 use super::c::{self, Ctx, ParHook, R};
 use super::{unsupported, Target};
-use crate::ast::visit::{walk_expr, Visitor};
+use crate::ast::subst::mentions;
 use crate::ast::*;
 
 /// The statements of an atomic body, nested blocks flattened.
@@ -28,22 +28,6 @@ fn flatten<'s>(s: &'s Stmt, out: &mut Vec<&'s Stmt>) {
         StmtKind::Block(b) => b.stmts.iter().for_each(|s| flatten(s, out)),
         _ => out.push(s),
     }
-}
-
-/// Whether `e` mentions the variable `name` (as a variable or an array base).
-fn mentions(e: &Expr, name: &str) -> bool {
-    struct Find<'n>(&'n str, bool);
-    impl Visitor for Find<'_> {
-        fn visit_expr(&mut self, e: &Expr) {
-            if matches!(&e.kind, ExprKind::Var(v) if &*v.name == self.0) {
-                self.1 = true;
-            }
-            walk_expr(self, e);
-        }
-    }
-    let mut f = Find(name, false);
-    f.visit_expr(e);
-    f.1
 }
 
 fn same(a: &Expr, b: &Expr) -> bool {

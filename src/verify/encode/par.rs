@@ -35,6 +35,7 @@
 
 use super::assertion::{ExCx, Frame};
 use super::{Encoder, Env, Path, UnitCx};
+use crate::ast::subst::mentions;
 use crate::ast::{BinOp, Expr, ExprKind, Ident, Name, Param, QuantKind, Span, Ty, Type, TypeKind};
 use crate::diagnostics::codes;
 use crate::verify::ir::{self, Spec};
@@ -484,8 +485,8 @@ pub(super) fn conjuncts(e: &Expr) -> Vec<&Expr> {
 /// mention (its permissions count once per value of those). A conjunct that
 /// mentions one of the `per_thread` locals depends on every iteration variable.
 fn quantify(conj: &Expr, iters: &[(Name, Expr, Expr)], per_thread: &HashSet<Name>) -> (Expr, Vec<usize>) {
-    let all = per_thread.iter().any(|n| mentions_var(conj, n));
-    let used: Vec<usize> = (0..iters.len()).filter(|&i| all || mentions_var(conj, &iters[i].0)).collect();
+    let all = per_thread.iter().any(|n| mentions(conj, n));
+    let used: Vec<usize> = (0..iters.len()).filter(|&i| all || mentions(conj, &iters[i].0)).collect();
     let unused: Vec<usize> = (0..iters.len()).filter(|i| !used.contains(i)).collect();
     let pure = super::super::lower::is_pure(conj);
     let mut e = conj.clone();
@@ -543,20 +544,3 @@ fn is_arithmetic(e: &Expr, env: &Env) -> bool {
     a.0 && matches!(e.ty, Ty::Bool)
 }
 
-fn mentions_var(e: &Expr, n: &str) -> bool {
-    use crate::ast::visit::Visitor;
-    struct M<'a>(&'a str, bool);
-    impl Visitor for M<'_> {
-        fn visit_expr(&mut self, e: &Expr) {
-            if let ExprKind::Var(x) = &e.kind {
-                if &*x.name == self.0 {
-                    self.1 = true;
-                }
-            }
-            crate::ast::visit::walk_expr(self, e);
-        }
-    }
-    let mut m = M(n, false);
-    m.visit_expr(e);
-    m.1
-}

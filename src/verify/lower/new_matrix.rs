@@ -15,6 +15,7 @@
 //! The write permission to the row cells `x[i]` comes from `NewArray`.
 
 use super::super::ir::Stmt;
+use crate::ast::subst::mentions;
 use crate::ast::{BinOp, Expr, ExprKind, Ident, Name, Param, QuantKind, Span, Ty, Type, TypeKind};
 
 /// The statements for `target = new elem[dims[0]][dims[1]]`; `None` when the
@@ -67,20 +68,4 @@ pub(super) fn lower(target: &Name, elem: &Ty, dims: &[Expr], sp: Span) -> Option
         Stmt::NewArray { target: target.clone(), elem: row_ty, len: rows.clone(), span: sp },
         Stmt::Inhale { expr, span: sp },
     ])
-}
-
-fn mentions(e: &Expr, n: &Name) -> bool {
-    use crate::ast::visit::Visitor;
-    struct M<'a>(&'a Name, bool);
-    impl Visitor for M<'_> {
-        fn visit_expr(&mut self, e: &Expr) {
-            if let ExprKind::Var(x) = &e.kind {
-                self.1 |= x.name == *self.0;
-            }
-            crate::ast::visit::walk_expr(self, e);
-        }
-    }
-    let mut m = M(n, false);
-    m.visit_expr(e);
-    m.1
 }

@@ -8,11 +8,13 @@
 //! contract would be lost); overloads are told apart by their parameter types.
 //!
 //! What is not expanded is reported (never silently ignored): a use through
-//! another receiver (`o.p()`, whose body would read `o`'s fields, not `this`'s),
-//! an argument that a quantifier of the body would capture, and expansions nested
-//! deeper than [`MAX_DEPTH`] (a recursive inline predicate has no finite meaning).
+//! another receiver (`o.p()`, whose body would read `o`'s fields, not `this`'s)
+//! and expansions nested deeper than [`MAX_DEPTH`] (a recursive inline predicate
+//! has no finite meaning). An argument that mentions the name of a quantifier of
+//! the body is substituted without capture (`ast::subst` renames the binder).
 //! Non-inline predicates stay unsupported (see `lower.rs`).
 
+use crate::ast::subst::substitute;
 use crate::ast::{self, Expr, ExprKind, MethodBody, Name, Span};
 use std::collections::HashMap;
 
@@ -96,16 +98,7 @@ impl crate::ast::visit::VisitMut for Expand<'_> {
             self.unsupported.push((format!("inline predicate `{}` expanded too deeply (recursive?)", method.name), e.span));
             return;
         }
-        let mut binders = Vec::new();
-        binder_names(&pred.body, &mut binders);
-        let mut arg_vars = Vec::new();
-        for a in args {
-            var_names(a, &mut arg_vars);
-        }
-        if arg_vars.iter().any(|v| binders.contains(v)) {
-            self.unsupported.push((format!("an argument of inline predicate `{}` that its body's quantifier would capture", method.name), e.span));
-            return;
-        }
+        // The substitution renames a binder of the body that would capture an argument.
         let map: HashMap<Name, Expr> = pred.params.iter().cloned().zip(args.iter().cloned()).collect();
         let mut body = if pred.at_use { substitute(&relocate(&pred.body, e.span), &map) } else { substitute(&pred.body, &map) };
         // Errors inside the body point at the use.
@@ -114,35 +107,6 @@ impl crate::ast::visit::VisitMut for Expand<'_> {
         self.depth -= 1;
         *e = body;
     }
-}
-
-pub(super) fn binder_names(e: &Expr, out: &mut Vec<Name>) {
-    use crate::ast::visit::{walk_expr, Visitor};
-    struct B<'a>(&'a mut Vec<Name>);
-    impl Visitor for B<'_> {
-        fn visit_expr(&mut self, e: &Expr) {
-            match &e.kind {
-                ExprKind::Quant { binder, .. } | ExprKind::Let { binder, .. } => self.0.push(binder.name.name.clone()),
-                _ => {}
-            }
-            walk_expr(self, e)
-        }
-    }
-    B(out).visit_expr(e);
-}
-
-pub(super) fn var_names(e: &Expr, out: &mut Vec<Name>) {
-    use crate::ast::visit::{walk_expr, Visitor};
-    struct V<'a>(&'a mut Vec<Name>);
-    impl Visitor for V<'_> {
-        fn visit_expr(&mut self, e: &Expr) {
-            if let ExprKind::Var(x) = &e.kind {
-                self.0.push(x.name.clone());
-            }
-            walk_expr(self, e)
-        }
-    }
-    V(out).visit_expr(e);
 }
 
 /// `e` with every span replaced by `span`.
@@ -157,50 +121,5 @@ fn relocate(e: &Expr, span: Span) -> Expr {
     }
     let mut e = e.clone();
     R(span).visit_expr_mut(&mut e);
-    e
-}
-
-/// `e` with the free occurrences of the keys of `map` replaced by their values.
-pub(super) fn substitute(e: &Expr, map: &HashMap<Name, Expr>) -> Expr {
-    replace_free(e, &mut |_, n| map.get(n).cloned())
-}
-
-/// `e` with each free variable occurrence `occ` named `n` replaced by `f(occ, n)`
-/// where that is `Some` (quantifier and `\let` binders shadow).
-pub(super) fn replace_free(e: &Expr, f: &mut dyn FnMut(&Expr, &Name) -> Option<Expr>) -> Expr {
-    use crate::ast::visit::{walk_expr_mut, VisitMut};
-    struct S<'a> {
-        f: &'a mut dyn FnMut(&Expr, &Name) -> Option<Expr>,
-        bound: Vec<Name>,
-    }
-    impl VisitMut for S<'_> {
-        fn visit_expr_mut(&mut self, e: &mut Expr) {
-            match &mut e.kind {
-                ExprKind::Var(x) => {
-                    if !self.bound.contains(&x.name) {
-                        let n = x.name.clone();
-                        if let Some(v) = (self.f)(e, &n) {
-                            *e = v;
-                        }
-                    }
-                }
-                ExprKind::Quant { binder, guard, body, .. } => {
-                    self.bound.push(binder.name.name.clone());
-                    self.visit_expr_mut(guard);
-                    self.visit_expr_mut(body);
-                    self.bound.pop();
-                }
-                ExprKind::Let { binder, value, body } => {
-                    self.visit_expr_mut(value);
-                    self.bound.push(binder.name.name.clone());
-                    self.visit_expr_mut(body);
-                    self.bound.pop();
-                }
-                _ => walk_expr_mut(self, e),
-            }
-        }
-    }
-    let mut e = e.clone();
-    S { f, bound: Vec::new() }.visit_expr_mut(&mut e);
     e
 }

@@ -18,7 +18,7 @@
 //! frames; such a predicate is reported at its name, never silently accepted.
 
 use super::ir::{self, Stmt};
-use super::predicates::{binder_names, substitute, var_names};
+use crate::ast::subst::substitute;
 use super::Lower;
 use crate::ast::{self, Builtin, Expr, ExprKind, MethodBody, Name, Span, Ty};
 use std::collections::HashMap;
@@ -132,17 +132,7 @@ impl Lower<'_> {
             self.unsupported(format!("`{kw}` of `{}`, which is not a supported predicate of this class", method.name), e.span);
             return;
         };
-        // The arguments must not be captured by the body's quantifiers.
-        let mut binders = Vec::new();
-        binder_names(&def.body, &mut binders);
-        let mut arg_vars = Vec::new();
-        for a in args {
-            var_names(a, &mut arg_vars);
-        }
-        if arg_vars.iter().any(|v| binders.contains(v)) {
-            self.unsupported(format!("`{kw}` with an argument that a quantifier of `{}`'s body would capture", method.name), e.span);
-            return;
-        }
+        // A quantifier of the body that would capture an argument is renamed.
         let map: HashMap<Name, Expr> = def.params.iter().cloned().zip(args.iter().cloned()).collect();
         let body = substitute(&def.body, &map);
         if unfold {

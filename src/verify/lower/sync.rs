@@ -26,6 +26,7 @@
 
 use super::super::ir::Stmt;
 use super::Lower;
+use crate::ast::subst::{free_vars, rename_free};
 use crate::ast::{self, Expr, ExprKind, Name, Span};
 use std::collections::HashMap;
 
@@ -41,8 +42,7 @@ impl Lower<'_> {
     /// `invariant name(resource) { body }`.
     pub(super) fn lower_invariant_block(&mut self, name: &ast::Ident, resource: &Expr, body: &ast::Block, span: Span, out: &mut Vec<Stmt>) {
         // 1. Snapshot the locals `P` reads.
-        let mut locals = Vec::new();
-        free_vars(resource, &mut Vec::new(), &mut locals);
+        let mut locals = free_vars(resource);
         locals.retain(|(n, _)| self.is_local(n));
         let mut renaming = HashMap::new();
         for (x, ty) in &locals {
@@ -52,7 +52,7 @@ impl Lower<'_> {
             out.push(Stmt::Assign { name: snap.clone(), value, span });
             renaming.insert(x.clone(), snap);
         }
-        let p = rename(resource, &renaming);
+        let p = rename_free(resource, &renaming);
         // 2. Establish it, run the body with the invariant open, take `P` back.
         out.push(Stmt::Exhale { expr: p.clone(), span: resource.span });
         self.invariants.push(OpenInvariant { name: name.name.clone(), resource: p.clone(), in_atomic: false });
@@ -116,55 +116,5 @@ fn contains_return(stmts: &[Stmt]) -> bool {
         Stmt::While { body, .. } => contains_return(body),
         Stmt::Par { blocks, .. } => blocks.iter().any(|b| contains_return(&b.body)),
         _ => false,
-    })
-}
-
-/// The variables `e` reads that are not bound inside it (with their types), in
-/// order of first occurrence. Which of them are locals is for the caller to say.
-fn free_vars(e: &Expr, bound: &mut Vec<Name>, out: &mut Vec<(Name, ast::Ty)>) {
-    use crate::ast::visit::{walk_expr, Visitor};
-    struct F<'a> {
-        bound: &'a mut Vec<Name>,
-        out: &'a mut Vec<(Name, ast::Ty)>,
-    }
-    impl Visitor for F<'_> {
-        fn visit_expr(&mut self, e: &Expr) {
-            match &e.kind {
-                ExprKind::Var(x) => {
-                    if !self.bound.contains(&x.name) && !self.out.iter().any(|(n, _)| *n == x.name) {
-                        self.out.push((x.name.clone(), e.ty.clone()));
-                    }
-                }
-                ExprKind::Quant { binder, guard, body, .. } => {
-                    self.bound.push(binder.name.name.clone());
-                    self.visit_expr(guard);
-                    self.visit_expr(body);
-                    self.bound.pop();
-                }
-                ExprKind::Let { binder, value, body } => {
-                    self.visit_expr(value);
-                    self.bound.push(binder.name.name.clone());
-                    self.visit_expr(body);
-                    self.bound.pop();
-                }
-                _ => walk_expr(self, e),
-            }
-        }
-    }
-    F { bound, out }.visit_expr(e);
-}
-
-/// `e` with the free occurrences of the keys of `map` renamed (spans and types kept).
-fn rename(e: &Expr, map: &HashMap<Name, Name>) -> Expr {
-    if map.is_empty() {
-        return e.clone();
-    }
-    super::predicates::replace_free(e, &mut |occ, n| {
-        let new = map.get(n)?;
-        let mut v = occ.clone();
-        if let ExprKind::Var(x) = &mut v.kind {
-            x.name = new.clone();
-        }
-        Some(v)
     })
 }
