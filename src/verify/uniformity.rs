@@ -149,18 +149,14 @@ impl Analysis<'_> {
 
     /// No iteration variable, non-uniform local or heap read.
     fn uniform(&self, e: &Expr) -> bool {
-        let mut v = Check { a: self, also: None, bound: Vec::new(), ok: true };
+        let mut v = Check { a: self, bound: Vec::new(), ok: true };
         v.visit_expr(e);
         v.ok
     }
 
     /// Whether `e` reads the local `name` (free, not under a binder of that name).
     fn reads(&self, e: &Expr, name: &Name) -> bool {
-        // `Check` fails on `name` when it is counted as non-uniform; an
-        // expression that is uniform without that and not with it reads it.
-        let mut with = Check { a: self, also: Some(name), bound: Vec::new(), ok: true };
-        with.visit_expr(e);
-        !with.ok && self.uniform(e)
+        crate::ast::subst::mentions(e, name)
     }
 }
 
@@ -186,8 +182,6 @@ fn declared(stmts: &[Stmt], out: &mut HashSet<Name>) {
 
 struct Check<'a, 'h> {
     a: &'a Analysis<'h>,
-    /// One more name to count as non-uniform.
-    also: Option<&'a Name>,
     /// Quantifier and `\let` binders in scope.
     bound: Vec<Name>,
     ok: bool,
@@ -204,7 +198,7 @@ impl Visitor for Check<'_, '_> {
                 if self.bound.contains(n) {
                     return;
                 }
-                if self.a.nonuniform.contains(n) || self.also == Some(n) {
+                if self.a.nonuniform.contains(n) {
                     self.ok = false;
                 } else if !self.a.locals.contains(n) && !self.a.host.contains(n) {
                     // An implicit field of `this` (or a class name, which is

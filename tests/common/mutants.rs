@@ -23,6 +23,25 @@
 //!   iteration variable becomes `Perm(a[0], 1)` in a `requires` or `context`: every
 //!   thread claims the same cell.
 //!
+//! Issue #29 adds four kinds, one for each hole it closed:
+//!
+//! * `param-reassigned` — `p = p + 1;` first in the body of a method whose
+//!   postcondition names its `int` parameter `p` and whose body reads `p`: the
+//!   postcondition still means the caller's `p`, so a body that established it
+//!   for `p` now works on `p + 1` (a verifier that checked the postcondition
+//!   with the final `p` accepted such bodies).
+//! * `literal-beyond-i64`, `literal-beyond-u64` — in an asserted pure conjunct (of an
+//!   `assert` or a postcondition) that holds an integer literal `k`, the first such
+//!   literal becomes `B + k - (B - 1) - 1` with `B` = 2^63 (resp. 2^64), which is `k`
+//!   exactly, and the conjunct is negated: wrong in exact arithmetic, but a verifier
+//!   that clamps big literals to 2^63 − 1 reads `k - 1` and may accept it.
+//! * `barrier-cond-uninit` — a `barrier` put under `if (c == 0)` where `c` is a
+//!   local declared just before without a value and "initialised" from itself
+//!   (`int c; c = c;`): each thread's `c` is arbitrary, so the barrier diverges.
+//! * `unsupported-clause` — `kernel_invariant false;` added to the contract of every
+//!   method with a body: a clause the verifier does not check must be reported,
+//!   never dropped.
+//!
 //! "Conjunct" means an operand of the top-level `**`/`&&` chain; it is a permission
 //! if it mentions `Perm`, `PointsTo`, `Value`, `\forall*`, `HPerm`/`APerm`, a magic
 //! wand or a predicate of the program anywhere inside.
@@ -44,10 +63,15 @@ pub enum Kind {
     BarrierRemoved,
     BarrierDiverged,
     PermWidened,
+    ParamReassigned,
+    LiteralBeyondI64,
+    LiteralBeyondU64,
+    BarrierCondUninit,
+    UnsupportedClause,
 }
 
 impl Kind {
-    pub const ALL: [Kind; 7] = [
+    pub const ALL: [Kind; 12] = [
         Kind::AssertNegated,
         Kind::EnsuresNegated,
         Kind::AssertFalse,
@@ -55,7 +79,20 @@ impl Kind {
         Kind::BarrierRemoved,
         Kind::BarrierDiverged,
         Kind::PermWidened,
+        Kind::ParamReassigned,
+        Kind::LiteralBeyondI64,
+        Kind::LiteralBeyondU64,
+        Kind::BarrierCondUninit,
+        Kind::UnsupportedClause,
     ];
+
+    /// The kinds issue #29 added: the default (sampled) runs keep fewer of them.
+    pub fn is_issue_29(self) -> bool {
+        matches!(
+            self,
+            Kind::ParamReassigned | Kind::LiteralBeyondI64 | Kind::LiteralBeyondU64 | Kind::BarrierCondUninit | Kind::UnsupportedClause
+        )
+    }
 
     pub fn name(self) -> &'static str {
         match self {
@@ -66,6 +103,11 @@ impl Kind {
             Kind::BarrierRemoved => "barrier-removed",
             Kind::BarrierDiverged => "barrier-diverged",
             Kind::PermWidened => "perm-widened",
+            Kind::ParamReassigned => "param-reassigned",
+            Kind::LiteralBeyondI64 => "literal-beyond-i64",
+            Kind::LiteralBeyondU64 => "literal-beyond-u64",
+            Kind::BarrierCondUninit => "barrier-cond-uninit",
+            Kind::UnsupportedClause => "unsupported-clause",
         }
     }
 }
@@ -254,6 +296,10 @@ impl<'a> Mutator<'a> {
                         out.push(make(ClauseKind::Ensures(neg)));
                         continue;
                     }
+                    if let Some(neg) = self.big_literal_negations(span, e) {
+                        out.push(make(ClauseKind::Ensures(neg)));
+                        continue;
+                    }
                 }
                 ClauseKind::Requires(e) => {
                     if let Some(rest) = self.removals(span, e) {
@@ -320,6 +366,29 @@ impl<'a> Mutator<'a> {
         result
     }
 
+    /// The `literal-beyond-*` mutants of an asserted expression: per pure conjunct
+    /// with an integer literal, one per kind; returns the mutated expression for
+    /// the target.
+    fn big_literal_negations(&mut self, span: Span, e: &Expr) -> Option<Expr> {
+        let mut result = None;
+        for (i, c) in conjuncts(e).iter().enumerate() {
+            if self.has_perm(c) || !has_int_literal(c) {
+                continue;
+            }
+            for (kind, big) in [(Kind::LiteralBeyondI64, BEYOND_I64), (Kind::LiteralBeyondU64, BEYOND_U64)] {
+                if self.site(kind, span) {
+                    let mutate = &mut |c: Expr| {
+                        let mut c = c;
+                        BigLiteral { big, done: false }.visit_expr_mut(&mut c);
+                        Some(not(c))
+                    };
+                    result = map_conjunct(e.clone(), i, &mut 0, mutate);
+                }
+            }
+        }
+        result
+    }
+
     /// `assert false;` first in `body`.
     fn assert_false_first(&mut self, body: &mut Block) {
         if self.site(Kind::AssertFalse, body.span) {
@@ -339,6 +408,34 @@ impl VisitMut for Mutator<'_> {
         // `= expr;` and abstract bodies have no statements to put an assert in.
         if let MethodBody::Block(b) = &mut m.body {
             self.assert_false_first(b);
+            if self.site(Kind::UnsupportedClause, m.span) {
+                let span = Span::DUMMY;
+                m.contract.clauses.push(Clause { kind: ClauseKind::KernelInvariant(Expr::new(ExprKind::BoolLit(false), span)), span });
+            }
+            let posts: Vec<&Expr> = m
+                .contract
+                .clauses
+                .iter()
+                .filter_map(|c| match &c.kind {
+                    ClauseKind::Ensures(e) | ClauseKind::Context(e) | ClauseKind::ContextEverywhere(e) => Some(e),
+                    _ => None,
+                })
+                .collect();
+            // Only parameters the body reads: bumping one it never reads cannot
+            // change what it computes (an equivalent mutant, e.g. a lemma with
+            // an empty body).
+            let read = alpine::ast::subst::free_in_stmts(&b.stmts);
+            let reassignable: Vec<Name> = m
+                .params
+                .iter()
+                .filter(|p| p.ty.to_ty() == Ty::Int && read.contains(&p.name.name) && posts.iter().any(|e| mentions(e, &p.name.name)))
+                .map(|p| p.name.name.clone())
+                .collect();
+            for p in reassignable {
+                if self.site(Kind::ParamReassigned, m.name.span) {
+                    b.stmts.insert(0, increment(&p));
+                }
+            }
         }
         walk_method_mut(self, m);
     }
@@ -353,6 +450,8 @@ impl VisitMut for Mutator<'_> {
         match &mut s.kind {
             StmtKind::Spec { kind: SpecStmtKind::Assert, expr } => {
                 if let Some(neg) = self.negations(Kind::AssertNegated, s.span, expr) {
+                    *expr = neg;
+                } else if let Some(neg) = self.big_literal_negations(s.span, expr) {
                     *expr = neg;
                 }
             }
@@ -386,6 +485,11 @@ impl VisitMut for Mutator<'_> {
                 let span = s.span;
                 if self.site(Kind::BarrierRemoved, span) {
                     s.kind = StmtKind::Block(empty_block());
+                    return;
+                }
+                if !self.par_iters.is_empty() && self.site(Kind::BarrierCondUninit, span) {
+                    let barrier = std::mem::replace(s, Stmt::new(StmtKind::Block(empty_block()), span));
+                    s.kind = StmtKind::Block(under_self_initialised_local(barrier));
                     return;
                 }
                 let tid = self.par_iters.last().and_then(|v| v.first()).cloned();
@@ -438,19 +542,82 @@ impl VisitMut for Widen<'_> {
     }
 }
 
-fn mentions(e: &Expr, n: &Name) -> bool {
-    struct M<'a>(&'a Name, bool);
-    impl Visitor for M<'_> {
+/// 2^63 and 2^64: the first literal beyond `i64`, the first beyond `u64`.
+const BEYOND_I64: u128 = 1 << 63;
+const BEYOND_U64: u128 = 1 << 64;
+
+fn has_int_literal(e: &Expr) -> bool {
+    struct L(bool);
+    impl Visitor for L {
         fn visit_expr(&mut self, e: &Expr) {
-            if let ExprKind::Var(x) = &e.kind {
-                self.1 |= &x.name == self.0;
-            }
+            self.0 |= matches!(e.kind, ExprKind::IntLit(_));
             walk_expr(self, e);
         }
     }
-    let mut m = M(n, false);
-    m.visit_expr(e);
-    m.1
+    let mut l = L(false);
+    l.visit_expr(e);
+    l.0
+}
+
+/// Rewrites the first integer literal `k` into `big + k - (big - 1) - 1`.
+struct BigLiteral {
+    big: u128,
+    done: bool,
+}
+
+impl VisitMut for BigLiteral {
+    fn visit_expr_mut(&mut self, e: &mut Expr) {
+        if self.done {
+            return;
+        }
+        if let ExprKind::IntLit(k) = e.kind {
+            self.done = true;
+            let lit = |v: u128| Expr::new(ExprKind::IntLit(v.try_into().expect("literal fits the AST")), Span::DUMMY);
+            let bin = |op, l: Expr, r: Expr| Expr::new(ExprKind::Binary { op, lhs: l.boxed(), rhs: r.boxed() }, Span::DUMMY);
+            let k = u128::from(k);
+            let sum = bin(BinOp::Add, lit(self.big), lit(k));
+            let less = bin(BinOp::Sub, sum, bin(BinOp::Sub, lit(self.big), lit(1)));
+            *e = bin(BinOp::Sub, less, lit(1));
+            return;
+        }
+        alpine::ast::visit::walk_expr_mut(self, e);
+    }
+}
+
+fn var(n: &str) -> Expr {
+    Expr::new(ExprKind::Var(Ident::new(n, Span::DUMMY)), Span::DUMMY)
+}
+
+fn assign(n: &str, value: Expr) -> Stmt {
+    Stmt::new(StmtKind::Assign { target: var(n), value }, Span::DUMMY)
+}
+
+/// `p = p + 1;`
+fn increment(p: &Name) -> Stmt {
+    let one = Expr::new(ExprKind::IntLit(1), Span::DUMMY);
+    assign(p, Expr::new(ExprKind::Binary { op: BinOp::Add, lhs: var(p).boxed(), rhs: one.boxed() }, Span::DUMMY))
+}
+
+/// The name of the local of `barrier-cond-uninit` (no corpus program uses it).
+const UNINIT: &str = "mutant_c";
+
+/// `{ int c; c = c; if (c == 0) { stmt } }`
+fn under_self_initialised_local(stmt: Stmt) -> Block {
+    let decl = Stmt::new(
+        StmtKind::LocalDecl { ty: Type { kind: TypeKind::Int, span: Span::DUMMY }, name: Ident::new(UNINIT, Span::DUMMY), init: None },
+        Span::DUMMY,
+    );
+    let cond = Expr::new(
+        ExprKind::Binary { op: BinOp::Eq, lhs: var(UNINIT).boxed(), rhs: Expr::new(ExprKind::IntLit(0), Span::DUMMY).boxed() },
+        Span::DUMMY,
+    );
+    let then = Stmt::new(StmtKind::Block(Block { stmts: vec![stmt], span: Span::DUMMY }), Span::DUMMY);
+    let branch = Stmt::new(StmtKind::If { cond, then_branch: Box::new(then), else_branch: None }, Span::DUMMY);
+    Block { stmts: vec![decl, assign(UNINIT, var(UNINIT)), branch], span: Span::DUMMY }
+}
+
+fn mentions(e: &Expr, n: &Name) -> bool {
+    alpine::ast::subst::mentions(e, n)
 }
 
 /// The operands of the top-level `**`/`&&` chain of `e`, left to right.
@@ -522,7 +689,12 @@ pub fn count_by_kind<'a>(ms: impl IntoIterator<Item = &'a Mutant>) -> Vec<(Kind,
 mod tests {
     use super::*;
 
+    /// The mutants of the kinds before issue #29 (the tests below count them).
     fn gen(src: &str) -> Vec<Mutant> {
+        gen_all(src).into_iter().filter(|m| !m.kind.is_issue_29()).collect()
+    }
+
+    fn gen_all(src: &str) -> Vec<Mutant> {
         mutants("t.pvl", src).unwrap_or_else(|e| panic!("{e}"))
     }
 
@@ -681,10 +853,52 @@ mod tests {
 
     #[test]
     fn counts_cover_every_kind() {
-        let ms = gen("class A {\n  void f() { }\n}\n");
+        let ms = gen_all("class A {\n  void f() { }\n}\n");
         let counts = count_by_kind(&ms);
         assert_eq!(counts.len(), Kind::ALL.len());
-        assert_eq!(counts.iter().map(|c| c.1).sum::<usize>(), 1);
+        // `assert false;` and `kernel_invariant false;`.
+        assert_eq!(counts.iter().map(|c| c.1).sum::<usize>(), 2);
+    }
+
+    #[test]
+    fn issue_29_kinds() {
+        let src = "class A {\n  ensures \\result == n + 1;\n  int f(int n, int m) {\n    assert m * 0 == 0 && n == n;\n    \
+                   return n + 1;\n  }\n  int g(int n) = n;\n}\n";
+        let ms = gen_all(src);
+        // The int parameter the postcondition names is bumped first thing;
+        // `m` is not named there.
+        let p = of_kind(&ms, Kind::ParamReassigned);
+        assert_eq!(p.len(), 1);
+        let l = lines(p[0]);
+        let at = l.iter().position(|x| x == "int f(int n, int m) {").expect("the method");
+        assert_eq!(l[at + 1], "n = n + 1;", "{}", p[0].text);
+        // One per kind for each pure conjunct with a literal: the assert's first
+        // conjunct and the postcondition (the assert's second has none).
+        let i64s = of_kind(&ms, Kind::LiteralBeyondI64);
+        let u64s = of_kind(&ms, Kind::LiteralBeyondU64);
+        assert_eq!((i64s.len(), u64s.len()), (2, 2));
+        assert!(
+            i64s.iter().any(|m| m.text.contains("assert !(m * (9223372036854775808 + 0 - (9223372036854775808 - 1) - 1) == 0) && n == n;")),
+            "{}",
+            i64s[0].text
+        );
+        assert!(
+            u64s.iter().any(|m| m.text.contains("ensures !(\\result == n + (18446744073709551616 + 1 - (18446744073709551616 - 1) - 1));")),
+            "{}",
+            u64s.iter().map(|m| m.text.as_str()).collect::<String>()
+        );
+        // Every method with a body (not the pure function) gets the clause.
+        let u = of_kind(&ms, Kind::UnsupportedClause);
+        assert_eq!(u.len(), 1);
+        let l = lines(u[0]);
+        let at = l.iter().position(|x| x == "kernel_invariant false;").expect("the clause");
+        assert!(l[at + 1].starts_with("int f("), "{}", u[0].text);
+        let gpu = gen_all(GPU);
+        let b = of_kind(&gpu, Kind::BarrierCondUninit);
+        assert_eq!(b.len(), 1);
+        let l = lines(b[0]);
+        let at = l.iter().position(|x| x == "int mutant_c;").expect("the local");
+        assert_eq!(l[at + 1..at + 4], ["mutant_c = mutant_c;", "if (mutant_c == 0) {", "barrier(k) {"], "{}", b[0].text);
     }
 
     const GPU: &str = "class A {\n  context_everywhere a != null && a.length == n;\n  \
