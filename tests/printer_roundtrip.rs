@@ -312,7 +312,7 @@ fn name(r: &mut Rng) -> Ident {
 
 fn leaf(r: &mut Rng) -> Expr {
     match r.below(10) {
-        0 => ex(ExprKind::IntLit(r.below(20))),
+        0 => ex(ExprKind::IntLit(u128::from(r.below(20)))),
         1 => ex(ExprKind::BoolLit(r.below(2) == 0)),
         2 => ex(ExprKind::Result),
         3 => ex(ExprKind::Read),
@@ -426,7 +426,7 @@ fn gen(r: &mut Rng, depth: u32) -> Expr {
         }
         34 => ex(ExprKind::Unary {
             op: UnOp::Neg,
-            operand: Box::new(ex(ExprKind::IntLit(r.below(5)))),
+            operand: Box::new(ex(ExprKind::IntLit(u128::from(r.below(5))))),
         }),
         28 => ex(ExprKind::Let {
             binder: Param {
