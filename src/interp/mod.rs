@@ -168,6 +168,13 @@ const PARAMETER_SCOPES: usize = 2;
 /// a thread with a large stack.
 pub const MAX_CALL_DEPTH: usize = 1_000;
 
+/// An assignment's target, evaluated ([`Interp::place`]).
+enum Place {
+    Var(Name),
+    Field(Value, Name),
+    Cell(Value, i64),
+}
+
 struct Frame {
     this: Option<Value>,
     scopes: Vec<HashMap<Name, Value>>,
@@ -365,8 +372,9 @@ impl<'p> Interp<'p> {
                 if self.update_in_place(f, target, value)? {
                     return Ok(Flow::Normal);
                 }
+                let place = self.place(f, target)?;
                 let v = self.eval(f, value)?;
-                self.assign(f, target, v)?;
+                self.store(f, place, v)?;
             }
             StmtKind::IncDec { target, op } => {
                 let t = Expr::new(ExprKind::Var(target.clone()), target.span);
@@ -565,40 +573,54 @@ impl<'p> Interp<'p> {
     }
 
     fn assign(&mut self, f: &mut Frame, target: &Expr, v: Value) -> Result<(), Error> {
-        match &target.kind {
-            ExprKind::Var(x) => {
-                if let Some(slot) = f.lookup(x.as_str()) {
+        let place = self.place(f, target)?;
+        self.store(f, place, v)
+    }
+
+    /// The location `target` names, its object, array and index evaluated now:
+    /// in `a[i] = m();` they are evaluated before the call (PVL's and Java's
+    /// order, the verifier's too), which may change `a` or `i`.
+    fn place(&mut self, f: &mut Frame, target: &Expr) -> Result<Place, Error> {
+        Ok(match &target.kind {
+            ExprKind::Var(x) => Place::Var(x.name.clone()),
+            ExprKind::Field { obj, field } => Place::Field(self.eval(f, obj)?, field.name.clone()),
+            ExprKind::Index { base, index } => Place::Cell(self.eval(f, base)?, self.eval(f, index)?.int()?),
+            _ => return err("unsupported assignment target"),
+        })
+    }
+
+    /// Writes `v` to `place` (null and bounds are checked here, after the value).
+    fn store(&mut self, f: &mut Frame, place: Place, v: Value) -> Result<(), Error> {
+        match place {
+            Place::Var(x) => {
+                if let Some(slot) = f.lookup(&x) {
                     *slot = v;
                     return Ok(());
                 }
                 match &f.this {
-                    Some(Value::Obj(o)) if o.borrow().fields.contains_key(x.as_str()) => {
-                        o.borrow_mut().fields.insert(x.name.clone(), v);
+                    Some(Value::Obj(o)) if o.borrow().fields.contains_key(&x) => {
+                        o.borrow_mut().fields.insert(x, v);
                         Ok(())
                     }
                     _ => err(format!("assignment to unknown `{x}`")),
                 }
             }
-            ExprKind::Field { obj, field } => match self.eval(f, obj)? {
+            Place::Field(obj, field) => match obj {
                 Value::Obj(o) => {
-                    o.borrow_mut().fields.insert(field.name.clone(), v);
+                    o.borrow_mut().fields.insert(field, v);
                     Ok(())
                 }
                 _ => err("field write on null"),
             },
-            ExprKind::Index { base, index } => {
-                let (b, i) = (self.eval(f, base)?, self.eval(f, index)?.int()?);
-                match b {
-                    Value::Array(a) => {
-                        let mut a = a.borrow_mut();
-                        let slot = usize::try_from(i).ok().and_then(|i| a.get_mut(i)).ok_or_else(|| Error("index out of bounds".into()))?;
-                        *slot = v;
-                        Ok(())
-                    }
-                    _ => err("element write on a non-array"),
+            Place::Cell(arr, i) => match arr {
+                Value::Array(a) => {
+                    let mut a = a.borrow_mut();
+                    let slot = usize::try_from(i).ok().and_then(|i| a.get_mut(i)).ok_or_else(|| Error("index out of bounds".into()))?;
+                    *slot = v;
+                    Ok(())
                 }
-            }
-            _ => err("unsupported assignment target"),
+                _ => err("element write on a non-array"),
+            },
         }
     }
 
@@ -974,6 +996,20 @@ mod tests {
         let r = it.call("C", "m", Some(this.clone()), vec![Value::Int(4)]).unwrap();
         assert_eq!(r.deep(), "7");
         assert_eq!(this.deep(), "C{a=[0,1,4,9]}");
+    }
+
+    #[test]
+    fn the_target_of_an_assignment_is_evaluated_before_the_value() {
+        // `a[i] = bump();` writes the cell `i` named before the call (Java's
+        // order, the verifier's: tests/verify/pass/call_result.pvl).
+        let p = program(
+            "class C { int i; int[] a; int bump() { i = i + 1; return 5; } \
+             void m() { a = new int[2]; i = 0; a[i] = bump(); } }",
+        );
+        let mut it = Interp::new(&p, 10_000);
+        let this = it.new_object("C");
+        it.call("C", "m", Some(this.clone()), vec![]).unwrap();
+        assert_eq!(this.deep(), "C{a=[5,0],i=1}");
     }
 
     #[test]
