@@ -170,3 +170,46 @@ fn dumped_smt_is_the_same_in_every_run() {
         assert_eq!(dump(run), first, "run {run} sent Z3 other SMT-LIB than the first");
     }
 }
+
+/// Issue #31, point 1: output errors never panic. A reader that goes away (a closed
+/// pipe, `alpine fmt big.pvl | head -1`) ends the run quietly with SIGPIPE's shell
+/// status 141, like `cat`; a full disk (`> /dev/full`) is an error, exit 2.
+#[test]
+fn output_errors_end_the_run_without_a_panic() {
+    use std::io::{BufRead, BufReader};
+    let dir = std::env::temp_dir().join(format!("alpine-cli-output-{}", std::process::id()));
+    std::fs::create_dir_all(&dir).unwrap();
+    // Far more than a pipe buffer (64 KiB) of formatted output.
+    let big = dir.join("big.pvl");
+    let text_of_big: String = (0..5000).map(|i| format!("class A{i} {{ int f(int x) {{ return x + {i}; }} }}\n")).collect();
+    std::fs::write(&big, text_of_big).unwrap();
+    let mut child = Command::new(env!("CARGO_BIN_EXE_alpine"))
+        .args(["fmt", &big.to_string_lossy()])
+        .stdout(Stdio::piped())
+        .stderr(Stdio::piped())
+        .spawn()
+        .expect("alpine runs");
+    let mut first = String::new();
+    BufReader::new(child.stdout.take().unwrap()).read_line(&mut first).unwrap();
+    assert_eq!(first, "class A0 {\n");
+    // The reader is dropped here: the rest of the output meets a closed pipe.
+    let o = child.wait_with_output().unwrap();
+    assert_eq!(o.status.code(), Some(141), "stderr: {}", text(&o.stderr));
+    assert_eq!(text(&o.stderr), "");
+
+    if Path::new("/dev/full").exists() {
+        let small = dir.join("small.pvl");
+        std::fs::write(&small, "class A {\n  int f(int x) = x;\n}\n").unwrap();
+        let s = small.to_string_lossy().into_owned();
+        for args in [vec!["fmt", &s], vec!["parse", &s], vec!["run", &s, "--method", "f", "--arg", "x=1"]] {
+            let full = std::fs::OpenOptions::new().write(true).open("/dev/full").unwrap();
+            let o = Command::new(env!("CARGO_BIN_EXE_alpine")).args(&args).stdout(full).stderr(Stdio::piped()).output().unwrap();
+            assert_eq!(o.status.code(), Some(2), "{args:?}: {}", text(&o.stderr));
+            assert_eq!(text(&o.stderr), "error: cannot write to standard output: No space left on device (os error 28)\n", "{args:?}");
+        }
+    } else {
+        assert!(std::env::var("CI").as_deref() != Ok("true"), "/dev/full is missing under CI=true");
+        println!("SKIPPED: the /dev/full half (no /dev/full here)");
+    }
+    std::fs::remove_dir_all(dir).ok();
+}

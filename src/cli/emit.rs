@@ -87,7 +87,7 @@ pub fn write_code(
         }
     };
     match output {
-        None => print!("{code}"),
+        None => out!("{code}"),
         Some(path) => {
             if let Err(e) = io::write_atomically(path, &code) {
                 let d = Diagnostic::error(codes::IO, format!("cannot write `{}`: {e}", path.display()), Span::DUMMY);

@@ -22,7 +22,7 @@ pub struct FmtArgs {
 
 pub fn run(args: FmtArgs, reporter: &Reporter) -> i32 {
     if args.in_place && args.files.iter().any(|f| f == io::STDIN) {
-        eprintln!("error: `--in-place` cannot rewrite standard input");
+        errln!("error: `--in-place` cannot rewrite standard input");
         return EXIT_BAD_INPUT;
     }
     let mut status = EXIT_OK;
@@ -48,18 +48,18 @@ pub fn run(args: FmtArgs, reporter: &Reporter) -> i32 {
         if args.check {
             if formatted != file.text {
                 let line = first_difference(&file.text, &formatted);
-                eprintln!("{}: not in canonical layout (first difference at line {line})", file.name);
+                errln!("{}: not in canonical layout (first difference at line {line})", file.name);
                 status = status.max(EXIT_CHECK_FAILED);
             }
         } else if args.in_place {
             if formatted != file.text {
                 if let Err(e) = io::write_atomically(Path::new(path), &formatted) {
-                    eprintln!("error: cannot write `{path}`: {e}");
+                    errln!("error: cannot write `{path}`: {e}");
                     status = status.max(EXIT_BAD_INPUT);
                 }
             }
         } else {
-            print!("{formatted}");
+            out!("{formatted}");
         }
     }
     status

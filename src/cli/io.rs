@@ -61,6 +61,40 @@ pub fn write_atomically(path: &Path, text: &str) -> std::io::Result<()> {
     Ok(())
 }
 
+/// Writes to standard output for `out!`/`outln!`. A reader that went away (a
+/// closed pipe: `alpine fmt big.pvl | head -1`) ends the run quietly, with the
+/// status a shell reports for a process killed by SIGPIPE (128 + 13), as `cat`
+/// does; any other failure (a full disk, `> /dev/full`) is an error, exit 2. Never
+/// a panic, which is what `print!` does.
+pub fn stdout_write(args: std::fmt::Arguments) {
+    let mut out = std::io::stdout().lock();
+    if let Err(e) = out.write_fmt(args).and_then(|()| out.flush()) {
+        output_failed(&e);
+    }
+}
+
+/// Writes to standard error for `err!`/`errln!`. When standard error itself
+/// cannot be written there is nowhere to report it; a closed pipe ends the run as
+/// for standard output, anything else is ignored.
+pub fn stderr_write(args: std::fmt::Arguments) {
+    if let Err(e) = std::io::stderr().lock().write_fmt(args) {
+        if e.kind() == std::io::ErrorKind::BrokenPipe {
+            std::process::exit(EXIT_SIGPIPE);
+        }
+    }
+}
+
+/// The exit status of a process killed by SIGPIPE, as a shell reports it.
+const EXIT_SIGPIPE: i32 = 128 + 13;
+
+fn output_failed(e: &std::io::Error) -> ! {
+    if e.kind() == std::io::ErrorKind::BrokenPipe {
+        std::process::exit(EXIT_SIGPIPE);
+    }
+    let _ = writeln!(std::io::stderr(), "error: cannot write to standard output: {e}");
+    std::process::exit(super::EXIT_BAD_INPUT);
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;

@@ -17,7 +17,7 @@ pub fn run(_args: LspArgs) -> i32 {
         Ok(()) => EXIT_OK,
         // The protocol's exit status for `exit` without `shutdown` (or a broken stream) is 1.
         Err(e) => {
-            eprintln!("error: alpine lsp: {e}");
+            errln!("error: alpine lsp: {e}");
             EXIT_CHECK_FAILED
         }
     }

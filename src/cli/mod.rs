@@ -1,5 +1,21 @@
 //! Subcommands and their shared plumbing (reading inputs, reporting diagnostics).
 
+/// `print!` and `println!` that never panic (see `io::stdout_write`).
+macro_rules! out {
+    ($($t:tt)*) => { $crate::cli::io::stdout_write(format_args!($($t)*)) };
+}
+macro_rules! outln {
+    () => { $crate::cli::io::stdout_write(format_args!("\n")) };
+    ($($t:tt)*) => { $crate::cli::io::stdout_write(format_args!("{}\n", format_args!($($t)*))) };
+}
+/// `eprint!` and `eprintln!` that never panic (see `io::stderr_write`).
+macro_rules! err {
+    ($($t:tt)*) => { $crate::cli::io::stderr_write(format_args!($($t)*)) };
+}
+macro_rules! errln {
+    ($($t:tt)*) => { $crate::cli::io::stderr_write(format_args!("{}\n", format_args!($($t)*))) };
+}
+
 mod emit;
 mod fmt;
 mod io;
@@ -84,8 +100,8 @@ impl Reporter {
     pub fn report(&self, file: &SourceFile, diags: &[Diagnostic]) {
         for d in diags {
             match self.format {
-                MessageFormat::Human => eprint!("{}", diagnostics::render(d, file, self.color)),
-                MessageFormat::Json => println!("{}", diagnostics::to_json(d, file)),
+                MessageFormat::Human => err!("{}", diagnostics::render(d, file, self.color)),
+                MessageFormat::Json => outln!("{}", diagnostics::to_json(d, file)),
             }
         }
     }

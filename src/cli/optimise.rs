@@ -419,7 +419,7 @@ pub fn optimise_text(
 
 pub fn run(args: OptimiseArgs, reporter: &Reporter) -> i32 {
     if args.in_place && args.file == io::STDIN {
-        eprintln!("error: `--in-place` cannot rewrite standard input");
+        errln!("error: `--in-place` cannot rewrite standard input");
         return EXIT_BAD_INPUT;
     }
     let mut requests = Vec::new();
@@ -428,7 +428,7 @@ pub fn run(args: OptimiseArgs, reporter: &Reporter) -> i32 {
             match parse_request(pass, flag, t) {
                 Ok(r) => requests.push((position_of(flag, t), r)),
                 Err(e) => {
-                    eprintln!("error: {e}");
+                    errln!("error: {e}");
                     return EXIT_BAD_INPUT;
                 }
             }
@@ -451,7 +451,7 @@ pub fn run(args: OptimiseArgs, reporter: &Reporter) -> i32 {
         match parse_fuse(t) {
             Ok(n) => fuses.push(n),
             Err(e) => {
-                eprintln!("error: {e}");
+                errln!("error: {e}");
                 return EXIT_BAD_INPUT;
             }
         }
@@ -461,7 +461,7 @@ pub fn run(args: OptimiseArgs, reporter: &Reporter) -> i32 {
         match parse_linearise(t) {
             Ok(r) => linearise.push(r),
             Err(e) => {
-                eprintln!("error: {e}");
+                errln!("error: {e}");
                 return EXIT_BAD_INPUT;
             }
         }
@@ -471,7 +471,7 @@ pub fn run(args: OptimiseArgs, reporter: &Reporter) -> i32 {
         match transforms::tile::parse_cli(t) {
             Ok(r) => tiles.push(r),
             Err(e) => {
-                eprintln!("error: {e}");
+                errln!("error: {e}");
                 return EXIT_BAD_INPUT;
             }
         }
@@ -495,19 +495,19 @@ pub fn run(args: OptimiseArgs, reporter: &Reporter) -> i32 {
     reporter.report(&file, &notes);
     if args.check {
         if out != file.text {
-            eprintln!("{}: optimising would change the file", file.name);
+            errln!("{}: optimising would change the file", file.name);
             return EXIT_CHECK_FAILED;
         }
         return EXIT_OK;
     }
     let to_stdout = args.output.is_none() && !args.in_place && args.emit.is_none();
     if to_stdout {
-        print!("{out}");
+        out!("{out}");
     }
     if !args.no_verify {
         let result = SourceFile::new(format!("{} (optimised)", file.name), out.clone());
         let Ok((program, _)) = alpine::frontend_in(&result, Path::new(&file.name)) else {
-            eprintln!("error: the optimised program does not check (a bug in alpine)");
+            errln!("error: the optimised program does not check (a bug in alpine)");
             return EXIT_CHECK_FAILED;
         };
         // The companions of the input file are the optimised program's too.
@@ -521,20 +521,20 @@ pub fn run(args: OptimiseArgs, reporter: &Reporter) -> i32 {
                     reporter.report(f, &[d]);
                 }
             }
-            eprintln!("error: the optimised program does not verify ({} of {} units failed); nothing written", failed.len(), reports.len());
+            errln!("error: the optimised program does not verify ({} of {} units failed); nothing written", failed.len(), reports.len());
             let names: Vec<String> = failed.iter().map(|r| r.name.clone()).collect();
-            eprintln!("{}", blame_note(&file, &names, &opts));
+            errln!("{}", blame_note(&file, &names, &opts));
             return EXIT_CHECK_FAILED;
         }
         if !reporter.json() {
-            eprintln!("verified: {} units", reports.len());
+            errln!("verified: {} units", reports.len());
         }
     }
     if let Some(target) = args.emit {
         // Emit from the optimised text, so diagnostics point into it.
         let result = SourceFile::new(format!("{} (optimised)", file.name), out.clone());
         let Ok((program, _)) = alpine::frontend_in(&result, Path::new(&file.name)) else {
-            eprintln!("error: the optimised program does not check (a bug in alpine)");
+            errln!("error: the optimised program does not check (a bug in alpine)");
             return EXIT_CHECK_FAILED;
         };
         let output = args.output.as_deref().map(Path::new);
@@ -546,12 +546,12 @@ pub fn run(args: OptimiseArgs, reporter: &Reporter) -> i32 {
             return EXIT_OK;
         }
         if let Err(e) = io::write_atomically(Path::new(path), &out) {
-            eprintln!("error: cannot write `{path}`: {e}");
+            errln!("error: cannot write `{path}`: {e}");
             return EXIT_BAD_INPUT;
         }
         if !args.in_place {
             if let Some(note) = companions_left_behind(Path::new(&file.name), &out, Path::new(path)) {
-                eprintln!("{note}");
+                errln!("{note}");
             }
         }
     }

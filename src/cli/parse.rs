@@ -35,7 +35,7 @@ pub fn run(args: ParseArgs, reporter: &Reporter) -> i32 {
                         .flat_map(|c| &c.members)
                         .filter(|m| matches!(m, Member::Method(_)))
                         .count();
-                    println!("{}: ok ({} classes, {} methods)", file.name, program.classes.len(), methods);
+                    outln!("{}: ok ({} classes, {} methods)", file.name, program.classes.len(), methods);
                 }
             }
             Err(diags) => {

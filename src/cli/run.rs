@@ -61,7 +61,7 @@ pub fn run(args: RunArgs, reporter: &Reporter) -> i32 {
         }
     };
     let usage = |msg: String| {
-        eprintln!("error: {msg}");
+        errln!("error: {msg}");
         EXIT_BAD_INPUT
     };
     let (class, m) = match find_method(&program, &args.method) {
@@ -92,7 +92,7 @@ pub fn run(args: RunArgs, reporter: &Reporter) -> i32 {
         match it.construct(&class, Vec::new()) {
             Ok(v) => Some(v),
             Err(e) => {
-                eprintln!("error: building the `{class}` object to run {} on: {}", m.name, e.0);
+                errln!("error: building the `{class}` object to run {} on: {}", m.name, e.0);
                 return EXIT_CHECK_FAILED;
             }
         }
@@ -100,19 +100,19 @@ pub fn run(args: RunArgs, reporter: &Reporter) -> i32 {
     let outcome = it.call(&class, m.name.as_str(), this.clone(), values.clone());
     if let Ok(v) = &outcome {
         if !matches!(v, Value::Void) {
-            println!("result = {}", v.deep());
+            outln!("result = {}", v.deep());
         }
     }
     for (p, v) in m.params.iter().zip(&values) {
-        println!("{} = {}", p.name.name, v.deep());
+        outln!("{} = {}", p.name.name, v.deep());
     }
     if let Some(t) = this {
-        println!("this = {}", t.deep());
+        outln!("this = {}", t.deep());
     }
     match outcome {
         Ok(_) => EXIT_OK,
         Err(e) => {
-            eprintln!("error: {}", e.0);
+            errln!("error: {}", e.0);
             EXIT_CHECK_FAILED
         }
     }

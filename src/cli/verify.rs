@@ -77,14 +77,14 @@ pub fn run(args: VerifyArgs, reporter: &Reporter) -> i32 {
         }
         let reports = verify::verify_program_with(&program, &ws.programs(), &ws.text, &opts);
         if reports.is_empty() && !opts.only.is_empty() {
-            eprintln!("error: {}: no method or function named {}", file.name, opts.only.join(", "));
+            errln!("error: {}: no method or function named {}", file.name, opts.only.join(", "));
             status = EXIT_BAD_INPUT;
             continue;
         }
         for r in &reports {
             if !reporter.json() {
                 let mark = if r.proved() { "✓" } else { "✗" };
-                println!("{mark} {} ({:.2} s)", r.name, r.time.as_secs_f64());
+                outln!("{mark} {} ({:.2} s)", r.name, r.time.as_secs_f64());
             }
             for d in r.diagnostics() {
                 let (f, d) = ws.place(&file, d);
@@ -100,7 +100,7 @@ pub fn run(args: VerifyArgs, reporter: &Reporter) -> i32 {
         }
         if !reporter.json() {
             let failed = reports.iter().filter(|r| !r.proved()).count();
-            println!("{}: {} of {} units verified", file.name, reports.len() - failed, reports.len());
+            outln!("{}: {} of {} units verified", file.name, reports.len() - failed, reports.len());
         }
     }
     status
