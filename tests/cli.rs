@@ -213,3 +213,20 @@ fn output_errors_end_the_run_without_a_panic() {
     }
     std::fs::remove_dir_all(dir).ok();
 }
+
+/// Issue #31, point 2: every shipped example verifies (`alpine verify examples/*.pvl`).
+#[test]
+fn every_example_verifies() {
+    let dir = Path::new(env!("CARGO_MANIFEST_DIR")).join("examples");
+    let mut files: Vec<String> = std::fs::read_dir(&dir)
+        .unwrap()
+        .map(|e| e.unwrap().path())
+        .filter(|p| p.extension().is_some_and(|x| x == "pvl"))
+        .map(|p| p.to_string_lossy().into_owned())
+        .collect();
+    files.sort();
+    assert!(files.len() >= 5, "{files:?}");
+    let args: Vec<&str> = std::iter::once("verify").chain(files.iter().map(String::as_str)).collect();
+    let o = alpine(&args, None);
+    assert_eq!(code(&o), 0, "{}{}", text(&o.stdout), text(&o.stderr));
+}

@@ -91,7 +91,7 @@ fn programs() -> Vec<(String, PathBuf)> {
     }
     pass.sort();
     out.extend(pass.into_iter().map(|p| (p.strip_prefix(root).unwrap().display().to_string(), p)));
-    // The examples the verifier proves (issue #31 lists the others).
+    // The examples (every one verifies: tests/cli.rs, `every_example_verifies`).
     let mut examples: Vec<PathBuf> = std::fs::read_dir(root.join("examples"))
         .expect("examples/ is readable")
         .map(|e| e.expect("entry").path())
