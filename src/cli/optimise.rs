@@ -501,9 +501,7 @@ pub fn run(args: OptimiseArgs, reporter: &Reporter) -> i32 {
         return EXIT_OK;
     }
     let to_stdout = args.output.is_none() && !args.in_place && args.emit.is_none();
-    if to_stdout {
-        out!("{out}");
-    }
+    let mut verified = None;
     if !args.no_verify {
         let result = SourceFile::new(format!("{} (optimised)", file.name), out.clone());
         let Ok((program, _)) = alpine::frontend_in(&result, Path::new(&file.name)) else {
@@ -515,6 +513,19 @@ pub fn run(args: OptimiseArgs, reporter: &Reporter) -> i32 {
         let reports = alpine::verify::verify_program_with(&program, &ws.programs(), &ws.text, &opts);
         let failed: Vec<_> = reports.iter().filter(|r| !r.proved()).collect();
         if !failed.is_empty() {
+            // Whose fault it is comes first, in one line: an input that does not
+            // verify is the user's to fix before any optimisation.
+            let names: Vec<String> = failed.iter().map(|r| r.name.clone()).collect();
+            let input = input_verdict(&file, &names, &opts);
+            match &input {
+                InputVerdict::Fails(units) => errln!(
+                    "error: the input does not verify ({}): run `alpine verify {}` and fix its proof first",
+                    units.join(", "),
+                    file.name
+                ),
+                InputVerdict::DoesNotCheck => errln!("error: the input program does not check"),
+                InputVerdict::Verifies => {}
+            }
             for r in &failed {
                 for d in r.diagnostics() {
                     let (f, d) = ws.place(&result, d);
@@ -522,13 +533,19 @@ pub fn run(args: OptimiseArgs, reporter: &Reporter) -> i32 {
                 }
             }
             errln!("error: the optimised program does not verify ({} of {} units failed); nothing written", failed.len(), reports.len());
-            let names: Vec<String> = failed.iter().map(|r| r.name.clone()).collect();
-            errln!("{}", blame_note(&file, &names, &opts));
+            if input == InputVerdict::Verifies {
+                errln!("note: the input verifies ({}): the rewrite broke the proof, which is a bug in alpine; please report it", names.join(", "));
+            }
             return EXIT_CHECK_FAILED;
         }
-        if !reporter.json() {
-            errln!("verified: {} units", reports.len());
-        }
+        verified = Some(reports.len());
+    }
+    // Only a result that verified (or was not asked to) reaches standard output.
+    if to_stdout {
+        out!("{out}");
+    }
+    if let (Some(n), false) = (verified, reporter.json()) {
+        errln!("verified: {n} units");
     }
     if let Some(target) = args.emit {
         // Emit from the optimised text, so diagnostics point into it.
@@ -590,22 +607,26 @@ fn companions_left_behind(input: &Path, out_text: &str, output: &Path) -> Option
 /// rewrite are verified again in the *input*. If they fail there too, the input's
 /// proof is the problem (alpine cannot tell whether the rewrite is right); if they
 /// verify, the rewrite broke the proof, which is a bug in alpine.
-fn blame_note(input: &SourceFile, units: &[String], opts: &alpine::verify::Options) -> String {
+#[derive(PartialEq)]
+enum InputVerdict {
+    Verifies,
+    /// The input's failing units among them.
+    Fails(Vec<String>),
+    DoesNotCheck,
+}
+
+fn input_verdict(input: &SourceFile, units: &[String], opts: &alpine::verify::Options) -> InputVerdict {
     let Ok((program, _)) = alpine::frontend(input) else {
-        return "note: the input program does not check either".into();
+        return InputVerdict::DoesNotCheck;
     };
     let opts = alpine::verify::Options { only: units.to_vec(), ..opts.clone() };
     let ws = alpine::workspace::Workspace::load(Path::new(&input.name), &input.text, &program);
     let reports = alpine::verify::verify_program_with(&program, &ws.programs(), &ws.text, &opts);
-    let failing: Vec<&str> = reports.iter().filter(|r| !r.proved()).map(|r| r.name.as_str()).collect();
+    let failing: Vec<String> = reports.iter().filter(|r| !r.proved()).map(|r| r.name.clone()).collect();
     if failing.is_empty() {
-        format!("note: the input verifies ({}): the rewrite broke the proof, which is a bug in alpine; please report it", units.join(", "))
+        InputVerdict::Verifies
     } else {
-        format!(
-            "note: the input does not verify either ({}): run `alpine verify {}` and fix its proof first",
-            failing.join(", "),
-            input.name
-        )
+        InputVerdict::Fails(failing)
     }
 }
 
