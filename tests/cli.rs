@@ -230,3 +230,36 @@ fn every_example_verifies() {
     let o = alpine(&args, None);
     assert_eq!(code(&o), 0, "{}{}", text(&o.stdout), text(&o.stderr));
 }
+
+/// Issue #31, point 6: shell completions and a man page, generated from the clap
+/// definitions, name every subcommand and the flags of `optimise`.
+#[test]
+fn completions_and_man_page_list_the_subcommands() {
+    for shell in ["bash", "zsh", "fish"] {
+        let o = alpine(&["completions", shell], None);
+        assert_eq!(code(&o), 0, "{shell}: {}", text(&o.stderr));
+        let script = text(&o.stdout);
+        for word in ["parse", "fmt", "verify", "optimise", "run", "emit", "lsp", "unroll", "message-format"] {
+            assert!(script.contains(word), "{shell} completions lack `{word}`");
+        }
+        if shell == "bash" {
+            // The script is valid bash.
+            let dir = std::env::temp_dir().join(format!("alpine-completions-{}", std::process::id()));
+            std::fs::create_dir_all(&dir).unwrap();
+            let f = dir.join("alpine.bash");
+            std::fs::write(&f, &script).unwrap();
+            let check = Command::new("bash").arg("-n").arg(&f).output().expect("bash runs");
+            assert!(check.status.success(), "{}", text(&check.stderr));
+            std::fs::remove_dir_all(dir).ok();
+        }
+    }
+    let o = alpine(&["completions", "tcsh"], None);
+    assert_eq!(code(&o), 2, "an unknown shell is a usage error");
+    let o = alpine(&["man"], None);
+    assert_eq!(code(&o), 0, "{}", text(&o.stderr));
+    let page = text(&o.stdout);
+    assert!(page.contains(".TH alpine 1"), "{page}");
+    for word in ["optimise", "verify", "completions", "\\-\\-message\\-format"] {
+        assert!(page.contains(word), "the man page lacks `{word}`");
+    }
+}

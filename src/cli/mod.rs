@@ -20,6 +20,7 @@ mod emit;
 mod fmt;
 mod io;
 mod lsp;
+mod manual;
 mod optimise;
 mod parse;
 mod run;
@@ -88,6 +89,10 @@ enum Command {
     /// Run the language server on standard input/output (diagnostics, verification
     /// on save, optimisations as code actions, formatting, hover on directives).
     Lsp(lsp::LspArgs),
+    /// Print a shell completion script (`alpine completions bash > /etc/bash_completion.d/alpine`).
+    Completions(manual::CompletionsArgs),
+    /// Print alpine's man page (roff; `alpine man > alpine.1`, `man ./alpine.1`).
+    Man,
 }
 
 /// Where diagnostics go and how they look.
@@ -135,5 +140,7 @@ pub fn run() -> i32 {
         Command::Run(args) => run::run(args, &reporter),
         Command::Emit(args) => emit::run(args, &reporter),
         Command::Lsp(args) => lsp::run(args),
+        Command::Completions(args) => manual::completions(args),
+        Command::Man => manual::man(),
     }
 }
