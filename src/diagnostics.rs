@@ -305,9 +305,14 @@ impl miette::Diagnostic for Report<'_> {
         self.diag.help.as_ref().map(|h| Box::new(h) as Box<dyn std::fmt::Display>)
     }
     fn source_code(&self) -> Option<&dyn miette::SourceCode> {
-        Some(&self.src)
+        // An empty source (a file that could not be read) has nothing to show:
+        // no empty box under the message.
+        (!self.src.inner().is_empty()).then_some(&self.src as &dyn miette::SourceCode)
     }
     fn labels(&self) -> Option<Box<dyn Iterator<Item = miette::LabeledSpan> + '_>> {
+        if self.src.inner().is_empty() {
+            return None;
+        }
         let len = self.src.inner().len();
         let primary = miette::LabeledSpan::new_primary_with_span(self.diag.label.clone(), clamp(self.diag.span, len));
         let related = self

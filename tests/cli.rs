@@ -263,3 +263,39 @@ fn completions_and_man_page_list_the_subcommands() {
         assert!(page.contains(word), "the man page lacks `{word}`");
     }
 }
+
+/// Issue #31, point 10: small things people noticed.
+#[test]
+fn small_things_read_well() {
+    let dir = std::env::temp_dir().join(format!("alpine-cli-small-{}", std::process::id()));
+    std::fs::create_dir_all(&dir).unwrap();
+    let one = dir.join("one.pvl");
+    std::fs::write(&one, "class A {\n    void f() { }\n}\n").unwrap();
+    let one = one.to_string_lossy().into_owned();
+    // "1 class", "1 unit", not "1 classes", "1 units".
+    let o = alpine(&["parse", &one], None);
+    assert!(text(&o.stdout).ends_with(": ok (1 class, 1 method)\n"), "{}", text(&o.stdout));
+    let o = alpine(&["verify", &one], None);
+    assert!(text(&o.stdout).ends_with(": 1 of 1 unit verified\n"), "{}", text(&o.stdout));
+    // `run` on a file without methods ends its sentence.
+    let empty = dir.join("empty.pvl");
+    std::fs::write(&empty, "").unwrap();
+    let o = alpine(&["run", &empty.to_string_lossy(), "--method", "f"], None);
+    assert_eq!(code(&o), 2);
+    assert_eq!(text(&o.stderr), "error: no method `f`: the file declares no methods\n");
+    // An unreadable file: the message, without an empty source box under it.
+    let missing = dir.join("missing.pvl");
+    let o = alpine(&["parse", &missing.to_string_lossy()], None);
+    assert_eq!(code(&o), 2);
+    let err = text(&o.stderr);
+    assert!(err.contains("cannot read"), "{err}");
+    assert!(!err.contains('╭') && !err.contains('╰'), "{err}");
+    // A negative factor reaches alpine's own check instead of clap's `-- -1` tip.
+    let looped = dir.join("loop.pvl");
+    std::fs::write(&looped, "class C {\n    void m(int n) {\n        int i = 0;\n        while (i < n) { i = i + 1; }\n    }\n}\n").unwrap();
+    let o = alpine(&["optimise", "--unroll", "-1", &looped.to_string_lossy()], None);
+    assert_eq!(code(&o), 2);
+    let err = text(&o.stderr);
+    assert!(err.contains("the factor must be at least 1") && !err.contains("-- -1"), "{err}");
+    std::fs::remove_dir_all(dir).ok();
+}

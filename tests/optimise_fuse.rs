@@ -205,7 +205,7 @@ fn a_barrier_keeps_what_the_second_kernel_does_not_take() {
     {
         assert_eq!(out.matches(clause).count(), 2, "in the barrier and the kernel: {clause}\n{out}");
     }
-    assert!(err.contains("verified: 1 units"), "{err}");
+    assert!(err.contains("verified: 1 unit\n"), "{err}");
 }
 
 #[test]

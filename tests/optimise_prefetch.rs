@@ -39,7 +39,7 @@ fn motivational_example_fused_unrolled_and_prefetched() {
     let args = ["--block-size", "1024", "--unroll", "k=1", "--prefetch", "a[vct_fused_tid+1]", "--prefetch", "a[0]"];
     let (code, out, err) = optimise(&input, &args);
     assert_eq!(code, 0, "{err}\n{out}");
-    assert!(err.contains("verified: 1 units"), "{err}");
+    assert!(err.contains("verified: 1 unit\n"), "{err}");
     // Alpinist's structure: one fused kernel with its barrier, two registers
     // loaded under their permission conditions after the barrier, used in the
     // unrolled copy's asserts, the loop's invariants and body, and written back.

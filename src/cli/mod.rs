@@ -95,6 +95,11 @@ enum Command {
     Man,
 }
 
+/// `n` and the noun, singular for one: "1 unit", "2 units".
+pub fn count(n: usize, one: &str, many: &str) -> String {
+    format!("{n} {}", if n == 1 { one } else { many })
+}
+
 /// Where diagnostics go and how they look.
 pub struct Reporter {
     format: MessageFormat,

@@ -43,10 +43,10 @@ pub struct OptimiseArgs {
     check: bool,
     /// Unroll K iterations of a loop. LOOP is the loop variable, a line number, or
     /// METHOD:VAR; without it, the only loop that fits.
-    #[arg(long, value_name = "[LOOP=]K")]
+    #[arg(long, value_name = "[LOOP=]K", allow_negative_numbers = true)]
     unroll: Vec<String>,
     /// Merge M iterations of a loop into one (LOOP as for --unroll).
-    #[arg(long, value_name = "[LOOP=]M")]
+    #[arg(long, value_name = "[LOOP=]M", allow_negative_numbers = true)]
     merge: Vec<String>,
     /// Fuse consecutive kernels (par blocks) named K1, K2, ... in this order.
     #[arg(long, value_name = "K1,K2[,...]")]
@@ -545,7 +545,7 @@ pub fn run(args: OptimiseArgs, reporter: &Reporter) -> i32 {
         out!("{out}");
     }
     if let (Some(n), false) = (verified, reporter.json()) {
-        errln!("verified: {n} units");
+        errln!("verified: {}", super::count(n, "unit", "units"));
     }
     if let Some(target) = args.emit {
         // Emit from the optimised text, so diagnostics point into it.

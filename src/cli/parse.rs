@@ -35,7 +35,7 @@ pub fn run(args: ParseArgs, reporter: &Reporter) -> i32 {
                         .flat_map(|c| &c.members)
                         .filter(|m| matches!(m, Member::Method(_)))
                         .count();
-                    outln!("{}: ok ({} classes, {} methods)", file.name, program.classes.len(), methods);
+                    outln!("{}: ok ({}, {})", file.name, super::count(program.classes.len(), "class", "classes"), super::count(methods, "method", "methods"));
                 }
             }
             Err(diags) => {

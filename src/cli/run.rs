@@ -148,7 +148,11 @@ fn find_method<'p>(program: &'p alpine::ast::Program, name: &str) -> Result<(Str
                     })
                 })
                 .collect();
-            Err(format!("no method `{name}`; the file has {}", all.join(", ")))
+            Err(if all.is_empty() {
+                format!("no method `{name}`: the file declares no methods")
+            } else {
+                format!("no method `{name}`; the file has {}", all.join(", "))
+            })
         }
         _ => Err(format!("`{name}` is ambiguous: {}", found.iter().map(|(c, m)| format!("{c}.{}", m.name)).collect::<Vec<_>>().join(", "))),
     }

@@ -100,7 +100,7 @@ pub fn run(args: VerifyArgs, reporter: &Reporter) -> i32 {
         }
         if !reporter.json() {
             let failed = reports.iter().filter(|r| !r.proved()).count();
-            outln!("{}: {} of {} units verified", file.name, reports.len() - failed, reports.len());
+            outln!("{}: {} of {} verified", file.name, reports.len() - failed, super::count(reports.len(), "unit", "units"));
         }
     }
     status
