@@ -253,3 +253,30 @@ fn the_verifier_proves_a_trip_count_z3_alone_cannot() {
     assert!(err.contains("cannot prove that this loop runs at least 2 times"), "{err}");
     assert!(err.contains("alpine's verifier could not prove it either"), "{err}");
 }
+
+/// Issue #31, point 9: a request the program's facts rule out is *not applicable*
+/// (exit 1) for merging as for unrolling; `--check` looks for pending
+/// optimisations only, not for layout.
+#[test]
+fn facts_that_rule_a_request_out_exit_1_and_check_ignores_layout() {
+    let d = tempfile::tempdir().unwrap();
+    for (pass, code) in [("iter_merge", "alpine::optimise::trip_count"), ("loop_unroll", "alpine::optimise::trip_count")] {
+        let src = format!(
+            "class C {{\n    void m() {{\n        int i = 0;\n        gpuopt {pass} i 67;\n        loop_invariant 0 <= i && i <= 64;\n        \
+             while (i < 64) {{ i = i + 1; }}\n    }}\n}}\n"
+        );
+        let f = write(d.path(), &format!("{pass}.pvl"), &src);
+        let o = alpine(&["optimise", &f]);
+        let err = String::from_utf8_lossy(&o.stderr);
+        assert_eq!(o.status.code(), Some(1), "{pass}: {err}");
+        assert!(err.contains(code), "{pass}: {err}");
+    }
+    // No directive, no request, odd layout: nothing to optimise.
+    let f = write(d.path(), "layout.pvl", "class A {\n  void f() {   }\n}\n");
+    let o = alpine(&["optimise", "--check", &f]);
+    assert_eq!(o.status.code(), Some(0), "{}", String::from_utf8_lossy(&o.stderr));
+    // With a pending directive it is still reported.
+    let f = write(d.path(), "pending.pvl", &LOOP.replace("int i = 0;", "int i = 0;\n        gpuopt loop_unroll i 1;"));
+    let o = alpine(&["optimise", "--check", &f]);
+    assert_eq!(o.status.code(), Some(1), "{}", String::from_utf8_lossy(&o.stderr));
+}

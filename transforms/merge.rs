@@ -92,8 +92,10 @@ impl Transform for IterMerge {
         let plan = iteration_count(&mut facts, &shape, m)?;
         if let Some(i) = plan.iterations {
             if i < m {
+                // The program's facts rule the request out: not applicable
+                // (exit 1), as for unrolling; not a malformed request.
                 return Err(ApplicabilityError::new(
-                    codes::OPTIMISE_FACTOR,
+                    codes::OPTIMISE_TRIP_COUNT,
                     format!("this loop runs {i} times, fewer than the {m} iterations to merge"),
                     super::request_span(program, request),
                 ));
