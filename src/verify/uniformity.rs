@@ -92,7 +92,7 @@ impl Analysis<'_> {
                     // reads each thread's arbitrary value. `new` and calls mark
                     // their target anyway.
                     let initialised = match stmts.get(i + 1) {
-                        Some(Stmt::Assign { name: n, value, .. }) => n == name && !self.reads(value, name),
+                        Some(Stmt::Assign { name: n, value, .. }) => n == name && !crate::ast::subst::mentions(value, name),
                         _ => false,
                     };
                     if !initialised {
@@ -154,10 +154,6 @@ impl Analysis<'_> {
         v.ok
     }
 
-    /// Whether `e` reads the local `name` (free, not under a binder of that name).
-    fn reads(&self, e: &Expr, name: &Name) -> bool {
-        crate::ast::subst::mentions(e, name)
-    }
 }
 
 fn declared(stmts: &[Stmt], out: &mut HashSet<Name>) {

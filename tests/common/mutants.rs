@@ -428,7 +428,7 @@ impl VisitMut for Mutator<'_> {
             let reassignable: Vec<Name> = m
                 .params
                 .iter()
-                .filter(|p| p.ty.to_ty() == Ty::Int && read.contains(&p.name.name) && posts.iter().any(|e| mentions(e, &p.name.name)))
+                .filter(|p| p.ty.to_ty() == Ty::Int && read.contains(&p.name.name) && posts.iter().any(|e| alpine::ast::subst::mentions(e, &p.name.name)))
                 .map(|p| p.name.name.clone())
                 .collect();
             for p in reassignable {
@@ -529,7 +529,7 @@ impl VisitMut for Widen<'_> {
         if let ExprKind::Perm { loc, amount } = &mut e.kind {
             let write = matches!(amount.kind, ExprKind::Write | ExprKind::IntLit(1));
             if let (true, ExprKind::Index { index, .. }) = (write, &mut loc.kind) {
-                if self.iters.iter().any(|n| mentions(index, n)) {
+                if self.iters.iter().any(|n| alpine::ast::subst::mentions(index, n)) {
                     if self.target == Some(self.seen) {
                         **index = Expr::new(ExprKind::IntLit(0), Span::DUMMY);
                     }
@@ -614,10 +614,6 @@ fn under_self_initialised_local(stmt: Stmt) -> Block {
     let then = Stmt::new(StmtKind::Block(Block { stmts: vec![stmt], span: Span::DUMMY }), Span::DUMMY);
     let branch = Stmt::new(StmtKind::If { cond, then_branch: Box::new(then), else_branch: None }, Span::DUMMY);
     Block { stmts: vec![decl, assign(UNINIT, var(UNINIT)), branch], span: Span::DUMMY }
-}
-
-fn mentions(e: &Expr, n: &Name) -> bool {
-    alpine::ast::subst::mentions(e, n)
 }
 
 /// The operands of the top-level `**`/`&&` chain of `e`, left to right.
