@@ -155,7 +155,7 @@ fn row(label: &str, lines: usize, best: Stages, median: Duration) {
 
 fn main() {
     alpine::init_thread_pool(); // as the `alpine` binary does
-    // `cargo test --benches` runs this without `--bench`; keep that fast.
+                                // `cargo test --benches` runs this without `--bench`; keep that fast.
     let quick = !std::env::args().any(|a| a == "--bench");
     let runs = if quick { 1 } else { 10 };
     println!("alpine front end, milliseconds; best run of {runs} (by total) and the median total");

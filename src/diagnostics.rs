@@ -37,15 +37,7 @@ pub struct Diagnostic {
 
 impl Diagnostic {
     pub fn error(code: &'static str, message: impl Into<String>, span: Span) -> Diagnostic {
-        Diagnostic {
-            code,
-            severity: Severity::Error,
-            message: message.into(),
-            span,
-            label: None,
-            related: Vec::new(),
-            help: None,
-        }
+        Diagnostic { code, severity: Severity::Error, message: message.into(), span, label: None, related: Vec::new(), help: None }
     }
     pub fn warning(code: &'static str, message: impl Into<String>, span: Span) -> Diagnostic {
         Diagnostic { severity: Severity::Warning, ..Diagnostic::error(code, message, span) }
@@ -315,10 +307,7 @@ impl miette::Diagnostic for Report<'_> {
         }
         let len = self.src.inner().len();
         let primary = miette::LabeledSpan::new_primary_with_span(self.diag.label.clone(), clamp(self.diag.span, len));
-        let related = self
-            .near
-            .iter()
-            .map(move |r| miette::LabeledSpan::new_with_span(Some(r.message.clone()), clamp(r.span, len)));
+        let related = self.near.iter().map(move |r| miette::LabeledSpan::new_with_span(Some(r.message.clone()), clamp(r.span, len)));
         Some(Box::new(std::iter::once(primary).chain(related)))
     }
     fn related<'a>(&'a self) -> Option<Box<dyn Iterator<Item = &'a dyn miette::Diagnostic> + 'a>> {
@@ -394,11 +383,7 @@ pub fn to_json(diag: &Diagnostic, file: &SourceFile) -> String {
         label: diag.label.as_deref(),
         help: diag.help.as_deref(),
         span: json_span(file, diag.span),
-        related: diag
-            .related
-            .iter()
-            .map(|r| JsonRelated { message: r.message.clone(), span: json_span(file, r.span) })
-            .collect(),
+        related: diag.related.iter().map(|r| JsonRelated { message: r.message.clone(), span: json_span(file, r.span) }).collect(),
     };
     serde_json::to_string(&j).unwrap_or_else(|_| String::from("{}"))
 }

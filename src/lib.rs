@@ -11,16 +11,16 @@
 pub mod ast;
 pub mod diagnostics;
 pub mod emit;
-pub mod printer;
 pub mod interp;
 pub mod lsp;
+pub mod printer;
 pub mod resolve;
 pub mod syntax;
 #[path = "../transforms/mod.rs"]
 pub mod transforms;
 pub mod verify;
-pub mod workspace;
 mod words;
+pub mod workspace;
 
 use ast::Program;
 use diagnostics::{Diagnostic, SourceFile};

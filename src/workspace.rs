@@ -86,8 +86,13 @@ impl Workspace {
             return ws;
         }
         let files = companions(path, text);
-        let parsed: Vec<(SourceFile, Result<Program, Vec<Diagnostic>>)> =
-            files.into_iter().map(|f| { let p = crate::syntax::parse(&f.text); (f, p) }).collect();
+        let parsed: Vec<(SourceFile, Result<Program, Vec<Diagnostic>>)> = files
+            .into_iter()
+            .map(|f| {
+                let p = crate::syntax::parse(&f.text);
+                (f, p)
+            })
+            .collect();
         for (i, (file, parsed_program)) in parsed.iter().enumerate() {
             let mut p = match parsed_program {
                 Ok(p) => p.clone(),

@@ -29,7 +29,8 @@ fn text(b: &[u8]) -> String {
     String::from_utf8_lossy(b).into_owned()
 }
 
-const GOOD: &str = "class A {\n    int x;\n\n    requires n >= 0;\n    ensures \\result == n;\n    int f(int n) {\n        return n;\n    }\n}\n";
+const GOOD: &str =
+    "class A {\n    int x;\n\n    requires n >= 0;\n    ensures \\result == n;\n    int f(int n) {\n        return n;\n    }\n}\n";
 const UGLY: &str = "class A { int x;\n requires n>=0; ensures \\result==n;\n int f(int n){ return n; } }";
 const SYNTAX_ERROR: &str = "class A {\n    void f() {\n        int x = 1\n    }\n}\n";
 const TYPE_ERROR: &str = "class A {\n    void f() {\n        int x = true;\n    }\n}\n";
@@ -292,7 +293,8 @@ fn small_things_read_well() {
     assert!(!err.contains('╭') && !err.contains('╰'), "{err}");
     // A negative factor reaches alpine's own check instead of clap's `-- -1` tip.
     let looped = dir.join("loop.pvl");
-    std::fs::write(&looped, "class C {\n    void m(int n) {\n        int i = 0;\n        while (i < n) { i = i + 1; }\n    }\n}\n").unwrap();
+    std::fs::write(&looped, "class C {\n    void m(int n) {\n        int i = 0;\n        while (i < n) { i = i + 1; }\n    }\n}\n")
+        .unwrap();
     let o = alpine(&["optimise", "--unroll", "-1", &looped.to_string_lossy()], None);
     assert_eq!(code(&o), 2);
     let err = text(&o.stderr);

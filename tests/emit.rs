@@ -91,9 +91,7 @@ fn cuda_output_of_the_corpus_compiles_to_ptx() {
     }
     // One clang run for all files (PTX of each lands beside it).
     let mut cmd = Command::new("clang");
-    cmd.current_dir(dir.path())
-        .args(CLANG_PTX)
-        .args(files.iter().map(|(_, f)| f.file_name().unwrap().to_owned()));
+    cmd.current_dir(dir.path()).args(CLANG_PTX).args(files.iter().map(|(_, f)| f.file_name().unwrap().to_owned()));
     let out = cmd.output().expect("clang runs");
     assert!(out.status.success(), "clang failed:\n{}", String::from_utf8_lossy(&out.stderr));
     // clang names each output after its input (`f3.s`, or with the offload
@@ -213,11 +211,8 @@ fn emit_cli(text: &str, target: &str) -> (i32, String) {
     let dir = tempfile::tempdir().unwrap();
     let f = dir.path().join("t.pvl");
     std::fs::write(&f, text).unwrap();
-    let out = Command::new(env!("CARGO_BIN_EXE_alpine"))
-        .args(["--message-format", "json", "emit", "--target", target])
-        .arg(&f)
-        .output()
-        .unwrap();
+    let out =
+        Command::new(env!("CARGO_BIN_EXE_alpine")).args(["--message-format", "json", "emit", "--target", target]).arg(&f).output().unwrap();
     (out.status.code().unwrap_or(-1), String::from_utf8_lossy(&out.stdout).into_owned())
 }
 
@@ -235,15 +230,15 @@ fn refused_at(body: &str, line: usize) {
 
 #[test]
 fn a_field_of_this_in_a_kernel_is_refused_at_its_line() {
-    refused_at(
-        "    par k(int t = 0 .. a.length)\n      context Perm(a[t], write) ** Perm(x, read);\n    {\n      a[t] = x;\n    }\n",
-        9,
-    );
+    refused_at("    par k(int t = 0 .. a.length)\n      context Perm(a[t], write) ** Perm(x, read);\n    {\n      a[t] = x;\n    }\n", 9);
 }
 
 #[test]
 fn a_sequence_in_a_kernel_is_refused_at_its_line() {
-    refused_at("    par k(int t = 0 .. a.length)\n      context Perm(a[t], write);\n    {\n      seq<int> s = seq<int>{ a[t] };\n    }\n", 9);
+    refused_at(
+        "    par k(int t = 0 .. a.length)\n      context Perm(a[t], write);\n    {\n      seq<int> s = seq<int>{ a[t] };\n    }\n",
+        9,
+    );
 }
 
 #[test]
@@ -325,9 +320,7 @@ fn atomic_updates_become_gpu_atomics_that_compute_the_interpreters_result() {
 
 #[test]
 fn atomic_blocks_that_are_not_one_read_modify_write_are_refused_at_their_line() {
-    let text = |atomic: &str| {
-        ATOMIC_SUM.replace("atomic(inv) { int w = a[t]; { s[0] = s[0] - w; } }", atomic)
-    };
+    let text = |atomic: &str| ATOMIC_SUM.replace("atomic(inv) { int w = a[t]; { s[0] = s[0] - w; } }", atomic);
     // Line 12 holds the second atomic block.
     for (atomic, line) in [
         ("atomic(inv) { s[0] = s[0] * 2; }", 12),
@@ -338,7 +331,10 @@ fn atomic_blocks_that_are_not_one_read_modify_write_are_refused_at_their_line() 
         for target in ["cuda", "opencl"] {
             let (code, json) = emit_cli(&text(atomic), target);
             assert_eq!(code, 2, "{atomic}: {json}");
-            assert!(json.contains("alpine::emit::unsupported") && json.contains(&format!("\"line\":{line}")), "{atomic}: expected line {line}: {json}");
+            assert!(
+                json.contains("alpine::emit::unsupported") && json.contains(&format!("\"line\":{line}")),
+                "{atomic}: expected line {line}: {json}"
+            );
         }
     }
 }
@@ -359,7 +355,11 @@ fn optimise_emit_writes_the_optimised_kernels() {
     let code = std::fs::read_to_string(&out_file).unwrap();
     assert!(code.contains("__kernel void ScaleAdd_run_vct_fused_kernels(") && !code.contains("ScaleAdd_run_scale"), "{code}");
     // To stdout, CUDA; a Rust launcher with --host rust.
-    let out = Command::new(env!("CARGO_BIN_EXE_alpine")).args(["optimise", "--fuse", "scale,add", "--emit", "cuda"]).arg(&input).output().unwrap();
+    let out = Command::new(env!("CARGO_BIN_EXE_alpine"))
+        .args(["optimise", "--fuse", "scale,add", "--emit", "cuda"])
+        .arg(&input)
+        .output()
+        .unwrap();
     let code = String::from_utf8_lossy(&out.stdout);
     assert!(out.status.success() && code.contains("__global__ void ScaleAdd_run_vct_fused_kernels("), "{code}");
     let out = Command::new(env!("CARGO_BIN_EXE_alpine"))
@@ -371,7 +371,12 @@ fn optimise_emit_writes_the_optimised_kernels() {
     // A program outside the emitted subset: exit 2, nothing written.
     let bad = dir.path().join("bad.pvl");
     std::fs::write(&bad, "class D {\n  int f(int x) = x + 1;\n}\n").unwrap();
-    let out = Command::new(env!("CARGO_BIN_EXE_alpine")).args(["optimise", "--emit", "cuda", "-o"]).arg(dir.path().join("none.cu")).arg(&bad).output().unwrap();
+    let out = Command::new(env!("CARGO_BIN_EXE_alpine"))
+        .args(["optimise", "--emit", "cuda", "-o"])
+        .arg(dir.path().join("none.cu"))
+        .arg(&bad)
+        .output()
+        .unwrap();
     assert_eq!(out.status.code(), Some(2));
     assert!(!dir.path().join("none.cu").exists());
 }

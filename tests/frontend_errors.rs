@@ -998,7 +998,8 @@ fn then_block_names_no_yield() {
 
 #[test]
 fn ok_overloads_by_parameter_type() {
-    expect_ok(r#"class A {
+    expect_ok(
+        r#"class A {
   pure int last(seq<int> xs) = xs[|xs| - 1];
   pure seq<int> last(seq<seq<int>> xs) = xs[|xs| - 1];
   pure boolean last(seq<boolean> xs) = xs[|xs| - 1];
@@ -1008,12 +1009,14 @@ fn ok_overloads_by_parameter_type() {
     return last(bs) && x > 0;
   }
 }
-"#);
+"#,
+    );
 }
 
 #[test]
 fn ok_field_shadowed_by_local_and_method_namespace() {
-    expect_ok(r#"class A {
+    expect_ok(
+        r#"class A {
   int x;
   int sum;
   pure int sum(int a) = a;
@@ -1021,12 +1024,14 @@ fn ok_field_shadowed_by_local_and_method_namespace() {
     int x = sum(n) + this.x + sum;
   }
 }
-"#);
+"#,
+    );
 }
 
 #[test]
 fn ok_perm_coercions_and_star() {
-    expect_ok(r#"class A {
+    expect_ok(
+        r#"class A {
   int x;
   context_everywhere a != null;
   requires Perm(x, 1) ** Perm(a[0], 1\2);
@@ -1039,12 +1044,14 @@ fn ok_perm_coercions_and_star() {
     }
   }
 }
-"#);
+"#,
+    );
 }
 
 #[test]
 fn ok_result_in_ensures_and_static_calls() {
-    expect_ok(r#"class A {
+    expect_ok(
+        r#"class A {
   requires n >= 0;
   ensures \result >= 0;
   static pure int f(int n) = n;
@@ -1053,12 +1060,14 @@ fn ok_result_in_ensures_and_static_calls() {
     return r;
   }
 }
-"#);
+"#,
+    );
 }
 
 #[test]
 fn ok_for_variable_in_invariants_and_par_labels() {
-    expect_ok(r#"class A {
+    expect_ok(
+        r#"class A {
   context_everywhere a != null;
   void m(int[] a, int N) {
     loop_invariant 0 <= k && k <= N;
@@ -1076,12 +1085,14 @@ fn ok_for_variable_in_invariants_and_par_labels() {
     }
   }
 }
-"#);
+"#,
+    );
 }
 
 #[test]
 fn ok_sequences_and_maps() {
-    expect_ok(r#"class A {
+    expect_ok(
+        r#"class A {
   seq<int> m(seq<int> xs, map<int,int> mp) {
     seq<int> ys = xs[1 -> 2] + seq<int>{1, 2} ++ 3;
     ys = 0 :: tail(ys);
@@ -1090,12 +1101,14 @@ fn ok_sequences_and_maps() {
     return ys[0..|ys|];
   }
 }
-"#);
+"#,
+    );
 }
 
 #[test]
 fn ok_with_and_then_blocks() {
-    expect_ok(r#"class A {
+    expect_ok(
+        r#"class A {
   given int g;
   yields int out;
   void callee() { out = g; }
@@ -1106,12 +1119,14 @@ fn ok_with_and_then_blocks() {
     return r;
   }
 }
-"#);
+"#,
+    );
 }
 
 #[test]
 fn ok_constructor_and_new() {
-    expect_ok(r#"class B {
+    expect_ok(
+        r#"class B {
   int v;
   B(int v) { this.v = v; }
 }
@@ -1124,7 +1139,8 @@ class A {
     unlock this;
   }
 }
-"#);
+"#,
+    );
 }
 
 // ---------------------------------------------------------------------------------
@@ -1270,7 +1286,9 @@ fn integer_literal_bounds() {
     assert!(errs[0].message.contains("at most 340282366920938463463374607431768211455"), "{}", errs[0].message);
     assert!(errs[0].help.as_deref().is_some_and(|h| h.contains("340282366920938463463374607431768211455")));
 
-    let directive = |n: &str| format!("class A {{\n  void m(int n) {{\n    int i = 0;\n    gpuopt loop_unroll i {n};\n    while (i < n) {{\n      i = i + 1;\n    }}\n  }}\n}}\n");
+    let directive = |n: &str| {
+        format!("class A {{\n  void m(int n) {{\n    int i = 0;\n    gpuopt loop_unroll i {n};\n    while (i < n) {{\n      i = i + 1;\n    }}\n  }}\n}}\n")
+    };
     expect_ok(&directive("9223372036854775807"));
     let src = directive("9223372036854775808");
     expect_syntax(&src, codes::LITERAL_TOO_LARGE, 4);

@@ -529,10 +529,17 @@ fn tiled_corpus_verifies_matches_alpinist_and_computes_the_same_final_state() {
                         break;
                     }
                     let Some(a) = run_once(&before, class.name.as_str(), m, seed, &pool, TILING_MAX_SIZE) else { continue };
-                    let b = run_once(&after, class.name.as_str(), m, seed, &pool, TILING_MAX_SIZE).expect("same inputs satisfy the same precondition");
+                    let b = run_once(&after, class.name.as_str(), m, seed, &pool, TILING_MAX_SIZE)
+                        .expect("same inputs satisfy the same precondition");
                     method_runs += 1;
                     if a.is_err() || a != b {
-                        failures.push(format!("{rel} {}.{} seed {seed}: original {:.300}\ntiled {:.300}", class.name, m.name, format!("{a:?}"), format!("{b:?}")));
+                        failures.push(format!(
+                            "{rel} {}.{} seed {seed}: original {:.300}\ntiled {:.300}",
+                            class.name,
+                            m.name,
+                            format!("{a:?}"),
+                            format!("{b:?}")
+                        ));
                     }
                 }
                 runs += method_runs;

@@ -141,7 +141,11 @@ fn refused_inputs_verify_and_are_left_untouched() {
                         let code = j["code"].as_str().unwrap_or("");
                         let line = j["span"]["line"].as_u64().unwrap_or(1).max(1) as usize;
                         got.push((line, code.strip_prefix(PREFIX).unwrap_or(code).to_string()));
-                        got_messages.push((line, code.strip_prefix(PREFIX).unwrap_or(code).to_string(), j["message"].as_str().unwrap_or("").to_string()));
+                        got_messages.push((
+                            line,
+                            code.strip_prefix(PREFIX).unwrap_or(code).to_string(),
+                            j["message"].as_str().unwrap_or("").to_string(),
+                        ));
                     }
                     let (mut want, mut have) = (expects.clone(), got.clone());
                     want.sort();
@@ -154,8 +158,9 @@ fn refused_inputs_verify_and_are_left_untouched() {
                             errs.push(format!("{name}: no `{code}` on line {line} whose message contains `{part}`; got {got_messages:?}"));
                         }
                     }
-                    let bad_request =
-                        expects.iter().any(|(_, c)| ["factor", "unknown_loop", "ambiguous_loop", "unknown_kernel", "unknown_array"].contains(&c.as_str()));
+                    let bad_request = expects.iter().any(|(_, c)| {
+                        ["factor", "unknown_loop", "ambiguous_loop", "unknown_kernel", "unknown_array"].contains(&c.as_str())
+                    });
                     let status = if bad_request { 2 } else { 1 };
                     if out.status.code() != Some(status) {
                         errs.push(format!("{name}: exit {:?}, expected {status}", out.status.code()));

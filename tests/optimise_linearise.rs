@@ -162,7 +162,14 @@ fn matrix(rng: &mut fastrand::Rng, rows: usize, cols: usize, order: MatrixOrder)
 
 /// Optimises `text` with `flags` (the result must re-verify), then runs the
 /// original and the result on the inputs `gen` makes; the number of runs.
-fn compare(name: &str, text: &str, flags: &[&str], class: &str, method: &str, gen: &dyn Fn(&mut fastrand::Rng, usize, usize) -> Vec<Arg>) -> usize {
+fn compare(
+    name: &str,
+    text: &str,
+    flags: &[&str],
+    class: &str,
+    method: &str,
+    gen: &dyn Fn(&mut fastrand::Rng, usize, usize) -> Vec<Arg>,
+) -> usize {
     let (code, out, err) = optimise(text, flags);
     assert_eq!(code, 0, "{name}: the linearised program must verify\n{err}\n{out}");
     assert!(!out.contains("]["), "{name}: a 2-D subscript is left\n{out}");
@@ -195,7 +202,12 @@ fn linearised_kernels_verify_and_compute_the_same_final_state() {
     }
     // The same kernel linearised from the command line (dimensions from `\matrix`).
     runs += compare("scale --linearise", &scale(""), &["--linearise", "M:col"], "C", "scale", &|rng, r, k| {
-        vec![Arg::Int(r as i64), Arg::Int(k as i64), matrix(rng, r, k, MatrixOrder::Column), Arg::Vec((0..k).map(|_| rng.i64(-9..=9)).collect())]
+        vec![
+            Arg::Int(r as i64),
+            Arg::Int(k as i64),
+            matrix(rng, r, k, MatrixOrder::Column),
+            Arg::Vec((0..k).map(|_| rng.i64(-9..=9)).collect()),
+        ]
     });
     runs += compare("transpose", TRANSPOSE, &[], "Ref", "transpose", &|rng, m, n| {
         vec![Arg::Int(m as i64), Arg::Int(n as i64), matrix(rng, m, n, MatrixOrder::Column), matrix(rng, n, m, MatrixOrder::Row)]
@@ -234,15 +246,13 @@ fn transpose_with_alpinists_dimensions_is_refused() {
 fn another_matrix_without_full_write_permission_is_refused() {
     // Neither `out` nor `inp` holds write permission to all its cells: they
     // could share cells, which the linearised program would split.
-    let text = TRANSPOSE.replace("Perm(out[i][j], write)));\n", "Perm(out[i][j], 1\\2)));\n").replace(
-        "        {\n            out[i][j] = inp[j][i];\n        }",
-        "        {\n        }",
-    );
+    let text = TRANSPOSE
+        .replace("Perm(out[i][j], write)));\n", "Perm(out[i][j], 1\\2)));\n")
+        .replace("        {\n            out[i][j] = inp[j][i];\n        }", "        {\n        }");
     let text = text.replace("context Perm(out[i][j], write);", "context Perm(out[i][j], 1\\4);");
-    let text = text.replace("            ensures out[i][j] == inp[j][i];\n", "").replace(
-        "    ensures (\\forall int i; 0 <= i && i < M; (\\forall int j; 0 <= j && j < N; out[i][j] == inp[j][i]));\n",
-        "",
-    );
+    let text = text
+        .replace("            ensures out[i][j] == inp[j][i];\n", "")
+        .replace("    ensures (\\forall int i; 0 <= i && i < M; (\\forall int j; 0 <= j && j < N; out[i][j] == inp[j][i]));\n", "");
     let (code, _, err) = optimise(&text, &["--no-verify"]);
     assert_eq!(code, 1, "{err}");
     assert!(err.contains("alpine::optimise::alias") && err.contains("is another 2-D array of the same type"), "{err}");
@@ -254,7 +264,12 @@ fn corpus_zero_many_computes_the_same_final_state() {
     let path = corpus.join("matrix_linearization/parallel/ZeroMany/orig_zero-many.pvl");
     let text = std::fs::read_to_string(path).unwrap();
     let runs = compare("ZeroMany", &text, &[], "ZeroMany", "initialise", &|rng, m, n| {
-        vec![Arg::Int(m as i64), Arg::Int(n as i64), Arg::Vec((0..n).map(|_| rng.i64(-9..=9)).collect()), matrix(rng, m, n, MatrixOrder::Row)]
+        vec![
+            Arg::Int(m as i64),
+            Arg::Int(n as i64),
+            Arg::Vec((0..n).map(|_| rng.i64(-9..=9)).collect()),
+            matrix(rng, m, n, MatrixOrder::Row),
+        ]
     });
     eprintln!("ZeroMany: {runs} runs compared equal");
 }

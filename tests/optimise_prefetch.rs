@@ -21,9 +21,7 @@ fn count(text: &str, pred: impl Fn(&str) -> bool) -> usize {
 
 /// Register declarations `T x_reg_N` and write-backs `A[...] = x_reg_N;`.
 fn registers(text: &str) -> (usize, usize) {
-    let decl = |l: &str| {
-        l.starts_with("int ") && l.split_whitespace().nth(1).is_some_and(|n| n.trim_end_matches(';').contains("_reg_"))
-    };
+    let decl = |l: &str| l.starts_with("int ") && l.split_whitespace().nth(1).is_some_and(|n| n.trim_end_matches(';').contains("_reg_"));
     let back = |l: &str| l.contains("] = ") && l.rsplit("] = ").next().is_some_and(|r| r.contains("_reg_") && !r.contains('['));
     (count(text, decl), count(text, back))
 }
@@ -242,9 +240,11 @@ fn prefetched_corpus_kernels_compute_the_same_final_state() {
     let mut rng = fastrand::Rng::with_seed(8);
     let mut compared = 0;
     // (directory, class, method, arrays, leading int)
-    for (rel, class, arrays, leading_int) in
-        [("arrays/vector-add", "Ref", 3, true), ("examples/Register1", "RegisterOrig1", 2, false), ("examples/Register3", "RegisterOrig3", 2, false)]
-    {
+    for (rel, class, arrays, leading_int) in [
+        ("arrays/vector-add", "Ref", 3, true),
+        ("examples/Register1", "RegisterOrig1", 2, false),
+        ("examples/Register3", "RegisterOrig3", 2, false),
+    ] {
         let dir = corpus.join("data_prefetch").join(rel);
         let orig = std::fs::read_dir(&dir).unwrap().map(|e| e.unwrap().path()).find(|p| file_name(p).starts_with("orig_")).unwrap();
         let text = std::fs::read_to_string(&orig).unwrap();
@@ -253,7 +253,9 @@ fn prefetched_corpus_kernels_compute_the_same_final_state() {
         let (before, _) = alpine::frontend(&SourceFile::new("orig.pvl", text)).expect("original checks");
         let (after, _) = alpine::frontend(&SourceFile::new("opt.pvl", out)).expect("optimised checks");
         let method = before.classes.iter().find(|c| c.name.as_str() == class).unwrap().members.iter().find_map(|m| match m {
-            alpine::ast::Member::Method(m) if m.params.iter().any(|p| matches!(p.ty.kind, alpine::ast::TypeKind::Array(_))) => Some(m.name.to_string()),
+            alpine::ast::Member::Method(m) if m.params.iter().any(|p| matches!(p.ty.kind, alpine::ast::TypeKind::Array(_))) => {
+                Some(m.name.to_string())
+            }
             _ => None,
         });
         let method = method.unwrap();
@@ -262,7 +264,8 @@ fn prefetched_corpus_kernels_compute_the_same_final_state() {
                 let init: Vec<Vec<i64>> = (0..arrays).map(|_| (0..n).map(|_| rng.i64(-9..=9)).collect()).collect();
                 let call = |p: &alpine::ast::Program| -> Result<String, String> {
                     let mut it = Interp::new(p, 1_000_000);
-                    let vals: Vec<Value> = init.iter().map(|v| Value::Array(Rc::new(RefCell::new(v.iter().map(|x| Value::Int(*x)).collect())))).collect();
+                    let vals: Vec<Value> =
+                        init.iter().map(|v| Value::Array(Rc::new(RefCell::new(v.iter().map(|x| Value::Int(*x)).collect())))).collect();
                     let mut args = Vec::new();
                     if leading_int {
                         args.push(Value::Int(n as i64));

@@ -31,13 +31,8 @@ fn stripped(p: &Program) -> Program {
 fn tree_diff(a: &Program, b: &Program) -> String {
     let (a, b) = (format!("{a:#?}"), format!("{b:#?}"));
     let line = a.lines().zip(b.lines()).position(|(x, y)| x != y).unwrap_or(0);
-    let ctx =
-        |s: &str| s.lines().skip(line.saturating_sub(12)).take(20).collect::<Vec<_>>().join("\n");
-    format!(
-        "trees differ (debug line {line}):\n--- expected ---\n{}\n--- reparsed ---\n{}",
-        ctx(&a),
-        ctx(&b)
-    )
+    let ctx = |s: &str| s.lines().skip(line.saturating_sub(12)).take(20).collect::<Vec<_>>().join("\n");
+    format!("trees differ (debug line {line}):\n--- expected ---\n{}\n--- reparsed ---\n{}", ctx(&a), ctx(&b))
 }
 
 /// Check one source text that parses; `Err` describes the first broken property.
@@ -46,22 +41,13 @@ fn check_roundtrip(src: &str) -> Result<(), String> {
     let out1 = print_program(&p1);
     let p2 = match parse(&out1) {
         Ok(p) => p,
-        Err(d) => {
-            return Err(format!("printed text does not parse: {d:?}\n--- printed ---\n{out1}"))
-        }
+        Err(d) => return Err(format!("printed text does not parse: {d:?}\n--- printed ---\n{out1}")),
     };
     if stripped(&p1) != stripped(&p2) {
-        return Err(format!(
-            "{}\n--- printed ---\n{out1}",
-            tree_diff(&stripped(&p1), &stripped(&p2))
-        ));
+        return Err(format!("{}\n--- printed ---\n{out1}", tree_diff(&stripped(&p1), &stripped(&p2))));
     }
     if p1.comments.len() != p2.comments.len() {
-        return Err(format!(
-            "comments: {} before, {} after\n{out1}",
-            p1.comments.len(),
-            p2.comments.len()
-        ));
+        return Err(format!("comments: {} before, {} after\n{out1}", p1.comments.len(), p2.comments.len()));
     }
     respanned_as_parsed(&p1)?;
     let out2 = print_program(&p2);
@@ -381,22 +367,12 @@ fn gen(r: &mut Rng, depth: u32) -> Expr {
         20 => ex(ExprKind::Old(b(r))),
         21 => ex(ExprKind::Perm { loc: b(r), amount: b(r) }),
         22 => {
-            let binder = Param {
-                ty: Type::new(TypeKind::Int, Span::DUMMY),
-                name: name(r),
-                span: Span::DUMMY,
-            };
-            let kind =
-                [QuantKind::Forall, QuantKind::ForallStar, QuantKind::Exists, QuantKind::Sum]
-                    [r.below(4) as usize];
+            let binder = Param { ty: Type::new(TypeKind::Int, Span::DUMMY), name: name(r), span: Span::DUMMY };
+            let kind = [QuantKind::Forall, QuantKind::ForallStar, QuantKind::Exists, QuantKind::Sum][r.below(4) as usize];
             ex(ExprKind::Quant { kind, binder, guard: b(r), body: b(r) })
         }
         23 => {
-            let pred = Box::new(ex(ExprKind::Call {
-                receiver: None,
-                method: name(r),
-                args: vec![gen(r, d)],
-            }));
+            let pred = Box::new(ex(ExprKind::Call { receiver: None, method: name(r), args: vec![gen(r, d)] }));
             ex(ExprKind::Unfolding { pred, body: b(r) })
         }
         24 => ex(ExprKind::Collection {
@@ -405,13 +381,10 @@ fn gen(r: &mut Rng, depth: u32) -> Expr {
             elems: (0..r.below(3)).map(|_| gen(r, d)).collect(),
         }),
         25 => ex(ExprKind::Builtin { func: Builtin::Head, args: vec![gen(r, d)] }),
-        26 => {
-            ex(ExprKind::New { class: name(r), args: (0..r.below(2)).map(|_| gen(r, d)).collect() })
+        26 => ex(ExprKind::New { class: name(r), args: (0..r.below(2)).map(|_| gen(r, d)).collect() }),
+        27 => {
+            ex(ExprKind::NewArray { elem: Type::new(TypeKind::Int, Span::DUMMY), dims: (0..1 + r.below(2)).map(|_| gen(r, d)).collect() })
         }
-        27 => ex(ExprKind::NewArray {
-            elem: Type::new(TypeKind::Int, Span::DUMMY),
-            dims: (0..1 + r.below(2)).map(|_| gen(r, d)).collect(),
-        }),
         29 => ex(ExprKind::Trigger(b(r))),
         30 => ex(ExprKind::MapLit {
             key: Type::new(TypeKind::Int, Span::DUMMY),
@@ -424,16 +397,9 @@ fn gen(r: &mut Rng, depth: u32) -> Expr {
             let (func, _, arity) = Builtin::ALL[r.below(Builtin::ALL.len() as u64) as usize];
             ex(ExprKind::Builtin { func, args: (0..arity).map(|_| gen(r, d)).collect() })
         }
-        34 => ex(ExprKind::Unary {
-            op: UnOp::Neg,
-            operand: Box::new(ex(ExprKind::IntLit(u128::from(r.below(5))))),
-        }),
+        34 => ex(ExprKind::Unary { op: UnOp::Neg, operand: Box::new(ex(ExprKind::IntLit(u128::from(r.below(5))))) }),
         28 => ex(ExprKind::Let {
-            binder: Param {
-                ty: Type::new(TypeKind::Int, Span::DUMMY),
-                name: name(r),
-                span: Span::DUMMY,
-            },
+            binder: Param { ty: Type::new(TypeKind::Int, Span::DUMMY), name: name(r), span: Span::DUMMY },
             value: b(r),
             body: b(r),
         }),
@@ -470,10 +436,7 @@ fn random_expressions_roundtrip() {
                     failures.push(format!("{text}\n  reparsed as: {}", print_expr(&back)));
                 }
             }
-            Err(d) => failures.push(format!(
-                "{text}\n  does not parse: {:?}",
-                d.first().map(|d| d.message.clone())
-            )),
+            Err(d) => failures.push(format!("{text}\n  does not parse: {:?}", d.first().map(|d| d.message.clone()))),
         }
         if failures.len() >= 10 {
             break;
@@ -496,16 +459,8 @@ fn simple_stmt(r: &mut Rng) -> Stmt {
     match r.below(4) {
         0 => st(StmtKind::Assign { target: ex(ExprKind::Var(name(r))), value: gen(r, 2) }),
         1 => st(StmtKind::IncDec { target: name(r), op: IncDec::Inc }),
-        2 => st(StmtKind::LocalDecl {
-            ty: Type::new(TypeKind::Int, Span::DUMMY),
-            name: name(r),
-            init: Some(gen(r, 1)),
-        }),
-        _ => st(StmtKind::Expr(ex(ExprKind::Call {
-            receiver: None,
-            method: name(r),
-            args: vec![gen(r, 1)],
-        }))),
+        2 => st(StmtKind::LocalDecl { ty: Type::new(TypeKind::Int, Span::DUMMY), name: name(r), init: Some(gen(r, 1)) }),
+        _ => st(StmtKind::Expr(ex(ExprKind::Call { receiver: None, method: name(r), args: vec![gen(r, 1)] }))),
     }
 }
 
@@ -515,9 +470,7 @@ fn gen_stmt(r: &mut Rng, depth: u32) -> Stmt {
     }
     let d = depth - 1;
     let inv = |r: &mut Rng| Contract {
-        clauses: (0..r.below(2))
-            .map(|_| Clause { kind: ClauseKind::LoopInvariant(gen(r, 1)), span: Span::DUMMY })
-            .collect(),
+        clauses: (0..r.below(2)).map(|_| Clause { kind: ClauseKind::LoopInvariant(gen(r, 1)), span: Span::DUMMY }).collect(),
     };
     match r.below(12) {
         0 | 1 => {
@@ -550,10 +503,7 @@ fn gen_stmt(r: &mut Rng, depth: u32) -> Stmt {
                 }
             }
             let cond = if r.below(3) == 0 { None } else { Some(gen(r, 1)) };
-            let update = (0..r.below(3))
-                .map(|_| simple_stmt(r))
-                .filter(|s| !matches!(s.kind, StmtKind::LocalDecl { .. }))
-                .collect();
+            let update = (0..r.below(3)).map(|_| simple_stmt(r)).filter(|s| !matches!(s.kind, StmtKind::LocalDecl { .. })).collect();
             st(StmtKind::Loop(Loop {
                 directives: vec![],
                 contract: inv(r),
@@ -566,9 +516,7 @@ fn gen_stmt(r: &mut Rng, depth: u32) -> Stmt {
         5 => st(StmtKind::Block(gen_block(r, d))),
         6 => {
             let contract = Contract {
-                clauses: (0..r.below(3))
-                    .map(|_| Clause { kind: ClauseKind::Requires(gen(r, 1)), span: Span::DUMMY })
-                    .collect(),
+                clauses: (0..r.below(3)).map(|_| Clause { kind: ClauseKind::Requires(gen(r, 1)), span: Span::DUMMY }).collect(),
             };
             let body = if r.below(2) == 0 { None } else { Some(gen_block(r, d)) };
             // The one lossy shape (form B, no clauses, empty body) is not generated.
@@ -576,13 +524,7 @@ fn gen_stmt(r: &mut Rng, depth: u32) -> Stmt {
                 Some(b) if contract.clauses.is_empty() && b.stmts.is_empty() => None,
                 b => b,
             };
-            st(StmtKind::Barrier(Barrier {
-                label: name(r),
-                invariants: vec![],
-                contract,
-                body,
-                span: Span::DUMMY,
-            }))
+            st(StmtKind::Barrier(Barrier { label: name(r), invariants: vec![], contract, body, span: Span::DUMMY }))
         }
         7 => {
             let units = (0..1 + r.below(2))
@@ -590,34 +532,20 @@ fn gen_stmt(r: &mut Rng, depth: u32) -> Stmt {
                     name: if r.below(2) == 0 { None } else { Some(name(r)) },
                     iters: (0..r.below(3))
                         .map(|_| ParIter {
-                            var: Param {
-                                ty: Type::new(TypeKind::Int, Span::DUMMY),
-                                name: name(r),
-                                span: Span::DUMMY,
-                            },
+                            var: Param { ty: Type::new(TypeKind::Int, Span::DUMMY), name: name(r), span: Span::DUMMY },
                             lo: gen(r, 1),
                             hi: gen(r, 1),
                             span: Span::DUMMY,
                         })
                         .collect(),
                     contract: Contract {
-                        clauses: (0..r.below(2))
-                            .map(|_| Clause {
-                                kind: ClauseKind::Ensures(gen(r, 1)),
-                                span: Span::DUMMY,
-                            })
-                            .collect(),
+                        clauses: (0..r.below(2)).map(|_| Clause { kind: ClauseKind::Ensures(gen(r, 1)), span: Span::DUMMY }).collect(),
                     },
                     body: gen_block(r, d),
                     span: Span::DUMMY,
                 })
                 .collect();
-            st(StmtKind::Par(Par {
-                directives: vec![],
-                contract: Contract::default(),
-                units,
-                span: Span::DUMMY,
-            }))
+            st(StmtKind::Par(Par { directives: vec![], contract: Contract::default(), units, span: Span::DUMMY }))
         }
         8 => st(StmtKind::Return(if r.below(2) == 0 { None } else { Some(gen(r, 2)) })),
         9 => st(StmtKind::Spec { kind: SpecStmtKind::Assert, expr: gen(r, 3) }),
@@ -651,10 +579,7 @@ fn random_statements_roundtrip() {
     let mut failures = Vec::new();
     let mut exact = 0;
     for i in 0..400 {
-        let body = Block {
-            stmts: (0..3).map(|_| gen_stmt(&mut r, 1 + (i % 4) as u32)).collect(),
-            span: Span::DUMMY,
-        };
+        let body = Block { stmts: (0..3).map(|_| gen_stmt(&mut r, 1 + (i % 4) as u32)).collect(), span: Span::DUMMY };
         let m = Method {
             directives: vec![],
             contract: Contract::default(),
@@ -666,11 +591,7 @@ fn random_statements_roundtrip() {
             span: Span::DUMMY,
         };
         let p = Program {
-            classes: vec![Class {
-                name: Ident::new("A", Span::DUMMY),
-                members: vec![Member::Method(m)],
-                span: Span::DUMMY,
-            }],
+            classes: vec![Class { name: Ident::new("A", Span::DUMMY), members: vec![Member::Method(m)], span: Span::DUMMY }],
             comments: vec![],
             blank_lines: vec![],
             span: Span::DUMMY,
@@ -684,16 +605,10 @@ fn random_statements_roundtrip() {
         match parse(&text) {
             Ok(back) => {
                 if stripped(&back) != p {
-                    failures.push(format!(
-                        "{}\n--- printed ---\n{text}",
-                        tree_diff(&p, &stripped(&back))
-                    ));
+                    failures.push(format!("{}\n--- printed ---\n{text}", tree_diff(&p, &stripped(&back))));
                 }
             }
-            Err(d) => failures.push(format!(
-                "does not parse: {:?}\n{text}",
-                d.first().map(|d| d.message.clone())
-            )),
+            Err(d) => failures.push(format!("does not parse: {:?}\n{text}", d.first().map(|d| d.message.clone()))),
         }
         if failures.len() >= 3 {
             break;

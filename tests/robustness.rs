@@ -119,9 +119,7 @@ fn check_mutant(text: &str) -> (Option<String>, bool) {
     // Whatever parses must print to something that parses to the same tree.
     let printed = alpine::printer::print_program(&tree);
     match alpine::syntax::parse(&printed) {
-        Err(d) => {
-            return (Some(format!("printed mutant does not parse: {}\n{printed}", common::show("printed", &printed, &d))), true)
-        }
+        Err(d) => return (Some(format!("printed mutant does not parse: {}\n{printed}", common::show("printed", &printed, &d))), true),
         Ok(mut again) => {
             let mut original = tree.clone();
             strip_spans(&mut original);

@@ -284,9 +284,11 @@ fn run_one(job: &Job, slots: usize) -> Outcome {
             // a companion that relies on it (each file is verified against the
             // others' declarations).
             match own {
-                Outcome::Exit(0, _) => {
-                    companions.iter().map(|c| verify(c, scratch.path(), None, slots)).find(|o| !matches!(o, Outcome::Exit(0, _))).unwrap_or(own)
-                }
+                Outcome::Exit(0, _) => companions
+                    .iter()
+                    .map(|c| verify(c, scratch.path(), None, slots))
+                    .find(|o| !matches!(o, Outcome::Exit(0, _)))
+                    .unwrap_or(own),
                 other => other,
             }
         }
@@ -596,8 +598,14 @@ fn soundness_suite(full: bool, set: Set) {
                 Outcome::Exit(0, _) => "VERIFIED".to_string(),
                 other => other.describe().lines().next().unwrap_or("").to_string(),
             };
-            let k = if again { "again alone".to_string() } else { format!("{}/{}", finished.fetch_add(1, Ordering::Relaxed) + 1, jobs.len()) };
-            println!("[{k}] {}: {verdict} (took {:.1}s; {:.0}s into the sweep)", mutants[i].1.id, took.as_secs_f64(), started.elapsed().as_secs_f64());
+            let k =
+                if again { "again alone".to_string() } else { format!("{}/{}", finished.fetch_add(1, Ordering::Relaxed) + 1, jobs.len()) };
+            println!(
+                "[{k}] {}: {verdict} (took {:.1}s; {:.0}s into the sweep)",
+                mutants[i].1.id,
+                took.as_secs_f64(),
+                started.elapsed().as_secs_f64()
+            );
         },
         // Any exit 1 is a rejection, whatever the load; only a kill by the
         // guard says nothing of the mutant.

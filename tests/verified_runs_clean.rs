@@ -234,7 +234,11 @@ fn sweep(seeds: u64, max_size: usize) {
         programs.len(),
         violations.len()
     );
-    assert!(violations.is_empty(), "verified programs that violate their contracts at run time (soundness bugs):\n{}", violations.join("\n"));
+    assert!(
+        violations.is_empty(),
+        "verified programs that violate their contracts at run time (soundness bugs):\n{}",
+        violations.join("\n")
+    );
 }
 
 #[test]

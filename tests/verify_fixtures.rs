@@ -418,10 +418,8 @@ fn run_dir(dir: &str, kind: Kind) {
     let mut msg = String::new();
     // Every file failing with the same exit-2 message (no verifier yet): say it once.
     let first = &failed[0].1;
-    let same_exit_2 = failed.len() == total
-        && first.len() == 1
-        && first[0].starts_with("exit code 2")
-        && failed.iter().all(|(_, p)| p == first);
+    let same_exit_2 =
+        failed.len() == total && first.len() == 1 && first[0].starts_with("exit code 2") && failed.iter().all(|(_, p)| p == first);
     if same_exit_2 {
         let names: Vec<&str> = failed.iter().map(|(n, _)| n.as_str()).collect();
         panic!(
@@ -480,12 +478,8 @@ fn fixtures_are_well_formed() {
             }
             let required = fx.expects.iter().filter(|e| !e.optional).count();
             match kind {
-                Kind::Pass if !fx.expects.is_empty() => {
-                    problems.push(format!("{}: a pass fixture has //~ annotations", fx.name))
-                }
-                Kind::Fail if required == 0 => {
-                    problems.push(format!("{}: a fail fixture without a required //~ annotation", fx.name))
-                }
+                Kind::Pass if !fx.expects.is_empty() => problems.push(format!("{}: a pass fixture has //~ annotations", fx.name)),
+                Kind::Fail if required == 0 => problems.push(format!("{}: a fail fixture without a required //~ annotation", fx.name)),
                 _ => {}
             }
             let smoke = fx.flags.iter().any(|f| f == "--smoke");
@@ -511,9 +505,7 @@ fn fixtures_are_well_formed() {
     args.extend(all.iter().cloned());
     match run_alpine(&args, timeout()) {
         Ok(r) if r.exit == Some(0) => {}
-        Ok(r) => {
-            problems.push(format!("`alpine parse` rejects some fixtures (exit {:?}):\n{}", r.exit, r.stderr.trim_end()))
-        }
+        Ok(r) => problems.push(format!("`alpine parse` rejects some fixtures (exit {:?}):\n{}", r.exit, r.stderr.trim_end())),
         Err(e) => problems.push(e),
     }
     assert!(problems.is_empty(), "{} fixture problem(s):\n{}", problems.len(), problems.join("\n"));

@@ -85,7 +85,11 @@ fn the_resource_limit_is_deterministic() {
 fn a_limit_large_enough_changes_nothing_for_an_easy_program() {
     let dir = tempfile::tempdir().unwrap();
     let file = dir.path().join("easy.pvl");
-    std::fs::write(&file, "class E {\n    requires x > 0;\n    ensures \\result > 1;\n    int f(int x) {\n        return x + 1;\n    }\n}\n").unwrap();
+    std::fs::write(
+        &file,
+        "class E {\n    requires x > 0;\n    ensures \\result > 1;\n    int f(int x) {\n        return x + 1;\n    }\n}\n",
+    )
+    .unwrap();
     for args in [["--timeout", "1"], ["--rlimit", "1000000"]] {
         let out = Command::new(env!("CARGO_BIN_EXE_alpine")).arg("verify").args(args).arg(&file).output().unwrap();
         assert_eq!(out.status.code(), Some(0), "{args:?}: {}", String::from_utf8_lossy(&out.stderr));
@@ -112,7 +116,10 @@ fn after_a_timeout_a_second_timeout_stops_the_unit() {
     assert_eq!(out.status.code(), Some(1), "{}", String::from_utf8_lossy(&out.stderr));
     let d = diagnostics(&out);
     assert_eq!(d.len(), 3, "{d:?}");
-    assert_eq!((d[0].0, d[0].1.as_str(), d[0].2.as_str()), (4, "alpine::verify::unknown", "assertion may not hold: could not prove (timeout after 3 s)"));
+    assert_eq!(
+        (d[0].0, d[0].1.as_str(), d[0].2.as_str()),
+        (4, "alpine::verify::unknown", "assertion may not hold: could not prove (timeout after 3 s)")
+    );
     // A query timed out: the next one gets a tenth of --timeout (at least 1 s)...
     assert_eq!((d[1].0, d[1].1.as_str()), (5, "alpine::verify::unknown"));
     assert_eq!(d[1].2, "assertion may not hold: could not prove (timeout after 1 s: an earlier obligation of this unit timed out)");

@@ -169,7 +169,8 @@ impl Transform for FuseKernels {
         let Ok(count) = usize::try_from(request.factor) else {
             return Err(err(codes::OPTIMISE_FACTOR, format!("cannot fuse {} kernels: too many", request.factor), at));
         };
-        let Some(Member::Method(method)) = program.classes.get(request.target.class).and_then(|c| c.members.get(request.target.member)) else {
+        let Some(Member::Method(method)) = program.classes.get(request.target.class).and_then(|c| c.members.get(request.target.member))
+        else {
             return Err(err(codes::OPTIMISE_UNKNOWN_KERNEL, "no such kernel", at));
         };
         let MethodBody::Block(b) = &method.body else { return Err(err(codes::OPTIMISE_UNKNOWN_KERNEL, "no such kernel", at)) };
@@ -251,9 +252,7 @@ impl Transform for FuseKernels {
                     "the first {j} kernels can be fused: request `gpuopt fuse {j} {}` (or `--fuse` with their names)",
                     request.block_size.unwrap_or(1)
                 )),
-                PairError::InterBlock(e) => {
-                    e.help("no two of these kernels can be fused with this thread-block size (see `--block-size`)")
-                }
+                PairError::InterBlock(e) => e.help("no two of these kernels can be fused with this thread-block size (see `--block-size`)"),
                 PairError::Other(e) => e,
             })?;
         }
@@ -261,7 +260,13 @@ impl Transform for FuseKernels {
         iter.var.name = Ident::new(&tid, Span::DUMMY);
         let fused = fused_stmt(acc, iter, &label);
         let target = LoopId { span: request.target.span, ..request.target };
-        Ok(Plan { target, shape: None, factor: request.factor.unsigned_abs(), directive: request.directive, detail: PlanDetail::Fuse(FusePlan { count, fused }) })
+        Ok(Plan {
+            target,
+            shape: None,
+            factor: request.factor.unsigned_abs(),
+            directive: request.directive,
+            detail: PlanDetail::Fuse(FusePlan { count, fused }),
+        })
     }
 
     fn apply(&self, program: &mut Program, plan: &Plan) {
@@ -297,9 +302,8 @@ pub fn locate(stmts: &[Stmt], span: Span) -> Option<(&[Stmt], usize)> {
     }
     stmts.iter().find_map(|s| match &s.kind {
         StmtKind::Block(b) => locate(&b.stmts, span),
-        StmtKind::If { then_branch, else_branch, .. } => {
-            locate(std::slice::from_ref(then_branch), span).or_else(|| else_branch.as_ref().and_then(|e| locate(std::slice::from_ref(e), span)))
-        }
+        StmtKind::If { then_branch, else_branch, .. } => locate(std::slice::from_ref(then_branch), span)
+            .or_else(|| else_branch.as_ref().and_then(|e| locate(std::slice::from_ref(e), span))),
         StmtKind::Loop(l) => locate(std::slice::from_ref(&l.body), span),
         StmtKind::Par(p) => p.units.iter().find_map(|u| locate(&u.body.stmts, span)),
         StmtKind::Atomic { body, .. } => locate(std::slice::from_ref(body), span),
@@ -413,14 +417,22 @@ fn kernel_of(p: &Par, j: usize, tid: &str) -> Result<Kernel, ApplicabilityError>
             ClauseKind::Ensures(e) => (e, false, true),
             ClauseKind::Context(e) => (e, true, true),
             other => {
-                return Err(err(codes::OPTIMISE_TEMPLATE, format!("kernel `{name}`: `{}` clauses are not supported by fusion", other.keyword()), c.span))
+                return Err(err(
+                    codes::OPTIMISE_TEMPLATE,
+                    format!("kernel `{name}`: `{}` clauses are not supported by fusion", other.keyword()),
+                    c.span,
+                ))
             }
         };
         for part in conjuncts(e) {
             if has_perm(part) {
                 let anns = perm_anns(part).map_err(|s| {
-                    err(codes::OPTIMISE_TEMPLATE, format!("kernel `{name}`: this permission annotation has a shape fusion does not handle"), s)
-                        .help("write permissions on array elements as `Perm(a[e], p)` or `cond ==> Perm(a[e], p)`")
+                    err(
+                        codes::OPTIMISE_TEMPLATE,
+                        format!("kernel `{name}`: this permission annotation has a shape fusion does not handle"),
+                        s,
+                    )
+                    .help("write permissions on array elements as `Perm(a[e], p)` or `cond ==> Perm(a[e], p)`")
                 })?;
                 if pre {
                     k.pre.extend(anns.iter().cloned());
@@ -622,7 +634,8 @@ fn dependency(q1: &[PermAnn], p2: &[PermAnn], wa: bool, wb: bool, ov: &mut Overl
         return None;
     }
     // Several annotations of one side may add up to a write permission.
-    let multi = |v: &[PermAnn], ov: &mut Overlap| (0..v.len()).any(|i| (i + 1..v.len()).any(|j| ov.meet(&v[i], &v[j], Threads::Same).is_some()));
+    let multi =
+        |v: &[PermAnn], ov: &mut Overlap| (0..v.len()).any(|i| (i + 1..v.len()).any(|j| ov.meet(&v[i], &v[j], Threads::Same).is_some()));
     let (m1, m2) = (multi(q1, ov), multi(p2, ov));
     for a1 in q1 {
         for a2 in p2 {

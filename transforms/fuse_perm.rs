@@ -39,10 +39,8 @@ impl PermAnn {
 
     /// The annotation as an expression.
     pub fn to_expr(&self) -> Expr {
-        let loc = Expr::new(
-            ExprKind::Index { base: super::loops::var(&self.array).boxed(), index: self.index.clone().boxed() },
-            Span::DUMMY,
-        );
+        let loc =
+            Expr::new(ExprKind::Index { base: super::loops::var(&self.array).boxed(), index: self.index.clone().boxed() }, Span::DUMMY);
         let perm = Expr::new(ExprKind::Perm { loc: loc.boxed(), amount: self.amount.clone().boxed() }, Span::DUMMY);
         match &self.cond {
             Some(c) => bin(BinOp::Implies, c.clone(), perm),
@@ -91,7 +89,13 @@ pub fn perm_anns(e: &Expr) -> Result<Vec<PermAnn>, Span> {
             let ExprKind::Perm { loc, amount } = &p.kind else { return Err(p.span) };
             let ExprKind::Index { base, index } = &loc.kind else { return Err(p.span) };
             let ExprKind::Var(a) = &base.kind else { return Err(p.span) };
-            out.push(PermAnn { cond: cond.clone(), array: a.name.clone(), index: (**index).clone(), amount: (**amount).clone(), span: c.span });
+            out.push(PermAnn {
+                cond: cond.clone(),
+                array: a.name.clone(),
+                index: (**index).clone(),
+                amount: (**amount).clone(),
+                span: c.span,
+            });
         }
     }
     Ok(out)
@@ -301,9 +305,8 @@ impl Overlap {
         match self.solver.check(&[&g]) {
             Ok(Outcome::Proved) => None,
             Ok(Outcome::NotProved { unknown: None }) => {
-                let val = |n: &str| {
-                    self.solver.model_value(n, &Sort::Int).and_then(|v| crate::verify::smt::solver::tidy_value(&v).parse().ok())
-                };
+                let val =
+                    |n: &str| self.solver.model_value(n, &Sort::Int).and_then(|v| crate::verify::smt::solver::tidy_value(&v).parse().ok());
                 Some(Witness { t1: val(&format!("v${T1}")), t2: val(&format!("v${T2}")), loc: val(LOC) })
             }
             _ => unknown,

@@ -65,7 +65,7 @@
 use super::loops::{conjuncts, Effects, Reads};
 use super::prove::encode;
 use super::{ApplicabilityError, LoopId, Plan, PlanDetail, Request, Transform};
-use crate::ast::visit::{self, Visitor, VisitMut};
+use crate::ast::visit::{self, VisitMut, Visitor};
 use crate::ast::*;
 use crate::diagnostics::codes;
 use crate::verify::smt::{Outcome, SmtSolver, Sort, Term};
@@ -181,7 +181,8 @@ pub fn plan(
     dims: Option<(&Expr, &Expr)>,
     directive: Option<Span>,
 ) -> Result<Plan, ApplicabilityError> {
-    let m = method_at(program, target).ok_or_else(|| ApplicabilityError::new(codes::OPTIMISE_UNKNOWN_ARRAY, "no such method", target.span))?;
+    let m =
+        method_at(program, target).ok_or_else(|| ApplicabilityError::new(codes::OPTIMISE_UNKNOWN_ARRAY, "no such method", target.span))?;
     let at = directive.unwrap_or(m.name.span);
     let with_dir = |e: ApplicabilityError| match directive {
         Some(d) if d != e.0.span => e.related(d, "requested here"),
@@ -255,7 +256,9 @@ pub fn plan(
         };
         match why {
             Some(why) => {
-                let msg = format!("cannot linearise `{name}` with the dimension `{shown}`: {why}, so it may not mean the same everywhere in the method");
+                let msg = format!(
+                    "cannot linearise `{name}` with the dimension `{shown}`: {why}, so it may not mean the same everywhere in the method"
+                );
                 Err(with_dir(ApplicabilityError::new(codes::OPTIMISE_SHAPE, msg, if e.span == Span::DUMMY { at } else { e.span })))
             }
             None => Ok(()),
@@ -275,7 +278,8 @@ pub fn plan(
                         crate::printer::print_expr(d),
                         crate::printer::print_expr(x)
                     );
-                    let e = ApplicabilityError::new(codes::OPTIMISE_SHAPE, msg, directive.unwrap_or(d.span)).related(source, "the shape is given here");
+                    let e = ApplicabilityError::new(codes::OPTIMISE_SHAPE, msg, directive.unwrap_or(d.span))
+                        .related(source, "the shape is given here");
                     return Err(e.help(format!("`gpuopt matrix_lin {name} R|C D1 D2;` takes D1 rows of D2 cells each")));
                 }
             }
@@ -309,7 +313,10 @@ pub fn plan(
     if matches!(decl.init, DeclInit::Param) {
         if let Some(span) = calls_of(program, m) {
             let msg = format!("cannot linearise the parameter `{name}`: `{}` is called here with a 2-D array", m.name);
-            return Err(with_dir(ApplicabilityError::new(codes::OPTIMISE_ALIAS, msg, span).help("linearisation changes the method's signature; its callers would need linearising too")));
+            return Err(with_dir(
+                ApplicabilityError::new(codes::OPTIMISE_ALIAS, msg, span)
+                    .help("linearisation changes the method's signature; its callers would need linearising too"),
+            ));
         }
     }
     let add_helper = match program.classes[target.class].members.iter().find_map(|mb| match mb {
@@ -341,7 +348,9 @@ pub fn plan(
 fn full_write(m: &Method, x: &str, facts: &mut Facts) -> bool {
     let pre: Vec<&Expr> = m.contract.preconditions().flat_map(|e| conjuncts(e)).collect();
     let shape = pre.iter().find_map(|e| match &e.kind {
-        ExprKind::Builtin { func: Builtin::Matrix, args } if args.len() == 3 && crate::printer::print_expr(&args[0]) == x => Some((&args[1], &args[2])),
+        ExprKind::Builtin { func: Builtin::Matrix, args } if args.len() == 3 && crate::printer::print_expr(&args[0]) == x => {
+            Some((&args[1], &args[2]))
+        }
         _ => None,
     });
     let Some((a, b)) = shape else { return false };
@@ -508,7 +517,9 @@ fn has_call(e: &Expr) -> bool {
 /// `\matrix(name, a, b)`: (a, b, span).
 fn matrix_fact<'e>(e: &'e Expr, name: &str) -> Option<(&'e Expr, &'e Expr, Span)> {
     match &e.kind {
-        ExprKind::Builtin { func: Builtin::Matrix, args } if args.len() == 3 && is_var(&args[0], name) => Some((&args[1], &args[2], e.span)),
+        ExprKind::Builtin { func: Builtin::Matrix, args } if args.len() == 3 && is_var(&args[0], name) => {
+            Some((&args[1], &args[2], e.span))
+        }
         _ => None,
     }
 }
@@ -620,7 +631,8 @@ impl Visitor for Uses<'_> {
                 return self.fail(codes::OPTIMISE_ALIAS, msg, s.span);
             }
             StmtKind::Sync { kind, .. } => {
-                let msg = format!("cannot linearise `{name}`: `{}` may hand over permissions and so the rows of the matrix", kind.keyword());
+                let msg =
+                    format!("cannot linearise `{name}`: `{}` may hand over permissions and so the rows of the matrix", kind.keyword());
                 return self.fail(codes::OPTIMISE_ALIAS, msg, s.span);
             }
             _ => {}
@@ -638,12 +650,15 @@ impl Visitor for Uses<'_> {
                 self.visit_expr(e2);
             }
             ExprKind::Field { obj, field } if field.as_str() == "length" && self.is_matrix(obj) => {}
-            ExprKind::Field { obj, field } if field.as_str() == "length" && matches!(&obj.kind, ExprKind::Index { base, .. } if self.is_matrix(base)) => {
+            ExprKind::Field { obj, field }
+                if field.as_str() == "length" && matches!(&obj.kind, ExprKind::Index { base, .. } if self.is_matrix(base)) =>
+            {
                 let ExprKind::Index { index, .. } = &obj.kind else { unreachable!() };
                 self.visit_expr(index);
             }
             ExprKind::Binary { op: BinOp::Eq | BinOp::Ne, lhs, rhs }
-                if (self.is_matrix(lhs) && matches!(rhs.kind, ExprKind::Null)) || (self.is_matrix(rhs) && matches!(lhs.kind, ExprKind::Null)) => {}
+                if (self.is_matrix(lhs) && matches!(rhs.kind, ExprKind::Null))
+                    || (self.is_matrix(rhs) && matches!(lhs.kind, ExprKind::Null)) => {}
             ExprKind::Builtin { func: Builtin::Matrix, args } if args.len() == 3 && self.is_matrix(&args[0]) => {
                 for (d, x, what) in [(self.rows, &args[1], "rows"), (self.cols, &args[2], "columns")] {
                     if !self.facts.equal(d, x) {
@@ -667,8 +682,7 @@ impl Visitor for Uses<'_> {
             }
             // Another 2-D array of the same type may be the same matrix: decided
             // after the walk (`disjoint`).
-            ExprKind::Index { base, index: e2 }
-                if matches!(&base.kind, ExprKind::Index { base: b, .. } if !self.is_matrix(b) && same_type(&b.ty, self.ty)) =>
+            ExprKind::Index { base, index: e2 } if matches!(&base.kind, ExprKind::Index { base: b, .. } if !self.is_matrix(b) && same_type(&b.ty, self.ty)) =>
             {
                 let ExprKind::Index { base: b, index: e1 } = &base.kind else { unreachable!() };
                 let shown = crate::printer::print_expr(b);
@@ -691,7 +705,9 @@ impl Visitor for Uses<'_> {
                 visit::walk_expr(self, e)
             }
             ExprKind::Var(_) if self.is_matrix(e) => {
-                let msg = format!("cannot linearise `{name}`: it is used here as a whole; only plain 2-D subscripts `{name}[e1][e2]` can be linearised");
+                let msg = format!(
+                    "cannot linearise `{name}`: it is used here as a whole; only plain 2-D subscripts `{name}[e1][e2]` can be linearised"
+                );
                 self.fail(codes::OPTIMISE_ALIAS, msg, e.span)
             }
             _ => visit::walk_expr(self, e),
@@ -821,7 +837,9 @@ impl VisitMut for Rewrite<'_> {
                 Some(ExprKind::Index { base: m.clone(), index: self.index(r, c).boxed() })
             }
             ExprKind::Field { obj, field } if field.as_str() == "length" && self.is_matrix(obj) => Some(self.plan.rows.kind.clone()),
-            ExprKind::Field { obj, field } if field.as_str() == "length" && matches!(&obj.kind, ExprKind::Index { base, .. } if self.is_matrix(base)) => {
+            ExprKind::Field { obj, field }
+                if field.as_str() == "length" && matches!(&obj.kind, ExprKind::Index { base, .. } if self.is_matrix(base)) =>
+            {
                 Some(self.plan.cols.kind.clone())
             }
             ExprKind::Builtin { func: Builtin::Matrix, args } if args.len() == 3 && self.is_matrix(&args[0]) => {

@@ -333,7 +333,11 @@ pub fn analyse(l: &Loop, var: &str, before: &[Stmt], locals: &HashSet<Name>) -> 
     let (op, step) = update_form(upd, var).ok_or_else(|| {
         let shown = crate::printer::print_stmt(upd);
         let shown = shown.trim().trim_end_matches(';');
-        mismatch(MismatchKind::Update, format!("update `{shown}` is not of the form {var}±c, {var}*c, {var}/c with c a positive constant"), upd.span)
+        mismatch(
+            MismatchKind::Update,
+            format!("update `{shown}` is not of the form {var}±c, {var}*c, {var}/c with c a positive constant"),
+            upd.span,
+        )
     })?;
 
     // The bound must not change while the loop runs.
@@ -424,9 +428,7 @@ fn value_after(stmts: &[&Stmt], var: &str, locals: &HashSet<Name>) -> Option<Exp
     let assigned_value = |s: &Stmt| -> Option<Expr> {
         match &s.kind {
             StmtKind::LocalDecl { name, init: Some(e), .. } if name.as_str() == var => Some(e.clone()),
-            StmtKind::Assign { target, value } if matches!(&target.kind, ExprKind::Var(x) if x.as_str() == var) => {
-                Some(value.clone())
-            }
+            StmtKind::Assign { target, value } if matches!(&target.kind, ExprKind::Var(x) if x.as_str() == var) => Some(value.clone()),
             StmtKind::IncDec { target, op } if target.as_str() == var => {
                 Some(bin(if *op == IncDec::Inc { BinOp::Add } else { BinOp::Sub }, typed_var(var), typed_int(1)))
             }
@@ -437,8 +439,8 @@ fn value_after(stmts: &[&Stmt], var: &str, locals: &HashSet<Name>) -> Option<Exp
         if let Some(v) = assigned_value(s) {
             let reads = Reads::of(&v).with_fields_as_heap(locals);
             let later = Effects::of_stmts(stmts[k + 1..].iter().copied());
-            let stable = !reads.vars.iter().any(|r| r.as_ref() != var && later.assigned.contains(r))
-                && !(reads.heap && later.writes_heap());
+            let stable =
+                !reads.vars.iter().any(|r| r.as_ref() != var && later.assigned.contains(r)) && !(reads.heap && later.writes_heap());
             if !stable {
                 return None;
             }
@@ -590,11 +592,8 @@ fn shift_rec(e: &Expr, var: &str, op: UpdateOp, factor: i64) -> Expr {
     let ExprKind::Binary { op: bop, lhs, rhs } = &e.kind else { return e.clone() };
     if matches!(bop, BinOp::And | BinOp::Star) {
         let mut out = e.clone();
-        out.kind = ExprKind::Binary {
-            op: *bop,
-            lhs: shift_rec(lhs, var, op, factor).boxed(),
-            rhs: shift_rec(rhs, var, op, factor).boxed(),
-        };
+        out.kind =
+            ExprKind::Binary { op: *bop, lhs: shift_rec(lhs, var, op, factor).boxed(), rhs: shift_rec(rhs, var, op, factor).boxed() };
         return out;
     }
     let is_var = |x: &Expr| matches!(&x.kind, ExprKind::Var(n) if n.as_str() == var);
@@ -681,7 +680,10 @@ mod tests {
 
     #[test]
     fn fields_are_not_loop_variables_and_field_bounds_are_heap() {
-        let p = crate::syntax::parse("class C { int f; int g; void m() { while (f < 9) { f = f + 1; } int i = 0; while (i < g) { i = i + 1; m(); } } }").unwrap();
+        let p = crate::syntax::parse(
+            "class C { int f; int g; void m() { while (f < 9) { f = f + 1; } int i = 0; while (i < g) { i = i + 1; m(); } } }",
+        )
+        .unwrap();
         let Member::Method(m) = &p.classes[0].members[2] else { panic!() };
         let MethodBody::Block(b) = &m.body else { panic!() };
         let loc = locals(m);

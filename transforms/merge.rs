@@ -217,10 +217,7 @@ fn counter_invariants(shape: &LoopShape, mp: &MergePlan, m: u64, l: &str, start:
     use loops::{bin, int, invariant, var};
     let c = int(shape.step);
     let call = |args: Vec<Expr>| {
-        Expr::new(
-            ExprKind::Call { receiver: None, method: Ident::new(helper.expect("helper added"), Span::DUMMY), args },
-            Span::DUMMY,
-        )
+        Expr::new(ExprKind::Call { receiver: None, method: Ident::new(helper.expect("helper added"), Span::DUMMY), args }, Span::DUMMY)
     };
     let rel = |e: Expr| bin(BinOp::Eq, var(&shape.var), e);
     let modulo = bin(BinOp::Eq, bin(BinOp::Mod, var(l), int(m)), int(mp.peel));
@@ -253,9 +250,7 @@ fn add_helper(class: &mut Class, base: &str, template: &str) -> String {
         strip(&mut m);
         m
     };
-    let existing = |name: &str| {
-        class.members.iter().find(|mem| matches!(mem, Member::Method(x) if x.name.as_str() == name)).cloned()
-    };
+    let existing = |name: &str| class.members.iter().find(|mem| matches!(mem, Member::Method(x) if x.name.as_str() == name)).cloned();
     for k in 0.. {
         let name = if k == 0 { base.to_string() } else { format!("{base}{k}") };
         let wanted = make(&name);

@@ -381,10 +381,7 @@ fn tile_directive(p: &Program) -> Option<(&'static dyn Transform, Request)> {
 /// Where to report a problem with the request itself (its factor): the
 /// directive, else the loop's guard.
 pub(crate) fn request_span(program: &Program, request: &Request) -> Span {
-    request
-        .directive
-        .or_else(|| find_site(program, request.target).map(|s| loops::head_span(s.lp)))
-        .unwrap_or(request.target.span)
+    request.directive.or_else(|| find_site(program, request.target).map(|s| loops::head_span(s.lp))).unwrap_or(request.target.span)
 }
 
 /// Refuses a factor outside `min..=max` (`what` names it: "unroll", "merge").
@@ -410,13 +407,10 @@ pub(crate) fn check_factor(program: &Program, request: &Request, min: i64, max: 
 }
 
 /// Common first step of the loop passes: find the loop, match the template.
-pub(crate) fn loop_template<'a>(
-    program: &'a Program,
-    request: &Request,
-) -> Result<(LoopSite<'a>, loops::LoopShape), ApplicabilityError> {
+pub(crate) fn loop_template<'a>(program: &'a Program, request: &Request) -> Result<(LoopSite<'a>, loops::LoopShape), ApplicabilityError> {
     let at = request_span(program, request);
-    let site = find_site(program, request.target)
-        .ok_or_else(|| ApplicabilityError::new(codes::OPTIMISE_UNKNOWN_LOOP, "no such loop", at))?;
+    let site =
+        find_site(program, request.target).ok_or_else(|| ApplicabilityError::new(codes::OPTIMISE_UNKNOWN_LOOP, "no such loop", at))?;
     if loops::loop_var(site.lp).as_deref() != Some(&*request.var) && !loops::loop_effects(site.lp).assigned.contains(&request.var) {
         let found = loops::loop_var(site.lp).map(|v| format!(" (its variable is `{v}`)")).unwrap_or_default();
         return Err(ApplicabilityError::new(

@@ -124,7 +124,8 @@ impl Transform for Prefetch {
         let Some(Member::Method(m)) = program.classes.get(id.class).and_then(|c| c.members.get(id.member)) else {
             return Err(err(codes::OPTIMISE_UNKNOWN_KERNEL, "no such method", at));
         };
-        let Some(DirectiveKind::GlobToReg { array, locations }) = m.directives.iter().find(|d| Some(d.span) == request.directive).map(|d| &d.kind)
+        let Some(DirectiveKind::GlobToReg { array, locations }) =
+            m.directives.iter().find(|d| Some(d.span) == request.directive).map(|d| &d.kind)
         else {
             return Err(err(codes::OPTIMISE_UNKNOWN_KERNEL, "no such `gpuopt glob_to_reg` directive", at));
         };
@@ -216,13 +217,29 @@ pub fn resolve_cli(program: &Program, text: &str, request: &str) -> Result<Targe
         [c] => {
             let (a, i) = c.found.clone().expect("found");
             let ExprKind::Index { base, .. } = &a.kind else { unreachable!("an occurrence is an index") };
-            Ok(Target { class: c.id.class, member: c.id.member, kernel: Some(c.id.span), array: (**base).clone(), locations: vec![i], at: c.id.span, directive: None })
+            Ok(Target {
+                class: c.id.class,
+                member: c.id.member,
+                kernel: Some(c.id.span),
+                array: (**base).clone(),
+                locations: vec![i],
+                at: c.id.span,
+                directive: None,
+            })
         }
         [] => {
             let users: Vec<&str> = cands.iter().filter(|c| c.mentions).map(|c| c.label.as_str()).collect();
-            let d = Diagnostic::error(codes::OPTIMISE_UNKNOWN_KERNEL, format!("`{flag}`: no kernel accesses `{}[{want}]`", array.name), Span::DUMMY);
+            let d = Diagnostic::error(
+                codes::OPTIMISE_UNKNOWN_KERNEL,
+                format!("`{flag}`: no kernel accesses `{}[{want}]`", array.name),
+                Span::DUMMY,
+            );
             Err(if users.is_empty() {
-                d.with_help(format!("no kernel{} accesses an array `{}`", name.map(|k| format!(" named `{k}`")).unwrap_or_default(), array.name))
+                d.with_help(format!(
+                    "no kernel{} accesses an array `{}`",
+                    name.map(|k| format!(" named `{k}`")).unwrap_or_default(),
+                    array.name
+                ))
             } else {
                 d.with_help(format!("these kernels access `{}` at other locations: {}", array.name, users.join(", ")))
             })
@@ -362,8 +379,14 @@ pub fn check_target(program: &Program, t: &Target) -> Result<Plan, Applicability
             or(t.array.span, t.at),
         ));
     };
-    let fields: Vec<&Field> = program.classes[t.class].members.iter().filter_map(|m| if let Member::Field(f) = m { Some(f) } else { None }).collect();
-    let declared = method.params.iter().map(|p| (&p.name.name, &p.ty)).chain(fields.iter().map(|f| (&f.name.name, &f.ty))).find(|(n, _)| **n == a.name);
+    let fields: Vec<&Field> =
+        program.classes[t.class].members.iter().filter_map(|m| if let Member::Field(f) = m { Some(f) } else { None }).collect();
+    let declared = method
+        .params
+        .iter()
+        .map(|p| (&p.name.name, &p.ty))
+        .chain(fields.iter().map(|f| (&f.name.name, &f.ty)))
+        .find(|(n, _)| **n == a.name);
     let known_local = loops::locals(method).contains(&a.name);
     match declared {
         Some((_, ty)) if !matches!(ty.kind, TypeKind::Array(_)) => {
@@ -636,7 +659,11 @@ impl<'a> Cx<'a> {
             let shown = format!("{}[{loc}]", self.array);
             let reads = Reads::of(&index);
             if reads.heap {
-                return Err(err(codes::OPTIMISE_TEMPLATE, format!("the location `{shown}` reads the heap; only locations over variables are prefetched"), elem.span));
+                return Err(err(
+                    codes::OPTIMISE_TEMPLATE,
+                    format!("the location `{shown}` reads the heap; only locations over variables are prefetched"),
+                    elem.span,
+                ));
             }
             if let Some(v) = reads.vars.iter().chain([&Name::from(self.array)]).find(|v| eff.assigned.contains(*v)) {
                 return Err(err(
@@ -655,7 +682,10 @@ impl<'a> Cx<'a> {
                 if let Some(span) = whole_array_use(&seg, self.array) {
                     return Err(err(
                         codes::OPTIMISE_ALIAS,
-                        format!("`{}` is used whole here: it would not see the register of `{shown}`, which this segment writes", self.array),
+                        format!(
+                            "`{}` is used whole here: it would not see the register of `{shown}`, which this segment writes",
+                            self.array
+                        ),
                         span,
                     ));
                 }
@@ -674,9 +704,8 @@ impl<'a> Cx<'a> {
         body.iter_mut().for_each(|s| inv.visit_stmt_mut(s));
         let mut out = Vec::new();
         for g in &regs {
-            let ty = ty_to_type(&g.elem.ty).ok_or_else(|| {
-                err(codes::OPTIMISE_TEMPLATE, format!("cannot declare a register of type `{}`", g.elem.ty), g.elem.span)
-            })?;
+            let ty = ty_to_type(&g.elem.ty)
+                .ok_or_else(|| err(codes::OPTIMISE_TEMPLATE, format!("cannot declare a register of type `{}`", g.elem.ty), g.elem.span))?;
             let load = plain(&g.elem);
             match &g.guard {
                 None => out.push(loops::stmt(StmtKind::LocalDecl { ty, name: Ident::new(&g.name, Span::DUMMY), init: Some(load) })),
@@ -711,7 +740,14 @@ impl<'a> Cx<'a> {
     fn proves(&mut self, assumptions: &[Expr], goal: &Expr) -> bool {
         let mut lengths = HashSet::new();
         let Some(g) = encode(goal, &mut lengths) else { return false };
-        let mut hyps: Vec<Term> = self.global.iter().chain(&self.ranges).chain(assumptions).filter_map(|e| encode(e, &mut lengths)).filter(|t| t.sort() == Sort::Bool).collect();
+        let mut hyps: Vec<Term> = self
+            .global
+            .iter()
+            .chain(&self.ranges)
+            .chain(assumptions)
+            .filter_map(|e| encode(e, &mut lengths))
+            .filter(|t| t.sort() == Sort::Bool)
+            .collect();
         for a in &lengths {
             if !a.starts_with('|') {
                 hyps.push(Term::konst(&format!("len${a}"), Sort::Int).ge(&Term::int(0)));
@@ -750,9 +786,13 @@ impl<'a> Cx<'a> {
                     _ => continue,
                 }
                 let unknown = || {
-                    err(codes::OPTIMISE_ALIAS, format!("cannot tell whether `{}` names the prefetched `{shown}`", print_expr(&ann.loc)), ann.span)
-                        .related(at, "the prefetched location")
-                        .help("prefetching needs each permission annotation to name the location exactly or provably not at all")
+                    err(
+                        codes::OPTIMISE_ALIAS,
+                        format!("cannot tell whether `{}` names the prefetched `{shown}`", print_expr(&ann.loc)),
+                        ann.span,
+                    )
+                    .related(at, "the prefetched location")
+                    .help("prefetching needs each permission annotation to name the location exactly or provably not at all")
                 };
                 // An annotation of an earlier segment over variables the kernel
                 // assigns may name other elements now.
@@ -802,14 +842,26 @@ impl<'a> Cx<'a> {
         }
         let r = Reads::of(&any);
         if r.heap {
-            return Err(err(codes::OPTIMISE_TEMPLATE, format!("the condition `{}` of the permission for `{shown}` reads the heap", print_expr(&any)), at));
+            return Err(err(
+                codes::OPTIMISE_TEMPLATE,
+                format!("the condition `{}` of the permission for `{shown}` reads the heap", print_expr(&any)),
+                at,
+            ));
         }
         Ok(Some(any))
     }
 
     /// Every other element of the array the segment accesses differs from the
     /// prefetched one.
-    fn aliases(&mut self, seg: &[Stmt], index: &Expr, shown: &str, guard: Option<&Expr>, eff: &Effects, start: &Start) -> Result<(), ApplicabilityError> {
+    fn aliases(
+        &mut self,
+        seg: &[Stmt],
+        index: &Expr,
+        shown: &str,
+        guard: Option<&Expr>,
+        eff: &Effects,
+        start: &Start,
+    ) -> Result<(), ApplicabilityError> {
         let mut f = Occurrences::new(self.array, None);
         seg.iter().for_each(|s| f.visit_stmt(s));
         let stable = |e: &Expr| Reads::of(e).vars.iter().all(|v| !eff.assigned.contains(v));
@@ -823,7 +875,10 @@ impl<'a> Cx<'a> {
             if is_bound_marker(&e) {
                 return Err(err(
                     codes::OPTIMISE_ALIAS,
-                    format!("`{}` is under a binder of its index's variables: it may be the prefetched `{shown}` or another element", print_expr(&elem)),
+                    format!(
+                        "`{}` is under a binder of its index's variables: it may be the prefetched `{shown}` or another element",
+                        print_expr(&elem)
+                    ),
                     elem.span,
                 )
                 .help("the register stands for one element; an access whose index a quantifier or `\\let` binds is not prefetched"));
@@ -844,7 +899,15 @@ impl<'a> Cx<'a> {
     /// contract use are other arrays — where it matters: the segment writes
     /// the prefetched element or elements of the other array (when both are
     /// only read, a stale copy cannot arise).
-    fn distinct_arrays(&mut self, seg: &[Stmt], elem: &Expr, index: &Expr, start: &Start, written: bool, guard: Option<&Expr>) -> Result<(), ApplicabilityError> {
+    fn distinct_arrays(
+        &mut self,
+        seg: &[Stmt],
+        elem: &Expr,
+        index: &Expr,
+        start: &Start,
+        written: bool,
+        guard: Option<&Expr>,
+    ) -> Result<(), ApplicabilityError> {
         let ExprKind::Index { base, .. } = &elem.kind else { return Ok(()) };
         let ty = base.ty.clone();
         let mut arrays = Arrays { ty: &ty, found: Vec::new() };
@@ -857,7 +920,11 @@ impl<'a> Cx<'a> {
                 }
                 return Err(err(codes::OPTIMISE_ALIAS, format!("this array may be `{}` itself", self.array), span));
             };
-            if *b == *self.array || !(written || writes(seg, &b, None)) || self.stated_distinct(&b) || self.permissions_exceed_one(&b, index, start, guard) {
+            if *b == *self.array
+                || !(written || writes(seg, &b, None))
+                || self.stated_distinct(&b)
+                || self.permissions_exceed_one(&b, index, start, guard)
+            {
                 continue;
             }
             return Err(err(codes::OPTIMISE_ALIAS, format!("`{b}` may be the same array as `{}`", self.array), span)
@@ -1109,14 +1176,22 @@ fn shapes(e: &Expr, conds: &mut Vec<Expr>, binder: Option<&Param>, out: &mut Vec
             r
         }
         ExprKind::Perm { loc, amount } | ExprKind::PointsTo { loc, amount, .. } => {
-            out.push(Ann { conds: conds.clone(), amount: Some((**amount).clone()), binder: binder.cloned(), loc: (**loc).clone(), span: e.span });
+            out.push(Ann {
+                conds: conds.clone(),
+                amount: Some((**amount).clone()),
+                binder: binder.cloned(),
+                loc: (**loc).clone(),
+                span: e.span,
+            });
             Ok(())
         }
         ExprKind::Value(loc) => {
             out.push(Ann { conds: conds.clone(), amount: None, binder: binder.cloned(), loc: (**loc).clone(), span: e.span });
             Ok(())
         }
-        ExprKind::Quant { kind: QuantKind::ForallStar | QuantKind::Forall, binder: b, guard, body } if binder.is_none() && has_perm(body) => {
+        ExprKind::Quant { kind: QuantKind::ForallStar | QuantKind::Forall, binder: b, guard, body }
+            if binder.is_none() && has_perm(body) =>
+        {
             conds.push((**guard).clone());
             let r = shapes(body, conds, Some(b), out);
             conds.pop();
@@ -1159,7 +1234,12 @@ fn holds_elements(e: &Expr, program: &Program) -> bool {
                 }
                 ExprKind::Builtin { func: Builtin::HPerm | Builtin::APerm, .. } => self.0 = true,
                 ExprKind::Call { method, .. } => {
-                    let predicate = self.1.classes.iter().flat_map(|c| &c.members).any(|m| matches!(m, Member::Method(m) if m.name.name == method.name && m.is_predicate()));
+                    let predicate = self
+                        .1
+                        .classes
+                        .iter()
+                        .flat_map(|c| &c.members)
+                        .any(|m| matches!(m, Member::Method(m) if m.name.name == method.name && m.is_predicate()));
                     if predicate {
                         self.0 = true;
                     }
@@ -1441,7 +1521,8 @@ mod tests {
 
     #[test]
     fn read_only_registers_get_a_loop_invariant() {
-        let body = "par k(int tid = 0 .. n) requires Perm(a[tid], 1) ** Perm(b[tid], 1\\2); ensures Perm(a[tid], 1) ** Perm(b[tid], 1\\2); { \
+        let body =
+            "par k(int tid = 0 .. n) requires Perm(a[tid], 1) ** Perm(b[tid], 1\\2); ensures Perm(a[tid], 1) ** Perm(b[tid], 1\\2); { \
             int c = 0; loop_invariant 0 <= c && c <= 3; loop_invariant Perm(a[tid], 1) ** Perm(b[tid], 1\\2); \
             while (c < 3) { a[tid] = a[tid] + b[tid]; c = c + 1; } }";
         let out = run(&prog("gpuopt glob_to_reg b tid;", body)).unwrap();
@@ -1464,10 +1545,12 @@ mod tests {
 
     #[test]
     fn refuses_a_barrier_in_an_if_and_an_unused_location() {
-        let body = "par k(int tid = 0 .. n) requires Perm(a[tid], 1); { a[tid] = 1; if (n > 2) { barrier(k) { requires true; ensures true; } } }";
+        let body =
+            "par k(int tid = 0 .. n) requires Perm(a[tid], 1); { a[tid] = 1; if (n > 2) { barrier(k) { requires true; ensures true; } } }";
         let e = run(&prog("gpuopt glob_to_reg a tid;", body)).unwrap_err();
         assert!(e.starts_with(codes::OPTIMISE_TEMPLATE) && e.contains("barrier inside"), "{e}");
-        let e = run(&prog("gpuopt glob_to_reg a tid + 5;", "par k(int tid = 0 .. n) requires Perm(a[tid], 1); { a[tid] = 1; }")).unwrap_err();
+        let e =
+            run(&prog("gpuopt glob_to_reg a tid + 5;", "par k(int tid = 0 .. n) requires Perm(a[tid], 1); { a[tid] = 1; }")).unwrap_err();
         assert!(e.starts_with(codes::OPTIMISE_UNKNOWN_KERNEL), "{e}");
     }
 }

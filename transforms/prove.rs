@@ -196,10 +196,7 @@ fn prefix_facts(stmts: &[Stmt], locals: &HashSet<Name>, between: &mut Effects, o
         if let Some((x, e)) = assigned {
             // `x` must be a local (a field may change behind a call) and `e`
             // must not read `x` (`x = x + 1` says nothing about the new `x`).
-            let ok = locals.contains(x)
-                && !between.assigned.contains(x)
-                && !Reads::of(e).vars.contains(x)
-                && stable(e, locals, between);
+            let ok = locals.contains(x) && !between.assigned.contains(x) && !Reads::of(e).vars.contains(x) && stable(e, locals, between);
             if let Some(f) = ok.then(|| equation(x, e)).flatten() {
                 out.push(f);
             }
@@ -232,10 +229,10 @@ fn not(e: &Expr) -> Expr {
 /// reads the heap (other than `a.length`).
 fn stable(e: &Expr, locals: &HashSet<Name>, between: &Effects) -> bool {
     let reads = Reads::of(e);
-    let vars_ok = reads.vars.iter().all(|v| {
-        !between.assigned.contains(v)
-            && (locals.contains(v) || (!between.calls && !between.fields_written.contains(v)))
-    });
+    let vars_ok = reads
+        .vars
+        .iter()
+        .all(|v| !between.assigned.contains(v) && (locals.contains(v) || (!between.calls && !between.fields_written.contains(v))));
     vars_ok && !(reads.heap && between.writes_heap())
 }
 
@@ -282,10 +279,7 @@ mod tests {
     #[test]
     fn a_precondition_holds_until_its_variable_is_assigned() {
         // `k = 0` comes after the loop: on entry `k >= 5` still holds.
-        let mut f = facts_at(
-            "class C { requires k >= 5; void m(int k) { int i = 0; while (i < k) { i = i + 1; } k = 0; } }",
-            "i",
-        );
+        let mut f = facts_at("class C { requires k >= 5; void m(int k) { int i = 0; while (i < k) { i = i + 1; } k = 0; } }", "i");
         assert!(f.proves(&int("k").ge(&Term::int(5))));
         // ... unless an enclosing loop runs it again first.
         let mut f = facts_at(

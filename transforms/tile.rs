@@ -90,8 +90,8 @@ use super::fuse_perm::has_perm;
 use super::loops::{self, conjuncts};
 use super::prove::encode;
 use super::{ApplicabilityError, LoopId, Plan, PlanDetail, Request, Transform};
-use crate::ast::visit::{self, VisitMut, Visitor};
 use crate::ast::subst::{fresh_name_in, mentions, substitute_var, Subst};
+use crate::ast::visit::{self, VisitMut, Visitor};
 use crate::ast::*;
 use crate::diagnostics::{codes, Diagnostic};
 use crate::printer::{print_expr, print_stmt};
@@ -208,12 +208,10 @@ fn kernels(m: &Method) -> Vec<(&Par, Option<&Expr>)> {
     for s in &b.stmts {
         match &s.kind {
             StmtKind::Par(p) => out.push((p, None)),
-            StmtKind::InvariantBlock { resource, body, .. } => {
-                out.extend(body.stmts.iter().filter_map(|s| match &s.kind {
-                    StmtKind::Par(p) => Some((p, Some(resource))),
-                    _ => None,
-                }))
-            }
+            StmtKind::InvariantBlock { resource, body, .. } => out.extend(body.stmts.iter().filter_map(|s| match &s.kind {
+                StmtKind::Par(p) => Some((p, Some(resource))),
+                _ => None,
+            })),
             _ => {}
         }
     }
@@ -375,7 +373,14 @@ fn forbidden(stmts: &[Stmt]) -> Option<(Span, &'static str)> {
 
 /// Checks the template and builds the rewrite of the kernel at `target` (a par
 /// span, or the method's span for its only kernel) with tile size `n`.
-pub fn plan(program: &Program, target: LoopId, tiling: Tiling, n: i64, at: Span, directive: Option<Span>) -> Result<Plan, ApplicabilityError> {
+pub fn plan(
+    program: &Program,
+    target: LoopId,
+    tiling: Tiling,
+    n: i64,
+    at: Span,
+    directive: Option<Span>,
+) -> Result<Plan, ApplicabilityError> {
     let class = program.classes.get(target.class).ok_or_else(|| err(codes::OPTIMISE_UNKNOWN_KERNEL, "no such kernel", at))?;
     let method = method_at(program, target).ok_or_else(|| err(codes::OPTIMISE_UNKNOWN_KERNEL, "no such kernel", at))?;
     let all = kernels(method);
@@ -391,8 +396,12 @@ pub fn plan(program: &Program, target: LoopId, tiling: Tiling, n: i64, at: Span,
         match all.as_slice() {
             [k] => *k,
             [] => {
-                return Err(err(codes::OPTIMISE_UNKNOWN_KERNEL, format!("method `{}` has no kernel (`par` block) to tile", method.name), at)
-                    .related(method.name.span, "this method"))
+                return Err(err(
+                    codes::OPTIMISE_UNKNOWN_KERNEL,
+                    format!("method `{}` has no kernel (`par` block) to tile", method.name),
+                    at,
+                )
+                .related(method.name.span, "this method"))
             }
             many => {
                 let mut e = err(
@@ -454,10 +463,9 @@ pub fn plan(program: &Program, target: LoopId, tiling: Tiling, n: i64, at: Span,
     }
     let t_expr = &it.hi;
     let t = print_expr(t_expr);
-    let t_term = facts
-        .term(t_expr)
-        .filter(|t| t.sort() == Sort::Int)
-        .ok_or_else(|| err(codes::OPTIMISE_TEMPLATE, format!("alpine cannot reason about the thread count `{t}` (integer arithmetic only)"), t_expr.span))?;
+    let t_term = facts.term(t_expr).filter(|t| t.sort() == Sort::Int).ok_or_else(|| {
+        err(codes::OPTIMISE_TEMPLATE, format!("alpine cannot reason about the thread count `{t}` (integer arithmetic only)"), t_expr.span)
+    })?;
     if !facts.proves(&Term::int(i128::from(n)).le(&t_term)) {
         let larger = facts.proves(&Term::int(i128::from(n)).gt(&t_term));
         let msg = if larger {
@@ -483,7 +491,13 @@ pub fn plan(program: &Program, target: LoopId, tiling: Tiling, n: i64, at: Span,
     }
     let invariant_resource = inv.and_then(|r| g.requantify_all(r, t_expr, &mut facts));
     let plan = TilePlan { par_span: par.span, kernel, contract, invariant_resource, helpers: names.helpers()? };
-    Ok(Plan { target: LoopId { span: par.span, ..target }, shape: None, factor: n.unsigned_abs(), directive, detail: PlanDetail::Tile(plan) })
+    Ok(Plan {
+        target: LoopId { span: par.span, ..target },
+        shape: None,
+        factor: n.unsigned_abs(),
+        directive,
+        detail: PlanDetail::Tile(plan),
+    })
 }
 
 // ------------------------------------------------------------------------------------
@@ -520,7 +534,10 @@ impl Names {
                         return name;
                     }
                     // The same definition: reuse it.
-                    Some(x) if matches!(&x.body, MethodBody::Expr(e) if print_expr(e) == body) && x.params.len() == params.split(',').count() => {
+                    Some(x)
+                        if matches!(&x.body, MethodBody::Expr(e) if print_expr(e) == body)
+                            && x.params.len() == params.split(',').count() =>
+                    {
                         return name
                     }
                     Some(_) => {}
@@ -644,7 +661,9 @@ impl Gen<'_> {
                     pres.extend(conjuncts(e));
                     posts.extend(conjuncts(e));
                 }
-                ClauseKind::ContextEverywhere(e) if !mentions(e, self.tid) => clauses.push(format!("context_everywhere {};", print_expr(e))),
+                ClauseKind::ContextEverywhere(e) if !mentions(e, self.tid) => {
+                    clauses.push(format!("context_everywhere {};", print_expr(e)))
+                }
                 other => {
                     return Err(err(
                         codes::OPTIMISE_TEMPLATE,
@@ -689,11 +708,7 @@ impl Gen<'_> {
         let (tid, cnt, n, t) = (self.tid, &self.names.counter, self.n, self.t);
         let (first, last) = self.range(tid);
         let (threads, head, loop_head) = match self.tiling {
-            Tiling::Strided => (
-                n.to_string(),
-                String::new(),
-                vec![format!("0 <= {cnt} && {cnt} <= {}", self.ceiling())],
-            ),
+            Tiling::Strided => (n.to_string(), String::new(), vec![format!("0 <= {cnt} && {cnt} <= {}", self.ceiling())]),
             Tiling::Chunked => (
                 self.ceiling(),
                 // Helps the prover see that the first chunk starts within `0 .. T`.
@@ -752,7 +767,9 @@ impl Gen<'_> {
     }
 
     fn requantify(&self, e: &Expr, t: &Expr, facts: &mut Facts) -> Option<String> {
-        let ExprKind::Quant { kind: kind @ (QuantKind::Forall | QuantKind::ForallStar), binder, guard, body } = &e.kind else { return None };
+        let ExprKind::Quant { kind: kind @ (QuantKind::Forall | QuantKind::ForallStar), binder, guard, body } = &e.kind else {
+            return None;
+        };
         if !matches!(binder.ty.kind, TypeKind::Int) {
             return None;
         }
@@ -771,7 +788,13 @@ impl Gen<'_> {
             ExprKind::Binary { op: BinOp::Gt, lhs, rhs } if is_x(rhs) => Some((**lhs).clone()),
             _ => None,
         };
-        let hi = if lower(a) { upper(b) } else if lower(b) { upper(a) } else { None }?;
+        let hi = if lower(a) {
+            upper(b)
+        } else if lower(b) {
+            upper(a)
+        } else {
+            None
+        }?;
         // A binder of the body that shadows `x` or would capture the new names
         // is handled by the substitution.
         if mentions(&hi, x) || !facts.equal(&hi, t) {
@@ -786,10 +809,7 @@ impl Gen<'_> {
         };
         let (first, last) = self.range(i0);
         let q = kind.keyword();
-        Some(format!(
-            "({q} int {i0}; 0 <= {i0} && {i0} < {threads}; ({q} int {x1}; {}; {inner}))",
-            self.guard(i0, x1, &first, &last)
-        ))
+        Some(format!("({q} int {i0}; 0 <= {i0} && {i0} < {threads}; ({q} int {x1}; {}; {inner}))", self.guard(i0, x1, &first, &last)))
     }
 }
 

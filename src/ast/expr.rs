@@ -219,50 +219,119 @@ pub enum ExprKind {
     /// A local, parameter, field of `this`, binder or class name.
     Var(Ident),
     /// `obj.field` (also `a.length`)
-    Field { obj: Box<Expr>, field: Ident },
+    Field {
+        obj: Box<Expr>,
+        field: Ident,
+    },
     /// `m(args)`, `obj.m(args)`, `Class.m(args)`
-    Call { receiver: Option<Box<Expr>>, method: Ident, args: Vec<Expr> },
-    Builtin { func: Builtin, args: Vec<Expr> },
+    Call {
+        receiver: Option<Box<Expr>>,
+        method: Ident,
+        args: Vec<Expr>,
+    },
+    Builtin {
+        func: Builtin,
+        args: Vec<Expr>,
+    },
     /// `base[index]` — array element, sequence element or map lookup
-    Index { base: Box<Expr>, index: Box<Expr> },
+    Index {
+        base: Box<Expr>,
+        index: Box<Expr>,
+    },
     /// `xs[lo..hi]`, `xs[lo..]`, `xs[..hi]`
-    Slice { base: Box<Expr>, lo: Option<Box<Expr>>, hi: Option<Box<Expr>> },
+    Slice {
+        base: Box<Expr>,
+        lo: Option<Box<Expr>>,
+        hi: Option<Box<Expr>>,
+    },
     /// `xs[i -> v]` — the sequence `xs` with position `i` replaced by `v`
-    SeqUpdate { base: Box<Expr>, index: Box<Expr>, value: Box<Expr> },
+    SeqUpdate {
+        base: Box<Expr>,
+        index: Box<Expr>,
+        value: Box<Expr>,
+    },
     /// `new C(args)`
-    New { class: Ident, args: Vec<Expr> },
+    New {
+        class: Ident,
+        args: Vec<Expr>,
+    },
     /// `new T[e1][e2]...`
-    NewArray { elem: Type, dims: Vec<Expr> },
-    Unary { op: UnOp, operand: Box<Expr> },
-    Binary { op: BinOp, lhs: Box<Expr>, rhs: Box<Expr> },
+    NewArray {
+        elem: Type,
+        dims: Vec<Expr>,
+    },
+    Unary {
+        op: UnOp,
+        operand: Box<Expr>,
+    },
+    Binary {
+        op: BinOp,
+        lhs: Box<Expr>,
+        rhs: Box<Expr>,
+    },
     /// `c ? a : b`
-    Cond { cond: Box<Expr>, then_expr: Box<Expr>, else_expr: Box<Expr> },
+    Cond {
+        cond: Box<Expr>,
+        then_expr: Box<Expr>,
+        else_expr: Box<Expr>,
+    },
     /// `(\forall T x; guard; body)` and friends. The range form
     /// `(\forall int i = lo .. hi; body)` is desugared by the parser into the guard
     /// `lo <= i && i < hi`.
-    Quant { kind: QuantKind, binder: Param, guard: Box<Expr>, body: Box<Expr> },
+    Quant {
+        kind: QuantKind,
+        binder: Param,
+        guard: Box<Expr>,
+        body: Box<Expr>,
+    },
     /// `(\let T x = value; body)`
-    Let { binder: Param, value: Box<Expr>, body: Box<Expr> },
+    Let {
+        binder: Param,
+        value: Box<Expr>,
+        body: Box<Expr>,
+    },
     /// `\old(e)`
     Old(Box<Expr>),
     /// `Perm(loc, amount)`
-    Perm { loc: Box<Expr>, amount: Box<Expr> },
+    Perm {
+        loc: Box<Expr>,
+        amount: Box<Expr>,
+    },
     /// `PointsTo(loc, amount, value)` = `Perm(loc, amount) ** loc == value`
-    PointsTo { loc: Box<Expr>, amount: Box<Expr>, value: Box<Expr> },
+    PointsTo {
+        loc: Box<Expr>,
+        amount: Box<Expr>,
+        value: Box<Expr>,
+    },
     /// `Value(loc)` = `Perm(loc, read)`
     Value(Box<Expr>),
     /// `|e|` — size of a sequence, set, bag or map
     Size(Box<Expr>),
     /// `seq<T>{a, b}`, `set<T>{}`, `bag<T>{x}`
-    Collection { kind: CollectionKind, elem: Type, elems: Vec<Expr> },
+    Collection {
+        kind: CollectionKind,
+        elem: Type,
+        elems: Vec<Expr>,
+    },
     /// `map<K,V>{k1, v1, k2, v2}` — a flat key, value list
-    MapLit { key: Type, value: Type, entries: Vec<(Expr, Expr)> },
+    MapLit {
+        key: Type,
+        value: Type,
+        entries: Vec<(Expr, Expr)>,
+    },
     /// `{: e :}` — marks `e` as a trigger of the enclosing quantifier
     Trigger(Box<Expr>),
     /// `unfolding P(args) in e`
-    Unfolding { pred: Box<Expr>, body: Box<Expr> },
+    Unfolding {
+        pred: Box<Expr>,
+        body: Box<Expr>,
+    },
     /// `e with { ghost statements } then { ghost statements }` — ghost code run
     /// before (binding the callee's `given` parameters) and after the call (reading
     /// its `yields` results).
-    WithThen { expr: Box<Expr>, with: Option<Block>, then: Option<Block> },
+    WithThen {
+        expr: Box<Expr>,
+        with: Option<Block>,
+        then: Option<Block>,
+    },
 }

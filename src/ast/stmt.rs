@@ -85,24 +85,51 @@ impl SpecStmtKind {
 #[derive(Clone, Debug, PartialEq)]
 pub enum StmtKind {
     /// `T x;` or `T x = e;` — one declarator (`int a, b;` becomes two statements).
-    LocalDecl { ty: Type, name: Ident, init: Option<Expr> },
+    LocalDecl {
+        ty: Type,
+        name: Ident,
+        init: Option<Expr>,
+    },
     /// `target = value;` — the target is any expression syntactically (variable,
     /// field, array element); the resolver checks that it is assignable.
-    Assign { target: Expr, value: Expr },
+    Assign {
+        target: Expr,
+        value: Expr,
+    },
     /// `x++;` / `x--;`
-    IncDec { target: Ident, op: IncDec },
+    IncDec {
+        target: Ident,
+        op: IncDec,
+    },
     /// An expression evaluated for its effect (a call).
     Expr(Expr),
-    If { cond: Expr, then_branch: Box<Stmt>, else_branch: Option<Box<Stmt>> },
+    If {
+        cond: Expr,
+        then_branch: Box<Stmt>,
+        else_branch: Option<Box<Stmt>>,
+    },
     Loop(Loop),
     Return(Option<Expr>),
-    Spec { kind: SpecStmtKind, expr: Expr },
+    Spec {
+        kind: SpecStmtKind,
+        expr: Expr,
+    },
     /// `lock e;`, `unlock e;`, `wait e;`, `notify e;`, `fork e;`, `join e;`
-    Sync { kind: SyncKind, obj: Expr },
+    Sync {
+        kind: SyncKind,
+        obj: Expr,
+    },
     /// `atomic (inv1, inv2) S`
-    Atomic { invariants: Vec<Ident>, body: Box<Stmt> },
+    Atomic {
+        invariants: Vec<Ident>,
+        body: Box<Stmt>,
+    },
     /// `invariant NAME(RESOURCE) { ... }`
-    InvariantBlock { name: Ident, resource: Expr, body: Block },
+    InvariantBlock {
+        name: Ident,
+        resource: Expr,
+        body: Block,
+    },
     Barrier(Barrier),
     Par(Par),
     Block(Block),
@@ -199,8 +226,7 @@ impl Contract {
 fn clause_exprs(c: &Clause) -> Vec<&Expr> {
     use super::ClauseKind::*;
     match &c.kind {
-        Requires(e) | Ensures(e) | Context(e) | ContextEverywhere(e) | LoopInvariant(e)
-        | KernelInvariant(e) | Signals(_, e) => vec![e],
+        Requires(e) | Ensures(e) | Context(e) | ContextEverywhere(e) | LoopInvariant(e) | KernelInvariant(e) | Signals(_, e) => vec![e],
         Modifies(es) | Accessible(es) => es.iter().collect(),
         Given(_) | Yields(_) => vec![],
     }

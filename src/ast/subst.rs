@@ -44,7 +44,7 @@
 //! are never substituted.
 
 use super::visit::{self, VisitMut, Visitor};
-use super::{Block, Clause, ClauseKind, Contract, Expr, ExprKind, Ident, Loop, LoopKind, Method, Name, Param, ParUnit, Stmt, StmtKind, Ty};
+use super::{Block, Clause, ClauseKind, Contract, Expr, ExprKind, Ident, Loop, LoopKind, Method, Name, ParUnit, Param, Stmt, StmtKind, Ty};
 use std::collections::{HashMap, HashSet};
 
 // ------------------------------------------------------------------------------------

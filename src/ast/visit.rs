@@ -506,9 +506,7 @@ pub fn walk_param_mut<V: VisitMut + ?Sized>(v: &mut V, p: &mut Param) {
 
 pub fn walk_type_mut<V: VisitMut + ?Sized>(v: &mut V, t: &mut Type) {
     match &mut t.kind {
-        TypeKind::Seq(x) | TypeKind::Set(x) | TypeKind::Bag(x) | TypeKind::Option(x) | TypeKind::Array(x) => {
-            v.visit_type_mut(x)
-        }
+        TypeKind::Seq(x) | TypeKind::Set(x) | TypeKind::Bag(x) | TypeKind::Option(x) | TypeKind::Array(x) => v.visit_type_mut(x),
         TypeKind::Map(a, b) | TypeKind::Tuple(a, b) => {
             v.visit_type_mut(a);
             v.visit_type_mut(b);

@@ -113,10 +113,13 @@ pub fn parse_request(pass: &'static str, flag: &str, text: &str) -> Result<CliRe
         None => (None, text.trim()),
     };
     let factor: i64 = k.parse().map_err(|_| format!("`--{flag} {text}`: `{k}` is not an integer factor"))?;
-    let ident = |s: &str| !s.is_empty() && s.chars().all(|c| c.is_alphanumeric() || c == '_') && !s.starts_with(|c: char| c.is_ascii_digit());
+    let ident =
+        |s: &str| !s.is_empty() && s.chars().all(|c| c.is_alphanumeric() || c == '_') && !s.starts_with(|c: char| c.is_ascii_digit());
     let selector = match sel {
         None => Selector::Only,
-        Some(s) if s.chars().all(|c| c.is_ascii_digit()) && !s.is_empty() => Selector::Line(s.parse().map_err(|_| format!("`{s}` is not a line number"))?),
+        Some(s) if s.chars().all(|c| c.is_ascii_digit()) && !s.is_empty() => {
+            Selector::Line(s.parse().map_err(|_| format!("`{s}` is not a line number"))?)
+        }
         Some(s) if ident(s) => Selector::Var(s.to_string()),
         Some(s) => match s.split_once(':') {
             Some((m, v)) if ident(m) && ident(v) => Selector::MethodVar(m.to_string(), v.to_string()),
@@ -154,7 +157,12 @@ fn candidates(p: &Program, text: &str) -> Vec<Candidate> {
         let nth = seen.iter().filter(|k| k.class == class && k.method == method && k.var == *var).count();
         let key = LoopKey { class, method, var: var.to_string(), nth };
         seen.push(key.clone());
-        out.push(Candidate { key, guard: loops::head_span(site.lp), line: line_of(site.lp.span), guard_line: line_of(loops::head_span(site.lp)) });
+        out.push(Candidate {
+            key,
+            guard: loops::head_span(site.lp),
+            line: line_of(site.lp.span),
+            guard_line: line_of(loops::head_span(site.lp)),
+        });
     }
     out
 }
@@ -176,7 +184,8 @@ fn resolve(p: &Program, text: &str, r: &CliRequest) -> Result<LoopKey, Diagnosti
         [one] => Ok(one.key.clone()),
         [] => {
             let known: Vec<String> = all.iter().map(describe).collect();
-            let d = Diagnostic::error(codes::OPTIMISE_UNKNOWN_LOOP, format!("`{}`: no loop of the file fits this name", r.text), Span::DUMMY);
+            let d =
+                Diagnostic::error(codes::OPTIMISE_UNKNOWN_LOOP, format!("`{}`: no loop of the file fits this name", r.text), Span::DUMMY);
             Err(if known.is_empty() {
                 d.with_help("no loop of this file has a variable compared in its guard and updated in its body")
             } else {
@@ -241,10 +250,15 @@ fn resolve_fuse(p: &Program, names: &[String], text: &str) -> Result<transforms:
                 format!("`{text}`: no consecutive par blocks of the file are named {}", names.join(", ")),
                 Span::DUMMY,
             );
-            Err(if known.is_empty() { d.with_help("this file has no named par blocks") } else { d.with_help(format!("the par blocks are: {}", known.join(", "))) })
+            Err(if known.is_empty() {
+                d.with_help("this file has no named par blocks")
+            } else {
+                d.with_help(format!("the par blocks are: {}", known.join(", ")))
+            })
         }
         many => {
-            let mut d = Diagnostic::error(codes::OPTIMISE_AMBIGUOUS_LOOP, format!("`{text}` fits {} runs of kernels", many.len()), many[0].1);
+            let mut d =
+                Diagnostic::error(codes::OPTIMISE_AMBIGUOUS_LOOP, format!("`{text}` fits {} runs of kernels", many.len()), many[0].1);
             for (_, s) in &many[1..] {
                 d = d.with_related(*s, "these kernels fit too");
             }
@@ -291,7 +305,8 @@ fn linearise_all(
     for _ in 0..count {
         let Some(&target) = transforms::linearise::methods_declaring(&program, name).first() else { break };
         let pass = &transforms::linearise::Linearise;
-        let plan = transforms::linearise::plan(&program, target, name, order, None, None).map_err(|e| (current.clone(), vec![e.into_diagnostic()], EXIT_CHECK_FAILED))?;
+        let plan = transforms::linearise::plan(&program, target, name, order, None, None)
+            .map_err(|e| (current.clone(), vec![e.into_diagnostic()], EXIT_CHECK_FAILED))?;
         (current, program) = rw.rewrite(pass, program, &plan).map_err(|(src, d)| (src, d, EXIT_CHECK_FAILED))?;
     }
     Ok((current, program))
@@ -346,9 +361,14 @@ pub fn optimise_text(
     let mut program = program;
     let fail = |src: &SourceFile, e: ApplicabilityError| {
         let d = e.into_diagnostic();
-        let bad_request =
-            [codes::OPTIMISE_FACTOR, codes::OPTIMISE_UNKNOWN_LOOP, codes::OPTIMISE_AMBIGUOUS_LOOP, codes::OPTIMISE_UNKNOWN_KERNEL, codes::OPTIMISE_UNKNOWN_ARRAY]
-                .contains(&d.code);
+        let bad_request = [
+            codes::OPTIMISE_FACTOR,
+            codes::OPTIMISE_UNKNOWN_LOOP,
+            codes::OPTIMISE_AMBIGUOUS_LOOP,
+            codes::OPTIMISE_UNKNOWN_KERNEL,
+            codes::OPTIMISE_UNKNOWN_ARRAY,
+        ]
+        .contains(&d.code);
         let status = if bad_request { EXIT_BAD_INPUT } else { EXIT_CHECK_FAILED };
         (src.clone(), vec![d], status)
     };
@@ -377,8 +397,7 @@ pub fn optimise_text(
             (current.clone(), vec![d], EXIT_BAD_INPUT)
         })?;
         let plan = transforms::tile::plan(&program, target, t.1, t.2, target.span, None).map_err(|e| fail(&current, e))?;
-        (current, program) =
-            rw.rewrite(&transforms::tile::TileKernel, program, &plan).map_err(|(src, d)| (src, d, EXIT_CHECK_FAILED))?;
+        (current, program) = rw.rewrite(&transforms::tile::TileKernel, program, &plan).map_err(|(src, d)| (src, d, EXIT_CHECK_FAILED))?;
     }
     for (r, key) in requests.iter().zip(&keys) {
         let pass: &dyn Transform = *transforms::registry().iter().find(|t| t.name() == r.pass).expect("known pass");
@@ -402,7 +421,8 @@ pub fn optimise_text(
         (current, program) = rw.rewrite(pass, program, &plan).map_err(|(src, d)| (src, d, EXIT_CHECK_FAILED))?;
     }
     for text in prefetches {
-        let target = transforms::prefetch::resolve_cli(&program, &current.text, text).map_err(|d| (current.clone(), vec![d], EXIT_BAD_INPUT))?;
+        let target =
+            transforms::prefetch::resolve_cli(&program, &current.text, text).map_err(|d| (current.clone(), vec![d], EXIT_BAD_INPUT))?;
         let plan = transforms::prefetch::check_target(&program, &target).map_err(|e| fail(&current, e))?;
         let pass = &transforms::prefetch::Prefetch;
         (current, program) = rw.rewrite(pass, program, &plan).map_err(|(src, d)| (src, d, EXIT_CHECK_FAILED))?;
@@ -537,7 +557,10 @@ pub fn run(args: OptimiseArgs, reporter: &Reporter) -> i32 {
             }
             errln!("error: the optimised program does not verify ({} of {} units failed); nothing written", failed.len(), reports.len());
             if input == InputVerdict::Verifies {
-                errln!("note: the input verifies ({}): the rewrite broke the proof, which is a bug in alpine; please report it", names.join(", "));
+                errln!(
+                    "note: the input verifies ({}): the rewrite broke the proof, which is a bug in alpine; please report it",
+                    names.join(", ")
+                );
             }
             return EXIT_CHECK_FAILED;
         }
@@ -653,10 +676,7 @@ mod tests {
         assert_eq!(parse_request("loop_unroll", "unroll", "3").unwrap().selector, Selector::Only);
         assert_eq!(parse_request("loop_unroll", "unroll", "i=3").unwrap().selector, Selector::Var("i".into()));
         assert_eq!(parse_request("loop_unroll", "unroll", "12=3").unwrap().selector, Selector::Line(12));
-        assert_eq!(
-            parse_request("loop_unroll", "unroll", "zero:i=3").unwrap().selector,
-            Selector::MethodVar("zero".into(), "i".into())
-        );
+        assert_eq!(parse_request("loop_unroll", "unroll", "zero:i=3").unwrap().selector, Selector::MethodVar("zero".into(), "i".into()));
         assert_eq!(parse_request("loop_unroll", "unroll", "i=-1").unwrap().factor, -1);
         assert!(parse_request("loop_unroll", "unroll", "i=x").is_err());
         assert!(parse_request("loop_unroll", "unroll", "a b=2").is_err());

@@ -29,13 +29,13 @@ pub fn run(args: ParseArgs, reporter: &Reporter) -> i32 {
             Ok((program, warnings)) => {
                 reporter.report(file, &warnings);
                 if !reporter.json() {
-                    let methods = program
-                        .classes
-                        .iter()
-                        .flat_map(|c| &c.members)
-                        .filter(|m| matches!(m, Member::Method(_)))
-                        .count();
-                    outln!("{}: ok ({}, {})", file.name, super::count(program.classes.len(), "class", "classes"), super::count(methods, "method", "methods"));
+                    let methods = program.classes.iter().flat_map(|c| &c.members).filter(|m| matches!(m, Member::Method(_))).count();
+                    outln!(
+                        "{}: ok ({}, {})",
+                        file.name,
+                        super::count(program.classes.len(), "class", "classes"),
+                        super::count(methods, "method", "methods")
+                    );
                 }
             }
             Err(diags) => {

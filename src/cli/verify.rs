@@ -38,7 +38,14 @@ pub struct VerifyArgs {
 }
 
 pub fn run(args: VerifyArgs, reporter: &Reporter) -> i32 {
-    let opts = Options { timeout_secs: args.timeout.max(1), rlimit: args.rlimit, unit_timeout_secs: args.unit_timeout, smoke: args.smoke, dump_smt: args.dump_smt.is_some(), only: args.only.clone() };
+    let opts = Options {
+        timeout_secs: args.timeout.max(1),
+        rlimit: args.rlimit,
+        unit_timeout_secs: args.unit_timeout,
+        smoke: args.smoke,
+        dump_smt: args.dump_smt.is_some(),
+        only: args.only.clone(),
+    };
     let mut status = EXIT_OK;
     for path in &args.files {
         let file = match io::read_source(path) {

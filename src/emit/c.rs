@@ -109,10 +109,7 @@ impl<'a> Ctx<'a> {
                 return Ok(t);
             }
         }
-        Err(unsupported(
-            span,
-            format!("`{}` is not a local variable or parameter here (fields of `this` cannot be emitted)", id.name),
-        ))
+        Err(unsupported(span, format!("`{}` is not a local variable or parameter here (fields of `this` cannot be emitted)", id.name)))
     }
 
     fn mark_length(&mut self, name: &Name) {
@@ -127,14 +124,89 @@ impl<'a> Ctx<'a> {
 }
 
 const RESERVED: &[&str] = &[
-    "auto", "break", "case", "char", "const", "continue", "default", "do", "double", "else", "enum", "extern",
-    "float", "for", "goto", "if", "inline", "int", "long", "register", "restrict", "return", "short", "signed",
-    "sizeof", "static", "struct", "switch", "typedef", "union", "unsigned", "void", "volatile", "while", "bool",
-    "true", "false", "kernel", "global", "local", "constant", "private", "half", "uint", "uchar", "ushort", "ulong",
-    "size_t", "NULL", "main", "new", "delete", "class", "this", "template", "namespace", "operator", "private",
-    "public", "protected", "virtual", "friend", "using", "typename", "asm", "dim3", "threadIdx", "blockIdx",
-    "blockDim", "gridDim", "warpSize", "status", "done", "read_only", "write_only", "read_write", "complex",
-    "imaginary", "sampler_t", "event_t", "printf", "fprintf", "stderr",
+    "auto",
+    "break",
+    "case",
+    "char",
+    "const",
+    "continue",
+    "default",
+    "do",
+    "double",
+    "else",
+    "enum",
+    "extern",
+    "float",
+    "for",
+    "goto",
+    "if",
+    "inline",
+    "int",
+    "long",
+    "register",
+    "restrict",
+    "return",
+    "short",
+    "signed",
+    "sizeof",
+    "static",
+    "struct",
+    "switch",
+    "typedef",
+    "union",
+    "unsigned",
+    "void",
+    "volatile",
+    "while",
+    "bool",
+    "true",
+    "false",
+    "kernel",
+    "global",
+    "local",
+    "constant",
+    "private",
+    "half",
+    "uint",
+    "uchar",
+    "ushort",
+    "ulong",
+    "size_t",
+    "NULL",
+    "main",
+    "new",
+    "delete",
+    "class",
+    "this",
+    "template",
+    "namespace",
+    "operator",
+    "private",
+    "public",
+    "protected",
+    "virtual",
+    "friend",
+    "using",
+    "typename",
+    "asm",
+    "dim3",
+    "threadIdx",
+    "blockIdx",
+    "blockDim",
+    "gridDim",
+    "warpSize",
+    "status",
+    "done",
+    "read_only",
+    "write_only",
+    "read_write",
+    "complex",
+    "imaginary",
+    "sampler_t",
+    "event_t",
+    "printf",
+    "fprintf",
+    "stderr",
 ];
 
 /// A PVL identifier as a C identifier: names C, C++, CUDA or OpenCL reserve, the
@@ -165,7 +237,9 @@ pub fn function_name(class: &str, f: &str) -> String {
 pub fn scalar_type(t: &Type) -> R<&'static str> {
     match t.kind {
         TypeKind::Int | TypeKind::Boolean => Ok("int"),
-        _ => Err(unsupported(t.span, format!("values of type `{}` cannot be emitted (only int and boolean)", crate::printer::print_type(t)))),
+        _ => {
+            Err(unsupported(t.span, format!("values of type `{}` cannot be emitted (only int and boolean)", crate::printer::print_type(t))))
+        }
     }
 }
 
@@ -194,7 +268,9 @@ pub fn contract_comment(indent: &str, c: &Contract) -> String {
                 ClauseKind::Modifies(es) | ClauseKind::Accessible(es) => {
                     es.iter().map(crate::printer::print_expr).collect::<Vec<_>>().join(", ")
                 }
-                ClauseKind::Signals(p, e) => format!("({} {}) {}", crate::printer::print_type(&p.ty), p.name, crate::printer::print_expr(e)),
+                ClauseKind::Signals(p, e) => {
+                    format!("({} {}) {}", crate::printer::print_type(&p.ty), p.name, crate::printer::print_expr(e))
+                }
                 ClauseKind::Requires(e)
                 | ClauseKind::Ensures(e)
                 | ClauseKind::Context(e)
@@ -239,10 +315,7 @@ pub fn expr(cx: &mut Ctx, e: &Expr) -> R<String> {
                 return Err(unsupported(e.span, "only elements of one-dimensional array variables can be emitted"));
             };
             if cx.mode != Mode::Kernel {
-                return Err(unsupported(
-                    e.span,
-                    "array elements can only be accessed inside par blocks (the arrays live on the device)",
-                ));
+                return Err(unsupported(e.span, "array elements can only be accessed inside par blocks (the arrays live on the device)"));
             }
             let t = cx.var(id, base.span)?;
             if !array_elem_ok(&t) {
@@ -300,7 +373,10 @@ pub fn expr(cx: &mut Ctx, e: &Expr) -> R<String> {
             let Some(f) = f else {
                 return Err(unsupported(
                     e.span,
-                    format!("only pure int/boolean functions of class `{}` with an expression body can be called in emitted code", cx.class.name),
+                    format!(
+                        "only pure int/boolean functions of class `{}` with an expression body can be called in emitted code",
+                        cx.class.name
+                    ),
                 ));
             };
             check_function_signature(f)?;
@@ -417,12 +493,8 @@ pub type ParHook<'h> = &'h mut dyn FnMut(&mut Ctx, &Par, &str) -> R<String>;
 pub fn stmt(cx: &mut Ctx, s: &Stmt, indent: &str, on_par: &mut Option<ParHook>) -> R<String> {
     let inner = format!("{indent}    ");
     match &s.kind {
-        StmtKind::LocalDecl { .. } | StmtKind::Assign { .. } | StmtKind::IncDec { .. } => {
-            Ok(format!("{indent}{};\n", simple(cx, s)?))
-        }
-        StmtKind::Spec { kind, expr: e } => {
-            Ok(comment(indent, &format!("{} {};", kind.keyword(), crate::printer::print_expr(e))))
-        }
+        StmtKind::LocalDecl { .. } | StmtKind::Assign { .. } | StmtKind::IncDec { .. } => Ok(format!("{indent}{};\n", simple(cx, s)?)),
+        StmtKind::Spec { kind, expr: e } => Ok(comment(indent, &format!("{} {};", kind.keyword(), crate::printer::print_expr(e)))),
         StmtKind::If { cond, then_branch, else_branch } => {
             let c = expr(cx, cond)?;
             let mut out = format!("{indent}if ({c}) {{\n");
@@ -505,7 +577,9 @@ pub fn stmt(cx: &mut Ctx, s: &Stmt, indent: &str, on_par: &mut Option<ParHook>) 
         StmtKind::Expr(_) => Err(unsupported(s.span, "method calls cannot be emitted")),
         StmtKind::Atomic { body, .. } if cx.mode == Mode::Kernel => super::atomic::atomic(cx, s, body, indent),
         StmtKind::Atomic { .. } => Err(unsupported(s.span, "atomic blocks outside par blocks cannot be emitted")),
-        StmtKind::Sync { kind, .. } => Err(unsupported(s.span, format!("`{}` cannot be emitted (no locks or threads on a GPU)", kind.keyword()))),
+        StmtKind::Sync { kind, .. } => {
+            Err(unsupported(s.span, format!("`{}` cannot be emitted (no locks or threads on a GPU)", kind.keyword())))
+        }
         // On the host, an invariant block only scopes the resource its kernels'
         // atomic blocks share: its body runs as it is.
         StmtKind::InvariantBlock { name, resource, body } if cx.mode == Mode::Host => {

@@ -95,10 +95,7 @@ pub fn launch(k: &Kernel, _index: usize, indent: &str) -> String {
     } else if k.iters.len() == 1 {
         (format!("(alpine_n0 + {b} - 1) / {b}", b = BLOCK_1D), BLOCK_1D.to_string())
     } else {
-        (
-            format!("dim3((alpine_n1 + {b} - 1) / {b}, (alpine_n0 + {b} - 1) / {b})", b = BLOCK_2D),
-            format!("dim3({b}, {b})", b = BLOCK_2D),
-        )
+        (format!("dim3((alpine_n1 + {b} - 1) / {b}, (alpine_n0 + {b} - 1) / {b})", b = BLOCK_2D), format!("dim3({b}, {b})", b = BLOCK_2D))
     };
     out += &format!("{i}    {}<<<{grid}, {block}>>>({});\n", k.name, args.join(", "));
     out += &format!("{i}    ALPINE_CHECK(cudaGetLastError());\n{i}}}\n");

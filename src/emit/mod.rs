@@ -286,9 +286,7 @@ fn host(target: Target, class: &Class, m: &Method, b: &Block, called: &mut BTree
 fn collect_labels(stmts: &[Stmt]) -> Vec<String> {
     fn go(s: &Stmt, out: &mut Vec<String>) {
         match &s.kind {
-            StmtKind::Par(p) => {
-                out.extend(p.units.iter().map(|u| u.name.as_ref().map_or("par".to_string(), |n| n.name.to_string())))
-            }
+            StmtKind::Par(p) => out.extend(p.units.iter().map(|u| u.name.as_ref().map_or("par".to_string(), |n| n.name.to_string()))),
             StmtKind::Block(b) => b.stmts.iter().for_each(|s| go(s, out)),
             StmtKind::If { then_branch, else_branch, .. } => {
                 go(then_branch, out);

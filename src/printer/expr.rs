@@ -64,11 +64,9 @@ pub(super) fn prec(e: &Expr) -> u8 {
         ExprKind::Cond { .. } | ExprKind::Unfolding { .. } => COND,
         ExprKind::Binary { op, .. } => binop_level(*op),
         ExprKind::Unary { .. } => PREFIX,
-        ExprKind::Field { .. }
-        | ExprKind::Call { .. }
-        | ExprKind::Index { .. }
-        | ExprKind::Slice { .. }
-        | ExprKind::SeqUpdate { .. } => POSTFIX,
+        ExprKind::Field { .. } | ExprKind::Call { .. } | ExprKind::Index { .. } | ExprKind::Slice { .. } | ExprKind::SeqUpdate { .. } => {
+            POSTFIX
+        }
         _ => 14, // primaries
     }
 }
@@ -334,8 +332,7 @@ impl Printer<'_> {
 
     /// The base of a postfix operator (`.f`, `[i]`, a method call's receiver).
     fn postfix_base(&mut self, e: &Expr) {
-        let paren =
-            prec(e) < POSTFIX || matches!(e.kind, ExprKind::New { .. } | ExprKind::NewArray { .. });
+        let paren = prec(e) < POSTFIX || matches!(e.kind, ExprKind::New { .. } | ExprKind::NewArray { .. });
         self.expr_paren(e, paren);
     }
 
@@ -430,9 +427,7 @@ impl Printer<'_> {
                     UnOp::Neg => "-",
                 });
                 // `--` is a token: `-(-x)`, never `--x`.
-                let paren = prec(operand) < PREFIX
-                    || (*op == UnOp::Neg
-                        && matches!(&operand.kind, ExprKind::Unary { op: UnOp::Neg, .. }));
+                let paren = prec(operand) < PREFIX || (*op == UnOp::Neg && matches!(&operand.kind, ExprKind::Unary { op: UnOp::Neg, .. }));
                 self.expr_paren(operand, paren);
             }
             ExprKind::Binary { op, lhs, rhs } => self.binary(*op, lhs, rhs),
@@ -465,9 +460,7 @@ impl Printer<'_> {
             }
             ExprKind::Old(x) => self.call("\\old", [&**x]),
             ExprKind::Perm { loc, amount } => self.call("Perm", [&**loc, &**amount]),
-            ExprKind::PointsTo { loc, amount, value } => {
-                self.call("PointsTo", [&**loc, &**amount, &**value])
-            }
+            ExprKind::PointsTo { loc, amount, value } => self.call("PointsTo", [&**loc, &**amount, &**value]),
             ExprKind::Value(x) => self.call("Value", [&**x]),
             ExprKind::Size(x) => {
                 // `||xs||` would lex as `||`: parenthesise an operand that starts or
@@ -545,8 +538,7 @@ impl Printer<'_> {
         use BinOp::*;
         let level = binop_level(op);
         let (pl, pr) = (prec(lhs), prec(rhs));
-        let (mut lp, mut rp) =
-            if right_assoc(op) { (pl <= level, pr < level) } else { (pl < level, pr <= level) };
+        let (mut lp, mut rp) = if right_assoc(op) { (pl <= level, pr < level) } else { (pl < level, pr <= level) };
         match op {
             Or => {
                 lp |= is_bin(lhs, &[And, Star]);
@@ -623,9 +615,6 @@ fn glues_to_backslash(text: &str) -> bool {
     if text.starts_with('\\') {
         return true;
     }
-    let word: String =
-        text.chars().take_while(|c| c.is_ascii_alphanumeric() || *c == '_').collect();
-    !word.is_empty()
-        && word.starts_with(|c: char| c.is_ascii_alphabetic())
-        && BACKSLASH_WORDS.iter().any(|k| word.starts_with(k))
+    let word: String = text.chars().take_while(|c| c.is_ascii_alphanumeric() || *c == '_').collect();
+    !word.is_empty() && word.starts_with(|c: char| c.is_ascii_alphabetic()) && BACKSLASH_WORDS.iter().any(|k| word.starts_with(k))
 }

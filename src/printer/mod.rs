@@ -130,15 +130,7 @@ impl<'c> Printer<'c> {
     /// A printer for an inline fragment (used to look at the text of a
     /// sub-expression before deciding on parentheses). Shares no comments.
     fn fragment(&self) -> Printer<'static> {
-        Printer {
-            out: String::new(),
-            indent: self.indent,
-            comments: &[],
-            next_comment: 0,
-            blank_lines: &[],
-            last_end: None,
-            rec: None,
-        }
+        Printer { out: String::new(), indent: self.indent, comments: &[], next_comment: 0, blank_lines: &[], last_end: None, rec: None }
     }
 
     // ---- span recording (see `respan`) ----------------------------------------------
@@ -289,9 +281,7 @@ impl<'c> Printer<'c> {
                 // Members are separated by one blank line; consecutive fields only
                 // where the author separated them.
                 let grouped_fields = prev_is_field && is_field;
-                let authored_gap = !prev_span.is_dummy()
-                    && !m.span().is_dummy()
-                    && self.blank_between(prev_span.end, m.span().start);
+                let authored_gap = !prev_span.is_dummy() && !m.span().is_dummy() && self.blank_between(prev_span.end, m.span().start);
                 if !grouped_fields || authored_gap {
                     self.nl();
                 }
@@ -408,8 +398,7 @@ impl<'c> Printer<'c> {
         self.w("gpuopt ");
         self.w(d.kind.keyword());
         match &d.kind {
-            DirectiveKind::LoopUnroll { var, factor }
-            | DirectiveKind::IterMerge { var, factor } => {
+            DirectiveKind::LoopUnroll { var, factor } | DirectiveKind::IterMerge { var, factor } => {
                 self.w(" ");
                 self.ident(var);
                 self.num(factor);
@@ -592,10 +581,7 @@ impl<'c> Printer<'c> {
     /// `else if`). Ends with a line end.
     fn stmt_after_indent(&mut self, s: &Stmt) {
         match &s.kind {
-            StmtKind::LocalDecl { .. }
-            | StmtKind::Assign { .. }
-            | StmtKind::IncDec { .. }
-            | StmtKind::Expr(_) => {
+            StmtKind::LocalDecl { .. } | StmtKind::Assign { .. } | StmtKind::IncDec { .. } | StmtKind::Expr(_) => {
                 self.simple(s, 0);
                 self.w(";");
                 self.nl();
@@ -782,22 +768,21 @@ impl<'c> Printer<'c> {
         self.w("if (");
         self.expr(cond, 1);
         self.w(")");
-        let closed =
-            if els.is_some() && !matches!(then.kind, StmtKind::Block(_)) && open_if_tail(then) {
-                // Dangling else: braces are needed to keep the `else` on this `if`
-                // (they are a block when parsed).
-                self.inexact();
-                self.w(" {");
-                self.nl();
-                self.indent += 1;
-                self.stmt(then);
-                self.indent -= 1;
-                self.write_indent();
-                self.w("}");
-                true
-            } else {
-                self.branch(then)
-            };
+        let closed = if els.is_some() && !matches!(then.kind, StmtKind::Block(_)) && open_if_tail(then) {
+            // Dangling else: braces are needed to keep the `else` on this `if`
+            // (they are a block when parsed).
+            self.inexact();
+            self.w(" {");
+            self.nl();
+            self.indent += 1;
+            self.stmt(then);
+            self.indent -= 1;
+            self.write_indent();
+            self.w("}");
+            true
+        } else {
+            self.branch(then)
+        };
         let Some(els) = els else {
             if closed {
                 self.nl();
@@ -919,11 +904,9 @@ impl<'c> Printer<'c> {
 fn loop_header_span(k: &LoopKind) -> Option<Span> {
     match k {
         LoopKind::While { cond } => Some(cond.span),
-        LoopKind::For { init, cond, update } => init
-            .first()
-            .map(|s| s.span)
-            .or(cond.as_ref().map(|c| c.span))
-            .or(update.first().map(|s| s.span)),
+        LoopKind::For { init, cond, update } => {
+            init.first().map(|s| s.span).or(cond.as_ref().map(|c| c.span)).or(update.first().map(|s| s.span))
+        }
     }
 }
 

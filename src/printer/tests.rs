@@ -196,24 +196,12 @@ fn unary_and_postfix() {
     assert_eq!(pe(&idx(sl.clone(), n(0))), "xs[1..][0]");
     let take = e(ExprKind::Slice { base: v("xs").boxed(), lo: None, hi: Some(v("b").boxed()) });
     assert_eq!(pe(&take), "xs[..b]");
-    let both = e(ExprKind::Slice {
-        base: v("xs").boxed(),
-        lo: Some(v("a").boxed()),
-        hi: Some(v("b").boxed()),
-    });
+    let both = e(ExprKind::Slice { base: v("xs").boxed(), lo: Some(v("a").boxed()), hi: Some(v("b").boxed()) });
     assert_eq!(pe(&both), "xs[a..b]");
-    let upd = e(ExprKind::SeqUpdate {
-        base: v("xs").boxed(),
-        index: v("i").boxed(),
-        value: n(0).boxed(),
-    });
+    let upd = e(ExprKind::SeqUpdate { base: v("xs").boxed(), index: v("i").boxed(), value: n(0).boxed() });
     assert_eq!(pe(&upd), "xs[i -> 0]");
     assert_eq!(pe(&field(v("a"), "length")), "a.length");
-    let mcall = e(ExprKind::Call {
-        receiver: Some(v("obj").boxed()),
-        method: id("m"),
-        args: vec![v("x"), n(2)],
-    });
+    let mcall = e(ExprKind::Call { receiver: Some(v("obj").boxed()), method: id("m"), args: vec![v("x"), n(2)] });
     assert_eq!(pe(&mcall), "obj.m(x, 2)");
     assert_eq!(pe(&call("f", vec![v("a"), v("b")])), "f(a, b)");
     let newarr = e(ExprKind::NewArray { elem: int(), dims: vec![v("n"), v("m")] });
@@ -249,44 +237,25 @@ fn specification_expressions() {
         body: perm(idx(v("a"), v("i")), e(ExprKind::Write)).boxed(),
     });
     assert_eq!(pe(&q), "(\\forall* int i; 0 <= i && i < n; Perm(a[i], write))");
-    let l =
-        e(ExprKind::Let { binder: param(int(), "x"), value: n(1).boxed(), body: v("x").boxed() });
+    let l = e(ExprKind::Let { binder: param(int(), "x"), value: n(1).boxed(), body: v("x").boxed() });
     assert_eq!(pe(&l), "(\\let int x = 1; x)");
     assert_eq!(pe(&e(ExprKind::Old(v("x").boxed()))), "\\old(x)");
     assert_eq!(pe(&e(ExprKind::Value(field(e(ExprKind::This), "q").boxed()))), "Value(this.q)");
-    let pt = e(ExprKind::PointsTo {
-        loc: v("x").boxed(),
-        amount: e(ExprKind::Read).boxed(),
-        value: n(1).boxed(),
-    });
+    let pt = e(ExprKind::PointsTo { loc: v("x").boxed(), amount: e(ExprKind::Read).boxed(), value: n(1).boxed() });
     assert_eq!(pe(&pt), "PointsTo(x, read, 1)");
     assert_eq!(pe(&e(ExprKind::Builtin { func: Builtin::Head, args: vec![v("xs")] })), "head(xs)");
-    assert_eq!(
-        pe(&e(ExprKind::Builtin { func: Builtin::Matrix, args: vec![v("m"), v("a"), v("b")] })),
-        "\\matrix(m, a, b)"
-    );
+    assert_eq!(pe(&e(ExprKind::Builtin { func: Builtin::Matrix, args: vec![v("m"), v("a"), v("b")] })), "\\matrix(m, a, b)");
     assert_eq!(pe(&e(ExprKind::Size(v("xs").boxed()))), "|xs|");
     assert_eq!(pe(&e(ExprKind::Size(e(ExprKind::Size(v("xs").boxed())).boxed()))), "|(|xs|)|");
-    let seq =
-        e(ExprKind::Collection { kind: CollectionKind::Seq, elem: int(), elems: vec![n(1), n(2)] });
+    let seq = e(ExprKind::Collection { kind: CollectionKind::Seq, elem: int(), elems: vec![n(1), n(2)] });
     assert_eq!(pe(&seq), "seq<int>{1, 2}");
-    let seqseq = e(ExprKind::Collection {
-        kind: CollectionKind::Seq,
-        elem: t(TypeKind::Seq(Box::new(int()))),
-        elems: vec![],
-    });
+    let seqseq = e(ExprKind::Collection { kind: CollectionKind::Seq, elem: t(TypeKind::Seq(Box::new(int()))), elems: vec![] });
     assert_eq!(pe(&seqseq), "seq<seq<int>>{}");
-    let m =
-        e(ExprKind::MapLit { key: int(), value: int(), entries: vec![(n(2), n(5)), (n(3), n(9))] });
+    let m = e(ExprKind::MapLit { key: int(), value: int(), entries: vec![(n(2), n(5)), (n(3), n(9))] });
     assert_eq!(pe(&m), "map<int,int>{2, 5, 3, 9}");
-    let trig = bin(
-        Or,
-        e(ExprKind::Trigger(idx(v("a"), v("i")).boxed())),
-        e(ExprKind::Trigger(idx(v("b"), v("i")).boxed())),
-    );
+    let trig = bin(Or, e(ExprKind::Trigger(idx(v("a"), v("i")).boxed())), e(ExprKind::Trigger(idx(v("b"), v("i")).boxed())));
     assert_eq!(pe(&trig), "{:a[i]:} || {:b[i]:}");
-    let unf =
-        e(ExprKind::Unfolding { pred: call("P", vec![v("x")]).boxed(), body: v("e").boxed() });
+    let unf = e(ExprKind::Unfolding { pred: call("P", vec![v("x")]).boxed(), body: v("e").boxed() });
     assert_eq!(pe(&unf), "unfolding P(x) in e");
     assert_eq!(pe(&bin(Add, unf.clone(), n(1))), "(unfolding P(x) in e) + 1");
     for (k, s) in [
@@ -316,26 +285,13 @@ fn keywords_are_escaped() {
 #[test]
 fn types() {
     assert_eq!(print_type(&t(TypeKind::Array(Box::new(int())))), "int[]");
-    assert_eq!(
-        print_type(&t(TypeKind::Map(Box::new(int()), Box::new(t(TypeKind::Boolean))))),
-        "map<int,boolean>"
-    );
-    assert_eq!(
-        print_type(&t(TypeKind::Seq(Box::new(t(TypeKind::Seq(Box::new(int()))))))),
-        "seq<seq<int>>"
-    );
-    assert_eq!(
-        print_type(&t(TypeKind::Tuple(Box::new(int()), Box::new(t(TypeKind::Frac))))),
-        "tuple<int,frac>"
-    );
+    assert_eq!(print_type(&t(TypeKind::Map(Box::new(int()), Box::new(t(TypeKind::Boolean))))), "map<int,boolean>");
+    assert_eq!(print_type(&t(TypeKind::Seq(Box::new(t(TypeKind::Seq(Box::new(int()))))))), "seq<seq<int>>");
+    assert_eq!(print_type(&t(TypeKind::Tuple(Box::new(int()), Box::new(t(TypeKind::Frac))))), "tuple<int,frac>");
     assert_eq!(print_type(&t(TypeKind::Class(id("Worker")))), "Worker");
     assert_eq!(print_type(&t(TypeKind::Option(Box::new(t(TypeKind::ZFrac))))), "option<zfrac>");
-    for (k, s) in [
-        (TypeKind::Void, "void"),
-        (TypeKind::Resource, "resource"),
-        (TypeKind::Process, "process"),
-        (TypeKind::String, "string"),
-    ] {
+    for (k, s) in [(TypeKind::Void, "void"), (TypeKind::Resource, "resource"), (TypeKind::Process, "process"), (TypeKind::String, "string")]
+    {
         assert_eq!(print_type(&t(k)), s);
     }
 }
@@ -363,15 +319,9 @@ fn simple_statements() {
         SpecStmtKind::Unfold,
         SpecStmtKind::Refute,
     ] {
-        assert_eq!(
-            print_stmt(&st(StmtKind::Spec { kind: k, expr: v("p") })),
-            format!("{} p;", k.keyword())
-        );
+        assert_eq!(print_stmt(&st(StmtKind::Spec { kind: k, expr: v("p") })), format!("{} p;", k.keyword()));
     }
-    assert_eq!(
-        print_stmt(&st(StmtKind::Sync { kind: SyncKind::Lock, obj: e(ExprKind::This) })),
-        "lock this;"
-    );
+    assert_eq!(print_stmt(&st(StmtKind::Sync { kind: SyncKind::Lock, obj: e(ExprKind::This) })), "lock this;");
     let target = idx(idx(v("m"), v("i")), v("j"));
     assert_eq!(print_stmt(&st(StmtKind::Assign { target, value: n(0) })), "m[i][j] = 0;");
 }
@@ -394,24 +344,12 @@ fn if_statements() {
         }))),
     });
     assert_eq!(print_stmt(&elif), "if (a) {\n} else if (b) {\n    x = 1;\n} else {\n}");
-    let bare = st(StmtKind::If {
-        cond: v("c"),
-        then_branch: Box::new(assign("x", n(1))),
-        else_branch: None,
-    });
+    let bare = st(StmtKind::If { cond: v("c"), then_branch: Box::new(assign("x", n(1))), else_branch: None });
     assert_eq!(print_stmt(&bare), "if (c)\n    x = 1;");
-    let bare2 = st(StmtKind::If {
-        cond: v("c"),
-        then_branch: Box::new(assign("x", n(1))),
-        else_branch: Some(Box::new(assign("x", n(2)))),
-    });
+    let bare2 = st(StmtKind::If { cond: v("c"), then_branch: Box::new(assign("x", n(1))), else_branch: Some(Box::new(assign("x", n(2)))) });
     assert_eq!(print_stmt(&bare2), "if (c)\n    x = 1;\nelse\n    x = 2;");
     // dangling else: the then-branch gets braces
-    let dangling = st(StmtKind::If {
-        cond: v("a"),
-        then_branch: Box::new(bare.clone()),
-        else_branch: Some(Box::new(assign("y", n(2)))),
-    });
+    let dangling = st(StmtKind::If { cond: v("a"), then_branch: Box::new(bare.clone()), else_branch: Some(Box::new(assign("y", n(2)))) });
     assert_eq!(print_stmt(&dangling), "if (a) {\n    if (c)\n        x = 1;\n} else\n    y = 2;");
 }
 
@@ -425,10 +363,7 @@ fn loops() {
         body: Box::new(bstmt(vec![st(StmtKind::IncDec { target: id("i"), op: IncDec::Inc })])),
         span: D,
     }));
-    assert_eq!(
-        print_stmt(&w),
-        "gpuopt loop_unroll i 2;\nloop_invariant 0 <= i;\nwhile (i < n) {\n    i++;\n}"
-    );
+    assert_eq!(print_stmt(&w), "gpuopt loop_unroll i 2;\nloop_invariant 0 <= i;\nwhile (i < n) {\n    i++;\n}");
     let f = |init: Vec<Stmt>, cond: Option<Expr>, update: Vec<Stmt>| {
         st(StmtKind::Loop(Loop {
             directives: vec![],
@@ -440,31 +375,17 @@ fn loops() {
     };
     let inc = st(StmtKind::IncDec { target: id("i"), op: IncDec::Inc });
     let decl = st(StmtKind::LocalDecl { ty: int(), name: id("i"), init: Some(n(0)) });
-    assert_eq!(
-        print_stmt(&f(vec![decl], Some(bin(Lt, v("i"), v("n"))), vec![inc.clone()])),
-        "for (int i = 0; i < n; i++) {\n}"
-    );
-    assert_eq!(
-        print_stmt(&f(vec![], Some(bin(Lt, v("i"), v("n"))), vec![])),
-        "for (; i < n;) {\n}"
-    );
+    assert_eq!(print_stmt(&f(vec![decl], Some(bin(Lt, v("i"), v("n"))), vec![inc.clone()])), "for (int i = 0; i < n; i++) {\n}");
+    assert_eq!(print_stmt(&f(vec![], Some(bin(Lt, v("i"), v("n"))), vec![])), "for (; i < n;) {\n}");
     assert_eq!(print_stmt(&f(vec![], None, vec![])), "for (;;) {\n}");
     assert_eq!(
-        print_stmt(&f(
-            vec![st(StmtKind::Expr(v("k")))],
-            Some(bin(Lt, v("k"), v("N"))),
-            vec![assign("k", bin(Add, v("k"), n(1))), inc]
-        )),
+        print_stmt(&f(vec![st(StmtKind::Expr(v("k")))], Some(bin(Lt, v("k"), v("N"))), vec![assign("k", bin(Add, v("k"), n(1))), inc])),
         "for (k; k < N; k = k + 1, i++) {\n}"
     );
     // after a declaration, names are parenthesised so they are not read as declarators
     let decl_j = st(StmtKind::LocalDecl { ty: int(), name: id("j"), init: Some(n(0)) });
     assert_eq!(
-        print_stmt(&f(
-            vec![decl_j, assign("k", n(1)), st(StmtKind::Expr(call("g", vec![])))],
-            None,
-            vec![]
-        )),
+        print_stmt(&f(vec![decl_j, assign("k", n(1)), st(StmtKind::Expr(call("g", vec![])))], None, vec![])),
         "for (int j = 0, (k) = 1, (g());;) {\n}"
     );
     let nonblock = st(StmtKind::Loop(Loop {
@@ -479,20 +400,10 @@ fn loops() {
 
 #[test]
 fn atomic_invariant_block() {
-    let a = st(StmtKind::Atomic {
-        invariants: vec![id("inv"), id("j")],
-        body: Box::new(bstmt(vec![assign("x", n(1))])),
-    });
+    let a = st(StmtKind::Atomic { invariants: vec![id("inv"), id("j")], body: Box::new(bstmt(vec![assign("x", n(1))])) });
     assert_eq!(print_stmt(&a), "atomic(inv, j) {\n    x = 1;\n}");
-    let ib = st(StmtKind::InvariantBlock {
-        name: id("inv"),
-        resource: perm(v("x"), e(ExprKind::Write)),
-        body: block(vec![a]),
-    });
-    assert_eq!(
-        print_stmt(&ib),
-        "invariant inv(Perm(x, write)) {\n    atomic(inv, j) {\n        x = 1;\n    }\n}"
-    );
+    let ib = st(StmtKind::InvariantBlock { name: id("inv"), resource: perm(v("x"), e(ExprKind::Write)), body: block(vec![a]) });
+    assert_eq!(print_stmt(&ib), "invariant inv(Perm(x, write)) {\n    atomic(inv, j) {\n        x = 1;\n    }\n}");
     assert_eq!(print_stmt(&bstmt(vec![])), "{\n}");
 }
 
@@ -503,42 +414,19 @@ fn barrier(contract: Contract, body: Option<Block>, invariants: Vec<Ident>) -> S
 #[test]
 fn barriers() {
     let c = || contract(vec![ClauseKind::Requires(v("p")), ClauseKind::Ensures(v("q"))]);
-    assert_eq!(
-        print_stmt(&barrier(c(), None, vec![])),
-        "barrier(L) {\n    requires p;\n    ensures q;\n}"
-    );
+    assert_eq!(print_stmt(&barrier(c(), None, vec![])), "barrier(L) {\n    requires p;\n    ensures q;\n}");
     assert_eq!(print_stmt(&barrier(Contract::default(), None, vec![])), "barrier(L) {\n}");
-    assert_eq!(
-        print_stmt(&barrier(c(), Some(block(vec![])), vec![])),
-        "barrier(L)\n    requires p;\n    ensures q;\n{\n}"
-    );
-    assert_eq!(
-        print_stmt(&barrier(Contract::default(), Some(block(vec![assign("x", n(1))])), vec![])),
-        "barrier(L)\n{\n    x = 1;\n}"
-    );
+    assert_eq!(print_stmt(&barrier(c(), Some(block(vec![])), vec![])), "barrier(L)\n    requires p;\n    ensures q;\n{\n}");
+    assert_eq!(print_stmt(&barrier(Contract::default(), Some(block(vec![assign("x", n(1))])), vec![])), "barrier(L)\n{\n    x = 1;\n}");
     // the one lossy case: form B, no clauses, empty body
-    assert_eq!(
-        print_stmt(&barrier(Contract::default(), Some(block(vec![])), vec![])),
-        "barrier(L) {\n}"
-    );
-    assert_eq!(
-        print_stmt(&barrier(Contract::default(), None, vec![id("i1"), id("i2")])),
-        "barrier(L; i1, i2) {\n}"
-    );
+    assert_eq!(print_stmt(&barrier(Contract::default(), Some(block(vec![])), vec![])), "barrier(L) {\n}");
+    assert_eq!(print_stmt(&barrier(Contract::default(), None, vec![id("i1"), id("i2")])), "barrier(L; i1, i2) {\n}");
 }
 
-fn unit(
-    name: Option<&str>,
-    iters: Vec<(&str, Expr)>,
-    cs: Vec<ClauseKind>,
-    body: Vec<Stmt>,
-) -> ParUnit {
+fn unit(name: Option<&str>, iters: Vec<(&str, Expr)>, cs: Vec<ClauseKind>, body: Vec<Stmt>) -> ParUnit {
     ParUnit {
         name: name.map(id),
-        iters: iters
-            .into_iter()
-            .map(|(x, hi)| ParIter { var: param(int(), x), lo: n(0), hi, span: D })
-            .collect(),
+        iters: iters.into_iter().map(|(x, hi)| ParIter { var: param(int(), x), lo: n(0), hi, span: D }).collect(),
         contract: contract(cs),
         body: block(body),
         span: D,
@@ -578,16 +466,10 @@ fn with_then() {
         with: Some(block(vec![assign("P", v("P"))])),
         then: Some(block(vec![assign("d", v("dir"))])),
     });
-    assert_eq!(
-        print_stmt(&st(StmtKind::Return(Some(wt.clone())))),
-        "return f(x) with {\n    P = P;\n} then {\n    d = dir;\n};"
-    );
+    assert_eq!(print_stmt(&st(StmtKind::Return(Some(wt.clone())))), "return f(x) with {\n    P = P;\n} then {\n    d = dir;\n};");
     let decl = st(StmtKind::LocalDecl { ty: int(), name: id("r"), init: Some(wt.clone()) });
     let inner = bstmt(vec![decl]);
-    assert_eq!(
-        print_stmt(&inner),
-        "{\n    int r = f(x) with {\n        P = P;\n    } then {\n        d = dir;\n    };\n}"
-    );
+    assert_eq!(print_stmt(&inner), "{\n    int r = f(x) with {\n        P = P;\n    } then {\n        d = dir;\n    };\n}");
     // not the whole expression: parenthesised
     assert_eq!(
         print_stmt(&assign("x", bin(BinOp::Add, wt.clone(), n(1)))),
@@ -607,41 +489,15 @@ fn directives() {
     };
     let out = m(vec![
         DirectiveKind::IterMerge { var: id("i"), factor: num(2) },
-        DirectiveKind::MatrixLin {
-            matrix: id("grid"),
-            order: MatrixOrder::Column,
-            rows: n(3),
-            cols: n(3),
-        },
-        DirectiveKind::MatrixLin {
-            matrix: id("m"),
-            order: MatrixOrder::Row,
-            rows: v("M"),
-            cols: bin(Add, v("N"), n(1)),
-        },
-        DirectiveKind::MatrixLin {
-            matrix: id("m"),
-            order: MatrixOrder::Row,
-            rows: bin(Add, v("M"), n(1)),
-            cols: bin(Add, v("N"), n(1)),
-        },
-        DirectiveKind::MatrixLin {
-            matrix: id("m"),
-            order: MatrixOrder::Row,
-            rows: bin(Eq, v("M"), n(1)),
-            cols: v("N"),
-        },
+        DirectiveKind::MatrixLin { matrix: id("grid"), order: MatrixOrder::Column, rows: n(3), cols: n(3) },
+        DirectiveKind::MatrixLin { matrix: id("m"), order: MatrixOrder::Row, rows: v("M"), cols: bin(Add, v("N"), n(1)) },
+        DirectiveKind::MatrixLin { matrix: id("m"), order: MatrixOrder::Row, rows: bin(Add, v("M"), n(1)), cols: bin(Add, v("N"), n(1)) },
+        DirectiveKind::MatrixLin { matrix: id("m"), order: MatrixOrder::Row, rows: bin(Eq, v("M"), n(1)), cols: v("N") },
         DirectiveKind::GlobToReg { array: v("a"), locations: vec![v("tid")] },
         DirectiveKind::GlobToReg { array: v("a"), locations: vec![bin(Add, v("t"), n(1))] },
         DirectiveKind::GlobToReg { array: idx(v("matrix"), v("i")), locations: vec![v("j")] },
-        DirectiveKind::GlobToReg {
-            array: v("a"),
-            locations: vec![v("tid"), bin(Sub, v("tid"), n(1))],
-        },
-        DirectiveKind::GlobToReg {
-            array: v("a"),
-            locations: vec![v("tid"), field(v("x"), "y"), n(0)],
-        },
+        DirectiveKind::GlobToReg { array: v("a"), locations: vec![v("tid"), bin(Sub, v("tid"), n(1))] },
+        DirectiveKind::GlobToReg { array: v("a"), locations: vec![v("tid"), field(v("x"), "y"), n(0)] },
         DirectiveKind::Tile { kind: TileKind::Inter, size: num(8) },
         DirectiveKind::Tile { kind: TileKind::Intra, size: num(10) },
     ]);
@@ -669,14 +525,8 @@ fn directives() {
 fn methods_and_classes() {
     use BinOp::*;
     let arr = t(TypeKind::Array(Box::new(int())));
-    let mut f = method(
-        "f",
-        Some(int()),
-        vec![param(int(), "x"), param(arr, "a")],
-        MethodBody::Expr(bin(Add, v("x"), n(1))),
-    );
-    f.modifiers =
-        Modifiers { is_static: true, is_pure: true, is_inline: true, is_thread_local: true };
+    let mut f = method("f", Some(int()), vec![param(int(), "x"), param(arr, "a")], MethodBody::Expr(bin(Add, v("x"), n(1))));
+    f.modifiers = Modifiers { is_static: true, is_pure: true, is_inline: true, is_thread_local: true };
     f.contract = contract(vec![
         ClauseKind::Requires(v("p")),
         ClauseKind::Ensures(v("q")),
@@ -690,25 +540,10 @@ fn methods_and_classes() {
         ClauseKind::KernelInvariant(v("k")),
     ]);
     let ctor = method("A", None, vec![param(int(), "x")], MethodBody::Block(block(vec![])));
-    let body = method(
-        "g",
-        Some(t(TypeKind::Void)),
-        vec![],
-        MethodBody::Block(block(vec![assign("y", n(1))])),
-    );
+    let body = method("g", Some(t(TypeKind::Void)), vec![], MethodBody::Block(block(vec![assign("y", n(1))])));
     let fld = |x: &str| Member::Field(Field { ty: int(), name: id(x), span: D });
     let p = program(vec![
-        class(
-            "A",
-            vec![
-                fld("x"),
-                fld("y"),
-                Member::Method(ctor),
-                Member::Method(f),
-                fld("z"),
-                Member::Method(body),
-            ],
-        ),
+        class("A", vec![fld("x"), fld("y"), Member::Method(ctor), Member::Method(f), fld("z"), Member::Method(body)]),
         class("B", vec![]),
     ]);
     let out = print_program(&p);
@@ -770,21 +605,11 @@ fn comments_are_placed_and_kept() {
         "m",
         Some(t(TypeKind::Void)),
         vec![],
-        MethodBody::Block(Block {
-            stmts: vec![st_at(StmtKind::Assign { target: v("x"), value: n(1) }, sp(130, 140))],
-            span: sp(100, 280),
-        }),
+        MethodBody::Block(Block { stmts: vec![st_at(StmtKind::Assign { target: v("x"), value: n(1) }, sp(130, 140))], span: sp(100, 280) }),
     );
     m.span = sp(70, 290);
-    m.contract =
-        Contract { clauses: vec![Clause { kind: ClauseKind::Requires(v("p")), span: sp(75, 85) }] };
-    let mut c = class(
-        "A",
-        vec![
-            Member::Field(Field { ty: int(), name: id("x"), span: sp(50, 60) }),
-            Member::Method(m),
-        ],
-    );
+    m.contract = Contract { clauses: vec![Clause { kind: ClauseKind::Requires(v("p")), span: sp(75, 85) }] };
+    let mut c = class("A", vec![Member::Field(Field { ty: int(), name: id("x"), span: sp(50, 60) }), Member::Method(m)]);
     c.span = sp(20, 300);
     let p = Program {
         classes: vec![c],
@@ -838,20 +663,13 @@ fn comments_in_barrier_and_par() {
         StmtKind::Barrier(Barrier {
             label: id("L"),
             invariants: vec![],
-            contract: Contract {
-                clauses: vec![Clause { kind: ClauseKind::Requires(v("p")), span: sp(30, 40) }],
-            },
+            contract: Contract { clauses: vec![Clause { kind: ClauseKind::Requires(v("p")), span: sp(30, 40) }] },
             body: None,
             span: sp(10, 60),
         }),
         sp(10, 60),
     );
-    let mut m = method(
-        "m",
-        Some(t(TypeKind::Void)),
-        vec![],
-        MethodBody::Block(Block { stmts: vec![b], span: sp(5, 70) }),
-    );
+    let mut m = method("m", Some(t(TypeKind::Void)), vec![], MethodBody::Block(Block { stmts: vec![b], span: sp(5, 70) }));
     m.span = sp(1, 70);
     let mut c = class("A", vec![Member::Method(m)]);
     c.span = sp(0, 80);

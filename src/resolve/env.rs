@@ -246,9 +246,10 @@ pub fn build_env(program: &Program) -> (ProgramEnv, Vec<Diagnostic>) {
                     let sig = MethodSig::of(m, &cname, mi);
                     if sig.is_constructor() {
                         if let Some(first) = info.constructors.iter().find(|c| same_params(c, &sig)) {
-                            diags.push(duplicate("constructor", &sig.name, sig.name_span, first.name_span).with_help(
-                                "constructors of one class must differ in their parameter types",
-                            ));
+                            diags.push(
+                                duplicate("constructor", &sig.name, sig.name_span, first.name_span)
+                                    .with_help("constructors of one class must differ in their parameter types"),
+                            );
                             continue;
                         }
                         info.constructors.push(sig);

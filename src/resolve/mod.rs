@@ -165,19 +165,14 @@ impl<'e> Checker<'e> {
     /// returns the semantic type.
     pub fn check_type(&mut self, t: &Type) -> Ty {
         match &t.kind {
-            TypeKind::Class(c)
-                if self.env.class(&c.name).is_none() => {
-                    let mut d = Diagnostic::error(
-                        codes::UNDEFINED_CLASS,
-                        format!("cannot find class `{}`", c.name),
-                        c.span,
-                    )
+            TypeKind::Class(c) if self.env.class(&c.name).is_none() => {
+                let mut d = Diagnostic::error(codes::UNDEFINED_CLASS, format!("cannot find class `{}`", c.name), c.span)
                     .with_label("not a class of this file");
-                    if let Some(s) = scope::suggest(&c.name, self.env.classes.keys().map(|k| &**k)) {
-                        d = d.with_help(format!("did you mean `{s}`?"));
-                    }
-                    self.report(d);
+                if let Some(s) = scope::suggest(&c.name, self.env.classes.keys().map(|k| &**k)) {
+                    d = d.with_help(format!("did you mean `{s}`?"));
                 }
+                self.report(d);
+            }
             TypeKind::Seq(e) | TypeKind::Set(e) | TypeKind::Bag(e) | TypeKind::Option(e) | TypeKind::Array(e) => {
                 self.check_type(e);
             }
@@ -192,10 +187,7 @@ impl<'e> Checker<'e> {
 
     /// A TYPE_MISMATCH at `span` with the label "expected `want`, found `got`".
     pub fn mismatch(&mut self, span: Span, want: &str, got: &Ty, message: impl Into<String>) {
-        self.report(
-            Diagnostic::error(codes::TYPE_MISMATCH, message, span)
-                .with_label(format!("expected {want}, found `{got}`")),
-        );
+        self.report(Diagnostic::error(codes::TYPE_MISMATCH, message, span).with_label(format!("expected {want}, found `{got}`")));
     }
 }
 

@@ -151,11 +151,7 @@ impl Scopes {
 
     /// Every variable name visible to reads (for "did you mean" suggestions).
     pub fn visible_names(&self) -> Vec<Name> {
-        self.frames
-            .iter()
-            .filter(|f| f.kind != FrameKind::With)
-            .flat_map(|f| f.vars.iter().map(|v| v.name.clone()))
-            .collect()
+        self.frames.iter().filter(|f| f.kind != FrameKind::With).flat_map(|f| f.vars.iter().map(|v| v.name.clone())).collect()
     }
 }
 

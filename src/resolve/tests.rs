@@ -125,11 +125,7 @@ fn undefined_name_yields_one_error_and_no_cascade() {
         "m",
         vec![],
         vec![],
-        MethodBody::Block(block(vec![stmt(StmtKind::LocalDecl {
-            ty: ty(TypeKind::Int),
-            name: id("y"),
-            init: Some(init),
-        })])),
+        MethodBody::Block(block(vec![stmt(StmtKind::LocalDecl { ty: ty(TypeKind::Int), name: id("y"), init: Some(init) })])),
     )]);
     assert_eq!(codes_of(&mut p), vec![codes::UNDEFINED_NAME]);
 }
@@ -172,13 +168,7 @@ fn env_tables_and_duplicates() {
 #[test]
 fn result_only_in_ensures_of_non_void() {
     let mk = |ret, c: fn(Expr) -> ClauseKind| {
-        program(vec![method(
-            Some(ret),
-            "m",
-            vec![],
-            vec![c(bin(BinOp::Eq, ex(ExprKind::Result), int(1)))],
-            MethodBody::Abstract,
-        )])
+        program(vec![method(Some(ret), "m", vec![], vec![c(bin(BinOp::Eq, ex(ExprKind::Result), int(1)))], MethodBody::Abstract)])
     };
     assert!(codes_of(&mut mk(TypeKind::Int, ClauseKind::Ensures)).is_empty());
     assert_eq!(codes_of(&mut mk(TypeKind::Int, ClauseKind::Requires)), vec![codes::MISUSE]);

@@ -106,7 +106,10 @@ impl<'e> Checker<'e> {
                 self.report(
                     Diagnostic::error(codes::MISUSE, format!("the class `{}` is not a value", id.name), id.span)
                         .with_label("a class name")
-                        .with_help(format!("call a static method with `{}.m(...)` or create an object with `new {}(...)`", id.name, id.name)),
+                        .with_help(format!(
+                            "call a static method with `{}.m(...)` or create an object with `new {}(...)`",
+                            id.name, id.name
+                        )),
                 );
                 Ty::Unknown
             }
@@ -121,12 +124,8 @@ impl<'e> Checker<'e> {
     pub(crate) fn check_field_in_static(&mut self, id: &Ident) {
         if self.method.is_static {
             self.report(
-                Diagnostic::error(
-                    codes::MISUSE,
-                    format!("the field `{}` cannot be used in a static method", id.name),
-                    id.span,
-                )
-                .with_label("there is no `this` object here"),
+                Diagnostic::error(codes::MISUSE, format!("the field `{}` cannot be used in a static method", id.name), id.span)
+                    .with_label("there is no `this` object here"),
             );
         }
     }
@@ -416,12 +415,8 @@ impl<'e> Checker<'e> {
     pub(crate) fn location(&mut self, loc: &mut Expr, what: &str) -> Ty {
         let t = self.expr(loc);
         if !self.is_heap_location(loc) {
-            let mut d = Diagnostic::error(
-                codes::MISUSE,
-                format!("`{what}` needs a heap location (a field or an array element)"),
-                loc.span,
-            )
-            .with_label("not a heap location");
+            let mut d = Diagnostic::error(codes::MISUSE, format!("`{what}` needs a heap location (a field or an array element)"), loc.span)
+                .with_label("not a heap location");
             match (&loc.kind, &t) {
                 (ExprKind::Index { base, .. }, _) if matches!(base.ty, Ty::Seq(_) | Ty::Map(..)) => {
                     d = d.with_help("sequence and map elements are values, not heap locations; they need no permission")
@@ -479,12 +474,8 @@ impl<'e> Checker<'e> {
                 if let Some(f) = info.field(&field.name) {
                     return f.ty.clone();
                 }
-                let mut d = Diagnostic::error(
-                    codes::UNDEFINED_FIELD,
-                    format!("no field `{}` in class `{}`", field.name, c),
-                    field.span,
-                )
-                .with_label("unknown field");
+                let mut d = Diagnostic::error(codes::UNDEFINED_FIELD, format!("no field `{}` in class `{}`", field.name, c), field.span)
+                    .with_label("unknown field");
                 if info.has_method(&field.name) {
                     d = d.with_help(format!("`{}` is a method; call it with `{}(...)`", field.name, field.name));
                 } else if let Some(s) = scope::suggest(&field.name, info.fields.keys().map(|k| &**k)) {
@@ -595,7 +586,12 @@ impl<'e> Checker<'e> {
                         None => {
                             let (want, bad, got) = if coll(&a) { (&a, &*rhs, &b) } else { (&b, &*lhs, &a) };
                             let (want, got) = (want.clone(), got.clone());
-                            self.mismatch(bad.span, &tick(&want), &got, format!("`{}` on collections needs two collections of the same type", op.symbol()));
+                            self.mismatch(
+                                bad.span,
+                                &tick(&want),
+                                &got,
+                                format!("`{}` on collections needs two collections of the same type", op.symbol()),
+                            );
                             Ty::Unknown
                         }
                     };
@@ -711,12 +707,9 @@ impl<'e> Checker<'e> {
                     }
                     Some(Err(id)) => {
                         if id.name.starts_with(|c: char| c.is_ascii_uppercase()) {
-                            let mut d = Diagnostic::error(
-                                codes::UNDEFINED_CLASS,
-                                format!("cannot find class or variable `{}`", id.name),
-                                id.span,
-                            )
-                            .with_label("not found");
+                            let mut d =
+                                Diagnostic::error(codes::UNDEFINED_CLASS, format!("cannot find class or variable `{}`", id.name), id.span)
+                                    .with_label("not found");
                             if let Some(s) = scope::suggest(&id.name, env.classes.keys().map(|k| &**k)) {
                                 d = d.with_help(format!("did you mean `{s}`?"));
                             }
@@ -731,12 +724,8 @@ impl<'e> Checker<'e> {
                         Ty::Unknown => None,
                         t => {
                             self.report(
-                                Diagnostic::error(
-                                    codes::UNDEFINED_METHOD,
-                                    format!("a value of type `{t}` has no methods"),
-                                    method.span,
-                                )
-                                .with_label(format!("no method `{}`", method.name)),
+                                Diagnostic::error(codes::UNDEFINED_METHOD, format!("a value of type `{t}` has no methods"), method.span)
+                                    .with_label(format!("no method `{}`", method.name)),
                             );
                             None
                         }
@@ -748,12 +737,9 @@ impl<'e> Checker<'e> {
         let Some(info) = class.as_ref().and_then(|c| env.class(c)) else { return Ty::Unknown };
         let overloads = info.overloads(&method.name);
         if overloads.is_empty() {
-            let mut d = Diagnostic::error(
-                codes::UNDEFINED_METHOD,
-                format!("no method `{}` in class `{}`", method.name, info.name),
-                method.span,
-            )
-            .with_label("unknown method");
+            let mut d =
+                Diagnostic::error(codes::UNDEFINED_METHOD, format!("no method `{}` in class `{}`", method.name, info.name), method.span)
+                    .with_label("unknown method");
             if let Some(s) = scope::suggest(&method.name, info.methods.keys().map(|k| &**k)) {
                 d = d.with_help(format!("did you mean `{s}`?"));
             } else if info.field(&method.name).is_some() {
@@ -777,7 +763,12 @@ impl<'e> Checker<'e> {
             let what = if sig.is_constructor() { format!("the constructor of `{}`", sig.class) } else { format!("`{}`", sig.name) };
             let mut d = Diagnostic::error(
                 codes::ARITY,
-                format!("{what} takes {} but {} {} given", plural(sig.params.len(), "argument"), args.len(), if args.len() == 1 { "was" } else { "were" }),
+                format!(
+                    "{what} takes {} but {} {} given",
+                    plural(sig.params.len(), "argument"),
+                    args.len(),
+                    if args.len() == 1 { "was" } else { "were" }
+                ),
                 span,
             )
             .with_label(format!("expected {}", plural(sig.params.len(), "argument")));
@@ -789,8 +780,12 @@ impl<'e> Checker<'e> {
         }
         for (a, p) in args.iter().zip(&sig.params) {
             if !assignable(&a.ty, &p.ty) {
-                let mut d = Diagnostic::error(codes::TYPE_MISMATCH, format!("mismatched type for parameter `{}` of `{}`", p.name, sig.name), a.span)
-                    .with_label(format!("expected `{}`, found `{}`", p.ty, a.ty));
+                let mut d = Diagnostic::error(
+                    codes::TYPE_MISMATCH,
+                    format!("mismatched type for parameter `{}` of `{}`", p.name, sig.name),
+                    a.span,
+                )
+                .with_label(format!("expected `{}`, found `{}`", p.ty, a.ty));
                 if !imported {
                     d = d.with_related(p.span, "parameter declared here");
                 }
@@ -821,7 +816,12 @@ impl<'e> Checker<'e> {
                 self.report(
                     Diagnostic::error(
                         codes::ARITY,
-                        format!("the default constructor of `{}` takes no arguments but {} {} given", class.name, args.len(), if args.len() == 1 { "was" } else { "were" }),
+                        format!(
+                            "the default constructor of `{}` takes no arguments but {} {} given",
+                            class.name,
+                            args.len(),
+                            if args.len() == 1 { "was" } else { "were" }
+                        ),
                         span,
                     )
                     .with_label("expected no arguments"),
@@ -902,7 +902,13 @@ impl<'e> Checker<'e> {
             self.report(
                 Diagnostic::error(
                     codes::ARITY,
-                    format!("`{}` takes {} but {} {} given", func.name(), plural(n, "argument"), args.len(), if args.len() == 1 { "was" } else { "were" }),
+                    format!(
+                        "`{}` takes {} but {} {} given",
+                        func.name(),
+                        plural(n, "argument"),
+                        args.len(),
+                        if args.len() == 1 { "was" } else { "were" }
+                    ),
                     span,
                 )
                 .with_label(format!("expected {}", plural(n, "argument"))),

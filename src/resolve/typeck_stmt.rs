@@ -29,13 +29,9 @@ impl<'e> Checker<'e> {
 
         if m.is_constructor() && m.name.name != self.class {
             self.report(
-                Diagnostic::error(
-                    codes::MISUSE,
-                    format!("a constructor must be named after its class `{}`", self.class),
-                    m.name.span,
-                )
-                .with_label("a method without a return type")
-                .with_help("add a return type to declare a method"),
+                Diagnostic::error(codes::MISUSE, format!("a constructor must be named after its class `{}`", self.class), m.name.span)
+                    .with_label("a method without a return type")
+                    .with_help("add a return type to declare a method"),
             );
         }
         if let Some(t) = &m.ret {
@@ -71,12 +67,7 @@ impl<'e> Checker<'e> {
                 let want = self.method.ret.clone();
                 let got = self.expr(e);
                 if !assignable(&got, &want) {
-                    self.mismatch(
-                        e.span,
-                        &tick(&want),
-                        &got,
-                        format!("the body of `{}` does not match its return type", m.name.name),
-                    );
+                    self.mismatch(e.span, &tick(&want), &got, format!("the body of `{}` does not match its return type", m.name.name));
                 }
             }
             MethodBody::Abstract => {}
@@ -341,8 +332,7 @@ impl<'e> Checker<'e> {
             ExprKind::This => {
                 self.expr(e);
                 self.report(
-                    Diagnostic::error(codes::NOT_ASSIGNABLE, "cannot assign to `this`", e.span)
-                        .with_label("`this` is not a variable"),
+                    Diagnostic::error(codes::NOT_ASSIGNABLE, "cannot assign to `this`", e.span).with_label("`this` is not a variable"),
                 );
                 return Ty::Unknown;
             }
@@ -418,8 +408,12 @@ impl<'e> Checker<'e> {
             None => {
                 if ret != Ty::Void {
                     self.report(
-                        Diagnostic::error(codes::TYPE_MISMATCH, format!("`return;` in `{}`, which returns `{ret}`", self.method.name), span)
-                            .with_label(format!("expected a value of type `{ret}`")),
+                        Diagnostic::error(
+                            codes::TYPE_MISMATCH,
+                            format!("`return;` in `{}`, which returns `{ret}`", self.method.name),
+                            span,
+                        )
+                        .with_label(format!("expected a value of type `{ret}`")),
                     );
                 }
             }

@@ -19,9 +19,7 @@ pub fn assignable(from: &Ty, to: &Ty) -> bool {
         (Int, Frac | ZFrac) | (Frac, ZFrac) | (ZFrac, Frac) => true,
         (Bool, Resource) => true,
         (Null, Array(_) | Class(_) | Option(_)) => true,
-        (Seq(a), Seq(b)) | (Set(a), Set(b)) | (Bag(a), Bag(b)) | (Option(a), Option(b)) | (Array(a), Array(b)) => {
-            same(a, b)
-        }
+        (Seq(a), Seq(b)) | (Set(a), Set(b)) | (Bag(a), Bag(b)) | (Option(a), Option(b)) | (Array(a), Array(b)) => same(a, b),
         (Map(k1, v1), Map(k2, v2)) | (Tuple(k1, v1), Tuple(k2, v2)) => same(k1, k2) && same(v1, v2),
         (a, b) => a == b,
     }
@@ -33,9 +31,7 @@ pub fn same(a: &Ty, b: &Ty) -> bool {
     match (a, b) {
         (Unknown, _) | (_, Unknown) => true,
         (Frac | ZFrac, Frac | ZFrac) => true,
-        (Seq(a), Seq(b)) | (Set(a), Set(b)) | (Bag(a), Bag(b)) | (Option(a), Option(b)) | (Array(a), Array(b)) => {
-            same(a, b)
-        }
+        (Seq(a), Seq(b)) | (Set(a), Set(b)) | (Bag(a), Bag(b)) | (Option(a), Option(b)) | (Array(a), Array(b)) => same(a, b),
         (Map(k1, v1), Map(k2, v2)) | (Tuple(k1, v1), Tuple(k2, v2)) => same(k1, k2) && same(v1, v2),
         (a, b) => a == b,
     }

@@ -436,10 +436,7 @@ impl<'s> Builder<'s> {
                 Place::Loop => matches!(c.kind, ClauseKind::LoopInvariant(_)),
                 Place::ParUnit | Place::ParRegion | Place::Barrier => matches!(
                     c.kind,
-                    ClauseKind::Requires(_)
-                        | ClauseKind::Ensures(_)
-                        | ClauseKind::Context(_)
-                        | ClauseKind::ContextEverywhere(_)
+                    ClauseKind::Requires(_) | ClauseKind::Ensures(_) | ClauseKind::Context(_) | ClauseKind::ContextEverywhere(_)
                 ),
                 Place::Field => false,
             };
@@ -555,9 +552,7 @@ impl<'s> Builder<'s> {
             let home = match d.kind {
                 DirectiveKind::LoopUnroll { .. } | DirectiveKind::IterMerge { .. } => Place::Loop,
                 DirectiveKind::Fuse { .. } => Place::ParRegion,
-                DirectiveKind::MatrixLin { .. } | DirectiveKind::GlobToReg { .. } | DirectiveKind::Tile { .. } => {
-                    Place::Method
-                }
+                DirectiveKind::MatrixLin { .. } | DirectiveKind::GlobToReg { .. } | DirectiveKind::Tile { .. } => Place::Method,
             };
             if home == place {
                 kept.push(d);

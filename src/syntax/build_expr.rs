@@ -323,16 +323,12 @@ impl<'s> Builder<'s> {
         if op == BinOp::Or && is_binary(rhs, &[BinOp::And, BinOp::Star]) {
             let inner = if let ExprKind::Binary { op, .. } = &rhs.kind { op.symbol() } else { "&&" };
             self.push(
-                Diagnostic::error(
-                    codes::AMBIGUOUS_PRECEDENCE,
-                    format!("ambiguous precedence: `||` followed by `{inner}`"),
-                    span,
-                )
-                .with_label("VerCors 1 and alpine read this differently")
-                .with_help(format!(
-                    "add parentheses: VerCors 1 reads this as `(a || b) {inner} c`, alpine as `a || (b {inner} c)`; \
+                Diagnostic::error(codes::AMBIGUOUS_PRECEDENCE, format!("ambiguous precedence: `||` followed by `{inner}`"), span)
+                    .with_label("VerCors 1 and alpine read this differently")
+                    .with_help(format!(
+                        "add parentheses: VerCors 1 reads this as `(a || b) {inner} c`, alpine as `a || (b {inner} c)`; \
                      write the one you mean"
-                )),
+                    )),
             );
         }
         if op == BinOp::Implies && is_binary(rhs, &[BinOp::Implies]) {
@@ -373,9 +369,7 @@ impl<'s> Builder<'s> {
                     return Ok(Opnd { e: self.builtin(lhs.e, args, whole)?, paren: false, builtin_name: false });
                 }
                 match lhs.e.kind {
-                    ExprKind::Var(method) if !lhs.paren => {
-                        Expr::new(ExprKind::Call { receiver: None, method, args }, whole)
-                    }
+                    ExprKind::Var(method) if !lhs.paren => Expr::new(ExprKind::Call { receiver: None, method, args }, whole),
                     ExprKind::Field { obj, field } if !lhs.paren => {
                         Expr::new(ExprKind::Call { receiver: Some(obj), method: field, args }, whole)
                     }
@@ -512,13 +506,9 @@ impl<'s> Builder<'s> {
                     Ok(v) => v,
                     Err(_) => {
                         self.push(
-                            Diagnostic::error(
-                                codes::LITERAL_TOO_LARGE,
-                                format!("integer literal too large (at most {})", u128::MAX),
-                                span,
-                            )
-                            .with_label("does not fit in 128 bits")
-                            .with_help(format!("integer literals can be at most {} (2^128 - 1)", u128::MAX)),
+                            Diagnostic::error(codes::LITERAL_TOO_LARGE, format!("integer literal too large (at most {})", u128::MAX), span)
+                                .with_label("does not fit in 128 bits")
+                                .with_help(format!("integer literals can be at most {} (2^128 - 1)", u128::MAX)),
                         );
                         u128::MAX
                     }
@@ -652,14 +642,8 @@ impl<'s> Builder<'s> {
                 let lo = self.expr(self.need(r.next(), "a lower bound", g_span)?)?;
                 let hi = self.expr(self.need(r.next(), "an upper bound", g_span)?)?;
                 let var = || Expr::new(ExprKind::Var(name.clone()), name.span);
-                let lower = Expr::new(
-                    ExprKind::Binary { op: BinOp::Le, lhs: lo.boxed(), rhs: var().boxed() },
-                    g_span,
-                );
-                let upper = Expr::new(
-                    ExprKind::Binary { op: BinOp::Lt, lhs: var().boxed(), rhs: hi.boxed() },
-                    g_span,
-                );
+                let lower = Expr::new(ExprKind::Binary { op: BinOp::Le, lhs: lo.boxed(), rhs: var().boxed() }, g_span);
+                let upper = Expr::new(ExprKind::Binary { op: BinOp::Lt, lhs: var().boxed(), rhs: hi.boxed() }, g_span);
                 Expr::new(ExprKind::Binary { op: BinOp::And, lhs: lower.boxed(), rhs: upper.boxed() }, g_span)
             }
             _ => self.expr(self.need(kids(g).next(), "a guard", g_span)?)?,

@@ -51,8 +51,17 @@ fn describe(r: Rule) -> (Rank, &'static str) {
         Rule::modifier => (Thing, "a modifier"),
         Rule::params | Rule::param => (Thing, "a parameter"),
         Rule::expr_body | Rule::abstract_body => (Thing, "a method body"),
-        Rule::type_ | Rule::array_dim | Rule::prim_type | Rule::coll_kw | Rule::coll_type | Rule::map_type
-        | Rule::tuple_type | Rule::class_type | Rule::elem_type | Rule::k_map | Rule::k_tuple => (Thing, "a type"),
+        Rule::type_
+        | Rule::array_dim
+        | Rule::prim_type
+        | Rule::coll_kw
+        | Rule::coll_type
+        | Rule::map_type
+        | Rule::tuple_type
+        | Rule::class_type
+        | Rule::elem_type
+        | Rule::k_map
+        | Rule::k_tuple => (Thing, "a type"),
         Rule::clause_kw
         | Rule::expr_clause
         | Rule::ghost_kw
@@ -102,12 +111,8 @@ fn describe(r: Rule) -> (Rank, &'static str) {
         Rule::k_else => (Continuation, "`else`"),
         Rule::barrier_tags => (Thing, "a barrier label"),
         Rule::barrier_a | Rule::barrier_b => (Thing, "`{` or a contract clause"),
-        Rule::while_loop | Rule::k_while | Rule::for_loop | Rule::k_for | Rule::par_stmt | Rule::k_par => {
-            (Thing, "`while`|`for`|`par`")
-        }
-        Rule::for_init | Rule::for_update | Rule::decl | Rule::incdec | Rule::simple => {
-            (Thing, "a declaration, assignment or expression")
-        }
+        Rule::while_loop | Rule::k_while | Rule::for_loop | Rule::k_for | Rule::par_stmt | Rule::k_par => (Thing, "`while`|`for`|`par`"),
+        Rule::for_init | Rule::for_update | Rule::decl | Rule::incdec | Rule::simple => (Thing, "a declaration, assignment or expression"),
         Rule::inc_op | Rule::dec_op => (Continuation, "`++`|`--`"),
         Rule::k_and => (Continuation, "`and`"),
         Rule::par_unit => (Thing, "a par block `(...)`"),
@@ -146,7 +151,9 @@ fn describe(r: Rule) -> (Rank, &'static str) {
         Rule::quant_range | Rule::quant_guard => (Thing, "`;`|`=`"),
         Rule::k_in => (Thing, "`in`"),
         Rule::k_bs_in => (Thing, "`\\in`"),
-        Rule::expr_tail | Rule::trailers | Rule::with_block | Rule::k_with | Rule::then_block | Rule::k_then => (Continuation, "`with`|`then`"),
+        Rule::expr_tail | Rule::trailers | Rule::with_block | Rule::k_with | Rule::then_block | Rule::k_then => {
+            (Continuation, "`with`|`then`")
+        }
         Rule::op_implies
         | Rule::op_wand
         | Rule::op_or
@@ -173,9 +180,7 @@ fn describe(r: Rule) -> (Rank, &'static str) {
         Rule::clause => (Thing, "a contract clause"),
         Rule::for_simple => (Thing, "a declaration, assignment or expression"),
         Rule::prefix_op | Rule::primary | Rule::prefix_gate | Rule::primary_kw_gate => (Thing, "an expression"),
-        Rule::infix_op | Rule::add_infix | Rule::postfix_op | Rule::postfix_gate | Rule::expr_tail_gate => {
-            (Continuation, "an operator")
-        }
+        Rule::infix_op | Rule::add_infix | Rule::postfix_op | Rule::postfix_gate | Rule::expr_tail_gate => (Continuation, "an operator"),
         Rule::slice_to | Rule::slice_from => (Continuation, "`..`"),
         Rule::update_tail => (Continuation, "`->`"),
     }
@@ -183,20 +188,149 @@ fn describe(r: Rule) -> (Rank, &'static str) {
 
 /// The v1 reserved words (§1.4) that cannot be names (`C` and `R` can).
 const RESERVED: &[&str] = &[
-    "class", "kernel", "barrier", "invariant", "if", "else", "while", "for", "goto", "return", "vec", "par",
-    "and", "lock", "unlock", "wait", "notify", "fork", "join", "new", "static", "global", "local", "unfolding",
-    "in", "id", "thread_local", "inline", "pure", "assert", "label", "action", "atomic", "ghost", "this",
-    "null", "true", "false", "current_thread", "read", "write", "none", "None", "empty", "int", "boolean",
-    "void", "resource", "seq", "set", "bag", "map", "tuple", "option", "string", "process", "frac", "zfrac",
-    "rational", "bool", "loc", "pointer", "requires", "ensures", "context", "context_everywhere",
-    "loop_invariant", "given", "yields", "kernel_invariant", "signals", "modifies", "accessible", "with",
-    "then", "fold", "unfold", "assume", "inhale", "exhale", "open", "close", "create", "qed", "apply", "use",
-    "destroy", "split", "merge", "choose", "refute", "witness", "send", "to", "recv", "from", "transfer",
-    "csl_subject", "spec_ignore", "axiom", "Perm", "Value", "PointsTo", "HPerm", "APerm", "ArrayPerm", "perm",
-    "head", "tail", "isEmpty", "held", "idle", "running", "Some", "Hist", "Future", "AbstractState", "AddsTo",
-    "Contribution", "Reducible", "buildMap", "cardMap", "disjointMap", "equalsMap", "getFromMap", "itemsMap",
-    "keysMap", "removeFromMap", "valuesMap", "getFst", "getSnd", "getOption", "getOrElseOption", "remove",
-    "removeAt", "gpuopt", "loop_unroll", "iter_merge", "matrix_lin", "glob_to_reg", "tile", "fuse", "inter",
+    "class",
+    "kernel",
+    "barrier",
+    "invariant",
+    "if",
+    "else",
+    "while",
+    "for",
+    "goto",
+    "return",
+    "vec",
+    "par",
+    "and",
+    "lock",
+    "unlock",
+    "wait",
+    "notify",
+    "fork",
+    "join",
+    "new",
+    "static",
+    "global",
+    "local",
+    "unfolding",
+    "in",
+    "id",
+    "thread_local",
+    "inline",
+    "pure",
+    "assert",
+    "label",
+    "action",
+    "atomic",
+    "ghost",
+    "this",
+    "null",
+    "true",
+    "false",
+    "current_thread",
+    "read",
+    "write",
+    "none",
+    "None",
+    "empty",
+    "int",
+    "boolean",
+    "void",
+    "resource",
+    "seq",
+    "set",
+    "bag",
+    "map",
+    "tuple",
+    "option",
+    "string",
+    "process",
+    "frac",
+    "zfrac",
+    "rational",
+    "bool",
+    "loc",
+    "pointer",
+    "requires",
+    "ensures",
+    "context",
+    "context_everywhere",
+    "loop_invariant",
+    "given",
+    "yields",
+    "kernel_invariant",
+    "signals",
+    "modifies",
+    "accessible",
+    "with",
+    "then",
+    "fold",
+    "unfold",
+    "assume",
+    "inhale",
+    "exhale",
+    "open",
+    "close",
+    "create",
+    "qed",
+    "apply",
+    "use",
+    "destroy",
+    "split",
+    "merge",
+    "choose",
+    "refute",
+    "witness",
+    "send",
+    "to",
+    "recv",
+    "from",
+    "transfer",
+    "csl_subject",
+    "spec_ignore",
+    "axiom",
+    "Perm",
+    "Value",
+    "PointsTo",
+    "HPerm",
+    "APerm",
+    "ArrayPerm",
+    "perm",
+    "head",
+    "tail",
+    "isEmpty",
+    "held",
+    "idle",
+    "running",
+    "Some",
+    "Hist",
+    "Future",
+    "AbstractState",
+    "AddsTo",
+    "Contribution",
+    "Reducible",
+    "buildMap",
+    "cardMap",
+    "disjointMap",
+    "equalsMap",
+    "getFromMap",
+    "itemsMap",
+    "keysMap",
+    "removeFromMap",
+    "valuesMap",
+    "getFst",
+    "getSnd",
+    "getOption",
+    "getOrElseOption",
+    "remove",
+    "removeAt",
+    "gpuopt",
+    "loop_unroll",
+    "iter_merge",
+    "matrix_lin",
+    "glob_to_reg",
+    "tile",
+    "fuse",
+    "inter",
     "intra",
 ];
 
@@ -208,9 +342,7 @@ pub fn is_reserved(word: &str) -> bool {
 }
 
 /// Multi-character tokens, longest first (§1.6).
-const TOKENS: &[&str] = &[
-    "==>", "==", "!=", "<=", ">=", "&&", "||", "**", "++", "--", "->", "-*", "::", "..", "{:", ":}",
-];
+const TOKENS: &[&str] = &["==>", "==", "!=", "<=", ">=", "&&", "||", "**", "++", "--", "->", "-*", "::", "..", "{:", ":}"];
 
 /// The token starting at `pos` (`None` at end of input).
 fn token_at(src: &str, pos: usize) -> Option<&str> {
@@ -343,8 +475,7 @@ pub fn convert(err: &Error<Rule>, src: &str, brackets: Option<&BracketInfo>) -> 
                 .with_related(Span::new(open, open + 1), "this block is never closed")
                 .with_help("add the missing `}`");
         }
-        let mut d = Diagnostic::error(codes::SYNTAX, format!("{expected_text}, found end of file"), eof)
-            .with_label("the file ends here");
+        let mut d = Diagnostic::error(codes::SYNTAX, format!("{expected_text}, found end of file"), eof).with_label("the file ends here");
         if let Some(open) = unclosed {
             d = d.with_related(Span::new(open, open + 1), "this block is never closed");
         }
@@ -354,8 +485,8 @@ pub fn convert(err: &Error<Rule>, src: &str, brackets: Option<&BracketInfo>) -> 
 
     // A character that cannot start any PVL token.
     if !is_valid_token(tok) {
-        let mut d = Diagnostic::error(codes::SYNTAX, format!("unexpected {}", quote(tok)), tok_span)
-            .with_label(format!("{expected_text} here"));
+        let mut d =
+            Diagnostic::error(codes::SYNTAX, format!("unexpected {}", quote(tok)), tok_span).with_label(format!("{expected_text} here"));
         if tok == "`" {
             d = d.with_help("a backtick starts a quoted name such as `` `name` ``; remove the stray backtick");
         }
@@ -364,17 +495,12 @@ pub fn convert(err: &Error<Rule>, src: &str, brackets: Option<&BracketInfo>) -> 
 
     // A reserved word where a name was expected.
     if words.contains(&"an identifier") && is_reserved(tok) {
-        return Diagnostic::error(
-            codes::RESERVED,
-            format!("{} is a reserved word and cannot be used as a name", quote(tok)),
-            tok_span,
-        )
-        .with_label("reserved word")
-        .with_help(format!("rename it, or quote it with backticks: `` `{tok}` ``"));
+        return Diagnostic::error(codes::RESERVED, format!("{} is a reserved word and cannot be used as a name", quote(tok)), tok_span)
+            .with_label("reserved word")
+            .with_help(format!("rename it, or quote it with backticks: `` `{tok}` ``"));
     }
 
-    let mut d = Diagnostic::error(codes::SYNTAX, expected_text.clone(), tok_span)
-        .with_label(format!("found {}", quote(tok)));
+    let mut d = Diagnostic::error(codes::SYNTAX, expected_text.clone(), tok_span).with_label(format!("found {}", quote(tok)));
     if words.first() == Some(&"`;`") {
         d = d.with_help("statements, clauses and field declarations end with `;`");
     }

@@ -24,8 +24,8 @@
 mod build;
 mod build_expr;
 mod comments;
-mod layout;
 mod errors;
+mod layout;
 mod parser;
 
 #[cfg(test)]
@@ -137,10 +137,7 @@ pub fn parse_expr(text: &str) -> Result<Expr, Vec<Diagnostic>> {
 /// caller's own if enough of it is left (most files; handing each file to a pooled
 /// worker and waiting for it cost more than the parse of a small file on a busy
 /// machine), else a pooled or dedicated large-stack thread ([`on_big_stack`]).
-fn run_parser<T: Send + 'static>(
-    text: &str,
-    f: fn(&str) -> Result<T, Vec<Diagnostic>>,
-) -> Result<T, Vec<Diagnostic>> {
+fn run_parser<T: Send + 'static>(text: &str, f: fn(&str) -> Result<T, Vec<Diagnostic>>) -> Result<T, Vec<Diagnostic>> {
     let levels = nesting_bound(text);
     if fits_here(levels) {
         return std::panic::catch_unwind(|| f(text)).unwrap_or_else(|_| Err(vec![internal("the parser panicked")]));
@@ -165,8 +162,7 @@ fn fits_here(levels: usize) -> bool {
 fn parse_program(text: &str) -> Result<Program, Vec<Diagnostic>> {
     let comments = comments::scan(text).map_err(|d| vec![d])?;
     let brackets = comments::brackets(text).map_err(|d| vec![d])?;
-    let mut pairs = PvlParser::parse(Rule::program, text)
-        .map_err(|_| vec![explain(parser::diag::Rule::program, text, &brackets)])?;
+    let mut pairs = PvlParser::parse(Rule::program, text).map_err(|_| vec![explain(parser::diag::Rule::program, text, &brackets)])?;
     let Some(top) = pairs.next() else {
         return Err(vec![internal("no parse tree")]);
     };
@@ -191,8 +187,7 @@ fn parse_program(text: &str) -> Result<Program, Vec<Diagnostic>> {
 fn parse_expression(text: &str) -> Result<Expr, Vec<Diagnostic>> {
     let comments = comments::scan(text).map_err(|d| vec![d])?;
     let brackets = comments::brackets(text).map_err(|d| vec![d])?;
-    let mut pairs = PvlParser::parse(Rule::expr_only, text)
-        .map_err(|_| vec![explain(parser::diag::Rule::expr_only, text, &brackets)])?;
+    let mut pairs = PvlParser::parse(Rule::expr_only, text).map_err(|_| vec![explain(parser::diag::Rule::expr_only, text, &brackets)])?;
     let b = Builder::new(text, &comments);
     let e = pairs.next().and_then(|top| top.into_inner().next()).map(|e| b.expr(e));
     let mut diags = b.into_diagnostics();
@@ -284,8 +279,7 @@ fn on_big_stack<T: Send + 'static>(
 ) -> Result<T, Vec<Diagnostic>> {
     if let Some(size) = stack {
         let worker = std::thread::Builder::new().name("alpine-parser-big".into()).stack_size(size).spawn(move || {
-            std::panic::catch_unwind(std::panic::AssertUnwindSafe(f))
-                .unwrap_or_else(|_| Err(vec![internal("the parser panicked")]))
+            std::panic::catch_unwind(std::panic::AssertUnwindSafe(f)).unwrap_or_else(|_| Err(vec![internal("the parser panicked")]))
         });
         return match worker {
             Ok(h) => h.join().unwrap_or_else(|_| Err(vec![internal("the parser worker stopped")])),
@@ -296,8 +290,7 @@ fn on_big_stack<T: Send + 'static>(
     }
     let (tx, rx) = std::sync::mpsc::channel();
     let job: pool::Job = Box::new(move || {
-        let r = std::panic::catch_unwind(std::panic::AssertUnwindSafe(f))
-            .unwrap_or_else(|_| Err(vec![internal("the parser panicked")]));
+        let r = std::panic::catch_unwind(std::panic::AssertUnwindSafe(f)).unwrap_or_else(|_| Err(vec![internal("the parser panicked")]));
         let _ = tx.send(r);
     });
     match pool::run(job) {

@@ -207,7 +207,10 @@ fn quantifiers() {
     assert_eq!(ex("(\\forall int i = lo .. hi; b[i])"), "(\\forall int i; (&& (<= lo i) (< i hi)); ([] b i))");
     assert_eq!(ex("(\\let int x = 3; x + 1)"), "(let x = 3; (+ x 1))");
     // Triggers.
-    assert_eq!(ex("(\\forall int i; 0 <= i; {:a [ i ]:} || {: b[i] :})"), "(\\forall int i; (<= 0 i); (|| (trigger ([] a i)) (trigger ([] b i))))");
+    assert_eq!(
+        ex("(\\forall int i; 0 <= i; {:a [ i ]:} || {: b[i] :})"),
+        "(\\forall int i; (<= 0 i); (|| (trigger ([] a i)) (trigger ([] b i))))"
+    );
 }
 
 #[test]
@@ -413,11 +416,9 @@ fn directive_kinds(ds: &[Directive]) -> Vec<String> {
             DirectiveKind::MatrixLin { matrix, order, rows, cols } => {
                 format!("matrix_lin {matrix} {order:?} {} {}", show(rows), show(cols))
             }
-            DirectiveKind::GlobToReg { array, locations } => format!(
-                "glob_to_reg {} | {}",
-                show(array),
-                locations.iter().map(show).collect::<Vec<_>>().join(" | ")
-            ),
+            DirectiveKind::GlobToReg { array, locations } => {
+                format!("glob_to_reg {} | {}", show(array), locations.iter().map(show).collect::<Vec<_>>().join(" | "))
+            }
             DirectiveKind::Tile { kind, size } => format!("tile {kind:?} {}", size.value),
             DirectiveKind::Fuse { count, block_size } => format!("fuse {} {}", count.value, block_size.value),
         })
@@ -454,8 +455,7 @@ fn method_level_directives() {
 
 #[test]
 fn loop_and_par_directives() {
-    let StmtKind::Loop(l) = one("gpuopt loop_unroll i 3; loop_invariant 0 <= i; loop_invariant i <= n; while (i < n) { i++; }")
-    else {
+    let StmtKind::Loop(l) = one("gpuopt loop_unroll i 3; loop_invariant 0 <= i; loop_invariant i <= n; while (i < n) { i++; }") else {
         panic!()
     };
     assert_eq!(directive_kinds(&l.directives), ["loop_unroll i 3"]);
@@ -520,10 +520,7 @@ fn declarations_and_assignments() {
     assert_eq!(show(&value), "(++ res i)");
     let StmtKind::Assign { value, .. } = one("x = f(a) with { P = P; };") else { panic!() };
     assert_eq!(show(&value), "(wt (call f [a]) with:1 then:0)");
-    let StmtKind::LocalDecl { init: Some(init), .. } = one("seq<seq<int>> s = part1a(xs) then { dir = direction; };")
-    else {
-        panic!()
-    };
+    let StmtKind::LocalDecl { init: Some(init), .. } = one("seq<seq<int>> s = part1a(xs) then { dir = direction; };") else { panic!() };
     assert_eq!(show(&init), "(wt (call part1a [xs]) with:0 then:1)");
 }
 
@@ -540,9 +537,7 @@ fn increments_versus_append() {
 
 #[test]
 fn control_flow() {
-    let StmtKind::If { cond, then_branch, else_branch } =
-        one("if (true && tid > 0) b_reg_0 = b [ (tid - 1) ]; else { x = 1; }")
-    else {
+    let StmtKind::If { cond, then_branch, else_branch } = one("if (true && tid > 0) b_reg_0 = b [ (tid - 1) ]; else { x = 1; }") else {
         panic!()
     };
     assert_eq!(show(&cond), "(&& true (> tid 0))");
@@ -594,9 +589,7 @@ fn spec_and_sync_statements() {
     let StmtKind::Atomic { invariants, body } = one("atomic(a, b) { x = 1; }") else { panic!() };
     assert_eq!(invariants.len(), 2);
     assert!(matches!(body.kind, StmtKind::Block(_)));
-    let StmtKind::InvariantBlock { name, resource, body } = one("invariant inv(Perm(x, 1) ** x >= 0) { }") else {
-        panic!()
-    };
+    let StmtKind::InvariantBlock { name, resource, body } = one("invariant inv(Perm(x, 1) ** x >= 0) { }") else { panic!() };
     assert_eq!((name.as_str(), show(&resource)), ("inv", "(** (Perm x 1) (>= x 0))".to_string()));
     assert!(body.stmts.is_empty());
 }
@@ -618,9 +611,7 @@ fn barrier_forms() {
 
 #[test]
 fn par_forms() {
-    let StmtKind::Par(p) = one("par threads (int tid = 0 .. a.length) requires Perm(a[tid], 1); { a[tid] = 0; }") else {
-        panic!()
-    };
+    let StmtKind::Par(p) = one("par threads (int tid = 0 .. a.length) requires Perm(a[tid], 1); { a[tid] = 0; }") else { panic!() };
     assert_eq!(p.units.len(), 1);
     let u = &p.units[0];
     assert_eq!(u.name.as_ref().map(|n| n.as_str()), Some("threads"));
@@ -628,16 +619,14 @@ fn par_forms() {
     assert_eq!(u.contract.clauses.len(), 1);
     let StmtKind::Par(p) = one("par\n  fwd(int tid = 0 .. tcount) { }") else { panic!() };
     assert_eq!(p.units[0].name.as_ref().map(|n| n.as_str()), Some("fwd"));
-    let StmtKind::Par(p) = one(
-        "par () requires true; { x = 0; } and (int i = 0 .. N) ensures true; { } and (int i = 0 .. M, int j = 0 .. N) { }",
-    ) else {
+    let StmtKind::Par(p) =
+        one("par () requires true; { x = 0; } and (int i = 0 .. N) ensures true; { } and (int i = 0 .. M, int j = 0 .. N) { }")
+    else {
         panic!()
     };
     assert_eq!(p.units.iter().map(|u| u.iters.len()).collect::<Vec<_>>(), [0, 1, 2]);
     assert!(p.units.iter().all(|u| u.name.is_none()));
-    let StmtKind::Par(p) = one("context_everywhere n > 0; par (int i = 0 .. n) { par inner (int j = 0 .. n) { } }") else {
-        panic!()
-    };
+    let StmtKind::Par(p) = one("context_everywhere n > 0; par (int i = 0 .. n) { par inner (int j = 0 .. n) { } }") else { panic!() };
     assert_eq!(p.contract.clauses.len(), 1);
     assert!(matches!(p.units[0].body.stmts[0].kind, StmtKind::Par(_)));
 }
@@ -646,18 +635,32 @@ fn par_forms() {
 
 /// Rule names that must never reach a message.
 const RULE_NAMES: &[&str] = &[
-    "stmt", "expr_list", "assign_or_expr", "binexpr", "postfix_op", "infix_op", "class_decl", "semi", "rbrace",
-    "ident", "type_", "prefixed_stmt", "decl_stmt", "par_unit", "EOI", "clause_kw", "k_", "op_", "cond_tail",
+    "stmt",
+    "expr_list",
+    "assign_or_expr",
+    "binexpr",
+    "postfix_op",
+    "infix_op",
+    "class_decl",
+    "semi",
+    "rbrace",
+    "ident",
+    "type_",
+    "prefixed_stmt",
+    "decl_stmt",
+    "par_unit",
+    "EOI",
+    "clause_kw",
+    "k_",
+    "op_",
+    "cond_tail",
 ];
 
 fn assert_no_rule_names(d: &Diagnostic) {
     let texts = [Some(d.message.as_str()), d.label.as_deref(), d.help.as_deref()];
     for t in texts.into_iter().flatten() {
         for w in t.split(|c: char| !(c.is_ascii_alphanumeric() || c == '_')) {
-            assert!(
-                !RULE_NAMES.iter().any(|r| w == *r || (r.ends_with('_') && w.starts_with(r))),
-                "rule name {w:?} in {t:?}"
-            );
+            assert!(!RULE_NAMES.iter().any(|r| w == *r || (r.ends_with('_') && w.starts_with(r))), "rule name {w:?} in {t:?}");
         }
     }
 }
@@ -762,20 +765,32 @@ fn pathological_input_does_not_crash() {
     assert!(parse("").unwrap().classes.is_empty());
 }
 
-
 #[test]
 #[ignore]
 fn show_messages() {
     for src in [
-        "class", "class A", "class A {", "class A { void }", "class A { void f( }",
-        "class A { void f() { if x { } } }", "class A { void f() { x = ; } }",
-        "class A { void f() { x = (1 + ; } }", "class A { void f() { par } }",
-        "class A { void f() { par (int i = 0 ..) { } } }", "class A { void f() { barrier { } } }",
-        "class A { gpuopt unknown 1; void f() { } }", "class A { gpuopt matrix_lin m X 1 2; void f() { } }",
-        "class A { void f() { a[1 -> ] = 2; } }", "class A { requires (\\forall int i; ; x); void f() { } }",
-        "class A { void f() { for (int i = 0; i < n; i++ { } } }", "class A { void f() { return x y; } }",
-        "class A { void f() { x = c ? 1; } }", "x = 1;", "class A { void f() { assert Perm(x); } }",
-        "class A { void f() { x = 1 } }", "class A { void f() { x = 1; }",
+        "class",
+        "class A",
+        "class A {",
+        "class A { void }",
+        "class A { void f( }",
+        "class A { void f() { if x { } } }",
+        "class A { void f() { x = ; } }",
+        "class A { void f() { x = (1 + ; } }",
+        "class A { void f() { par } }",
+        "class A { void f() { par (int i = 0 ..) { } } }",
+        "class A { void f() { barrier { } } }",
+        "class A { gpuopt unknown 1; void f() { } }",
+        "class A { gpuopt matrix_lin m X 1 2; void f() { } }",
+        "class A { void f() { a[1 -> ] = 2; } }",
+        "class A { requires (\\forall int i; ; x); void f() { } }",
+        "class A { void f() { for (int i = 0; i < n; i++ { } } }",
+        "class A { void f() { return x y; } }",
+        "class A { void f() { x = c ? 1; } }",
+        "x = 1;",
+        "class A { void f() { assert Perm(x); } }",
+        "class A { void f() { x = 1 } }",
+        "class A { void f() { x = 1; }",
     ] {
         for d in parse(src).err().unwrap_or_default() {
             let f = crate::diagnostics::SourceFile::new("t.pvl", src);

@@ -112,30 +112,91 @@ pub struct Call {
 #[derive(Clone, Debug)]
 pub enum Stmt {
     /// A local declared without a value: it holds an arbitrary value.
-    Local { name: Name, ty: Ty, span: Span },
-    Assign { name: Name, value: Expr, span: Span },
-    FieldWrite { obj: Expr, class: Name, field: Name, value: Expr, span: Span },
-    ArrayWrite { arr: Expr, index: Expr, value: Expr, span: Span },
-    NewArray { target: Name, elem: Ty, len: Expr, span: Span },
+    Local {
+        name: Name,
+        ty: Ty,
+        span: Span,
+    },
+    Assign {
+        name: Name,
+        value: Expr,
+        span: Span,
+    },
+    FieldWrite {
+        obj: Expr,
+        class: Name,
+        field: Name,
+        value: Expr,
+        span: Span,
+    },
+    ArrayWrite {
+        arr: Expr,
+        index: Expr,
+        value: Expr,
+        span: Span,
+    },
+    NewArray {
+        target: Name,
+        elem: Ty,
+        len: Expr,
+        span: Span,
+    },
     /// `obj` is a newly allocated object: non-null, and no permission to any field
     /// of it is held (so it differs from every object the state holds a field of).
     /// Emitted before a constructor call and at the start of a constructor body.
-    Fresh { obj: Expr, span: Span },
+    Fresh {
+        obj: Expr,
+        span: Span,
+    },
     Call(Call),
-    Inhale { expr: Expr, span: Span },
-    Exhale { expr: Expr, span: Span },
-    Assert { expr: Expr, span: Span },
-    Assume { expr: Expr, span: Span },
-    If { cond: Expr, then_branch: Vec<Stmt>, else_branch: Vec<Stmt>, span: Span },
-    While { invariants: Vec<Spec>, cond: Expr, body: Vec<Stmt>, modified: Vec<Name>, span: Span },
-    Par { blocks: Vec<ParBlock>, span: Span },
+    Inhale {
+        expr: Expr,
+        span: Span,
+    },
+    Exhale {
+        expr: Expr,
+        span: Span,
+    },
+    Assert {
+        expr: Expr,
+        span: Span,
+    },
+    Assume {
+        expr: Expr,
+        span: Span,
+    },
+    If {
+        cond: Expr,
+        then_branch: Vec<Stmt>,
+        else_branch: Vec<Stmt>,
+        span: Span,
+    },
+    While {
+        invariants: Vec<Spec>,
+        cond: Expr,
+        body: Vec<Stmt>,
+        modified: Vec<Name>,
+        span: Span,
+    },
+    Par {
+        blocks: Vec<ParBlock>,
+        span: Span,
+    },
     /// `barrier(label) { requires B; ensures B'; }` inside the par block named
     /// `label` (always the innermost one; lowering rejects others). `pre`/`post`
     /// already start with the block's `context_everywhere` and the method's pure
     /// `context_everywhere` clauses.
-    Barrier { label: Name, pre: Vec<Spec>, post: Vec<Spec>, span: Span },
+    Barrier {
+        label: Name,
+        pre: Vec<Spec>,
+        post: Vec<Spec>,
+        span: Span,
+    },
     /// Ends the path: the postcondition is checked here.
-    Return { value: Option<Expr>, span: Span },
+    Return {
+        value: Option<Expr>,
+        span: Span,
+    },
 }
 
 impl Stmt {

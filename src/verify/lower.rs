@@ -35,7 +35,8 @@ pub fn lower(program: &ast::Program) -> ir::Program {
 pub fn lower_with(program: &ast::Program, companions: &[&ast::Program]) -> ir::Program {
     let merged = imports::with_companions(program, companions);
     let program = merged.as_ref().unwrap_or(program);
-    let mut out = ir::Program { methods: Vec::new(), functions: Vec::new(), fields: Vec::new(), predicates: Vec::new(), unsupported: Vec::new() };
+    let mut out =
+        ir::Program { methods: Vec::new(), functions: Vec::new(), fields: Vec::new(), predicates: Vec::new(), unsupported: Vec::new() };
     let lock_invs = locks::lock_invariants(program);
     let rewritten = locks::rewrite_held(program, &lock_invs, &mut out.unsupported);
     let program = rewritten.as_ref().unwrap_or(program);
@@ -130,13 +131,7 @@ pub fn lower_with(program: &ast::Program, companions: &[&ast::Program]) -> ir::P
             methods: &out.methods,
             functions: &out.functions,
             classes: &classes,
-            scopes: vec![method
-                .params
-                .iter()
-                .chain(&method.given)
-                .chain(&method.yields)
-                .map(|(n, _)| n.clone())
-                .collect()],
+            scopes: vec![method.params.iter().chain(&method.given).chain(&method.yields).map(|(n, _)| n.clone()).collect()],
             everywhere,
             par_labels: Vec::new(),
             unsupported: Vec::new(),
@@ -146,7 +141,11 @@ pub fn lower_with(program: &ast::Program, companions: &[&ast::Program]) -> ir::P
             preds: &preds,
             committing: false,
         };
-        let body = if m.is_constructor() { cx.constructor_body(&block.stmts, m.name.span, &method.pre, &method.params) } else { cx.block(&block.stmts) };
+        let body = if m.is_constructor() {
+            cx.constructor_body(&block.stmts, m.name.span, &method.pre, &method.params)
+        } else {
+            cx.block(&block.stmts)
+        };
         let unsupported = std::mem::take(&mut cx.unsupported);
         out.unsupported.extend(unsupported);
         out.methods[i].body = Some(body);
@@ -296,11 +295,7 @@ impl Lower<'_> {
                 let var = Expr { kind: ExprKind::Var(target.clone()), span: target.span, ty: Ty::Int };
                 let one = Expr { kind: ExprKind::IntLit(1), span, ty: Ty::Int };
                 let bop = if *op == ast::IncDec::Inc { ast::BinOp::Add } else { ast::BinOp::Sub };
-                let value = Expr {
-                    kind: ExprKind::Binary { op: bop, lhs: Box::new(var.clone()), rhs: Box::new(one) },
-                    span,
-                    ty: Ty::Int,
-                };
+                let value = Expr { kind: ExprKind::Binary { op: bop, lhs: Box::new(var.clone()), rhs: Box::new(one) }, span, ty: Ty::Int };
                 self.assign(&var, &value, span, out);
             }
             StmtKind::Expr(e) => match self.call(e, None, span) {
@@ -358,9 +353,7 @@ impl Lower<'_> {
         let mut invariants = self.everywhere.clone();
         for cl in &l.contract.clauses {
             match &cl.kind {
-                ClauseKind::LoopInvariant(e) | ClauseKind::Context(e) => {
-                    invariants.push(Spec { expr: e.clone(), span: cl.span })
-                }
+                ClauseKind::LoopInvariant(e) | ClauseKind::Context(e) => invariants.push(Spec { expr: e.clone(), span: cl.span }),
                 _ => self.unsupported(format!("`{}` on a loop", cl.kind.keyword()), cl.span),
             }
         }
@@ -451,12 +444,9 @@ impl Lower<'_> {
                 self.field_write(this, x.name.clone(), value, span, out)
             }
             ExprKind::Field { obj, field } => self.field_write((**obj).clone(), field.name.clone(), value, span, out),
-            ExprKind::Index { base, index } => out.push(Stmt::ArrayWrite {
-                arr: (**base).clone(),
-                index: (**index).clone(),
-                value: value.clone(),
-                span,
-            }),
+            ExprKind::Index { base, index } => {
+                out.push(Stmt::ArrayWrite { arr: (**base).clone(), index: (**index).clone(), value: value.clone(), span })
+            }
             _ => self.unsupported("this assignment target", target.span),
         }
     }
@@ -475,12 +465,9 @@ impl Lower<'_> {
             return;
         }
         match &value.kind {
-            ExprKind::NewArray { elem, dims } if dims.len() == 1 => out.push(Stmt::NewArray {
-                target: name,
-                elem: elem.to_ty(),
-                len: dims[0].clone(),
-                span,
-            }),
+            ExprKind::NewArray { elem, dims } if dims.len() == 1 => {
+                out.push(Stmt::NewArray { target: name, elem: elem.to_ty(), len: dims[0].clone(), span })
+            }
             ExprKind::NewArray { elem, dims } => match new_matrix::lower(&name, &elem.to_ty(), dims, value.span) {
                 Some(stmts) => out.extend(stmts),
                 None => self.unsupported("this multi-dimensional `new`", value.span),
@@ -499,9 +486,7 @@ impl Lower<'_> {
         let ExprKind::Call { receiver, method, args } = &call.kind else { return None };
         let class = match receiver.as_deref() {
             None => self.class.clone(),
-            Some(Expr { kind: ExprKind::Var(c), .. }) if !self.is_local(&c.name) && self.classes.contains(&c.name) => {
-                c.name.clone()
-            }
+            Some(Expr { kind: ExprKind::Var(c), .. }) if !self.is_local(&c.name) && self.classes.contains(&c.name) => c.name.clone(),
             Some(r) => match &r.ty {
                 Ty::Class(c) => c.clone(),
                 _ => self.class.clone(),
@@ -523,9 +508,7 @@ impl Lower<'_> {
                 StmtKind::Assign { target: Expr { kind: ExprKind::Var(x), .. }, value } => {
                     if m.given.iter().any(|(g, _)| *g == x.name) {
                         given.push((x.name.clone(), value.clone()));
-                    } else if let (true, ExprKind::Var(local)) =
-                        (m.yields.iter().any(|(y, _)| *y == x.name), &value.kind)
-                    {
+                    } else if let (true, ExprKind::Var(local)) = (m.yields.iter().any(|(y, _)| *y == x.name), &value.kind) {
                         // `with { y = x; }` naming a yields parameter: VerCors 1
                         // programs use it to receive `y` into `x`.
                         yields.push((local.name.clone(), x.name.clone()));
@@ -538,10 +521,11 @@ impl Lower<'_> {
         }
         for s in then.iter().flat_map(|b| &b.stmts) {
             match &s.kind {
-                StmtKind::Assign {
-                    target: Expr { kind: ExprKind::Var(local), .. },
-                    value: Expr { kind: ExprKind::Var(y), .. },
-                } if m.yields.iter().any(|(n, _)| *n == y.name) => yields.push((local.name.clone(), y.name.clone())),
+                StmtKind::Assign { target: Expr { kind: ExprKind::Var(local), .. }, value: Expr { kind: ExprKind::Var(y), .. } }
+                    if m.yields.iter().any(|(n, _)| *n == y.name) =>
+                {
+                    yields.push((local.name.clone(), y.name.clone()))
+                }
                 _ => self.unsupported("this `then` statement", s.span),
             }
         }

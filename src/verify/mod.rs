@@ -47,7 +47,14 @@ pub struct Options {
 
 impl Default for Options {
     fn default() -> Options {
-        Options { timeout_secs: 10, rlimit: 0, unit_timeout_secs: DEFAULT_UNIT_TIMEOUT_SECS, smoke: false, dump_smt: false, only: Vec::new() }
+        Options {
+            timeout_secs: 10,
+            rlimit: 0,
+            unit_timeout_secs: DEFAULT_UNIT_TIMEOUT_SECS,
+            smoke: false,
+            dump_smt: false,
+            only: Vec::new(),
+        }
     }
 }
 
@@ -209,7 +216,16 @@ pub fn verify_program_with(program: &ast::Program, companions: &[&ast::Program],
 }
 
 /// Verifies one proof unit in the current thread's Z3 context.
-fn verify_unit(ir: &ir::Program, u: UnitRef, name: &str, span: Span, src: &str, opts: &Options, start: Instant, monotone: &[encode::induction::Monotone]) -> UnitReport {
+fn verify_unit(
+    ir: &ir::Program,
+    u: UnitRef,
+    name: &str,
+    span: Span,
+    src: &str,
+    opts: &Options,
+    start: Instant,
+    monotone: &[encode::induction::Monotone],
+) -> UnitReport {
     let mut enc = encode::Encoder::new(ir, opts, src);
     enc.monotone = monotone.to_vec();
     enc.function_axioms(match u {

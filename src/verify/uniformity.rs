@@ -42,7 +42,14 @@ pub fn analyse(body: &[Stmt], iters: &[Name], host: &HashSet<Name>) -> Uniformit
 /// [`analyse`], where a call of a pure function named in `heap_fns` (one that
 /// reads the heap, `encode/heapfn.rs`) counts as a heap read.
 pub fn analyse_with_heap_fns(body: &[Stmt], iters: &[Name], host: &HashSet<Name>, heap_fns: &HashSet<Name>) -> Uniformity {
-    let mut a = Analysis { nonuniform: iters.iter().cloned().collect(), host, heap_fns, locals: HashSet::new(), changed: false, divergent: Vec::new() };
+    let mut a = Analysis {
+        nonuniform: iters.iter().cloned().collect(),
+        host,
+        heap_fns,
+        locals: HashSet::new(),
+        changed: false,
+        divergent: Vec::new(),
+    };
     declared(body, &mut a.locals);
     a.locals.extend(iters.iter().cloned());
     loop {
@@ -153,7 +160,6 @@ impl Analysis<'_> {
         v.visit_expr(e);
         v.ok
     }
-
 }
 
 fn declared(stmts: &[Stmt], out: &mut HashSet<Name>) {
@@ -295,7 +301,13 @@ mod tests {
             assign("a", var("a")),
             Stmt::Local { name: "b".into(), ty: Ty::Int, span: Span::DUMMY },
             assign("b", var("a")),
-            Stmt::While { invariants: vec![], cond: var("b"), body: vec![assign("a", var("c")), barrier(3)], modified: vec![], span: Span::DUMMY },
+            Stmt::While {
+                invariants: vec![],
+                cond: var("b"),
+                body: vec![assign("a", var("c")), barrier(3)],
+                modified: vec![],
+                span: Span::DUMMY,
+            },
             Stmt::Local { name: "c".into(), ty: Ty::Int, span: Span::DUMMY },
             assign("c", var("tid")),
         ];

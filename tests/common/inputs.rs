@@ -82,8 +82,7 @@ impl Gen {
     fn fill(&mut self, it: &Interp, o: &Value) {
         let Value::Obj(obj) = o else { return };
         let class = obj.borrow().class.clone();
-        let fields: Vec<_> =
-            self.fields.iter().filter(|(c, _, _)| c.as_str() == &*class).map(|(_, n, t)| (n.clone(), t.clone())).collect();
+        let fields: Vec<_> = self.fields.iter().filter(|(c, _, _)| c.as_str() == &*class).map(|(_, n, t)| (n.clone(), t.clone())).collect();
         for (name, ty) in fields {
             let v = self.value(it, &ty);
             obj.borrow_mut().fields.insert(name, v);

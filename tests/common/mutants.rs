@@ -178,8 +178,7 @@ pub fn mutants(rel: &str, source: &str) -> Result<Vec<Mutant>, String> {
 /// mutant we meant) and pass the front end (so the verifier judges it, not the
 /// type checker).
 fn check_mutant(id: &str, tree: &Program, text: &str, base_errors: usize) -> Result<(), String> {
-    let mut again =
-        alpine::syntax::parse(text).map_err(|d| format!("{id}: the printed mutant does not parse: {d:?}\n{text}"))?;
+    let mut again = alpine::syntax::parse(text).map_err(|d| format!("{id}: the printed mutant does not parse: {d:?}\n{text}"))?;
     let mut expected = tree.clone();
     alpine::ast::visit::strip_spans(&mut expected);
     let mut reparsed = again.clone();
@@ -428,7 +427,11 @@ impl VisitMut for Mutator<'_> {
             let reassignable: Vec<Name> = m
                 .params
                 .iter()
-                .filter(|p| p.ty.to_ty() == Ty::Int && read.contains(&p.name.name) && posts.iter().any(|e| alpine::ast::subst::mentions(e, &p.name.name)))
+                .filter(|p| {
+                    p.ty.to_ty() == Ty::Int
+                        && read.contains(&p.name.name)
+                        && posts.iter().any(|e| alpine::ast::subst::mentions(e, &p.name.name))
+                })
                 .map(|p| p.name.name.clone())
                 .collect();
             for p in reassignable {
@@ -461,8 +464,7 @@ impl VisitMut for Mutator<'_> {
                     match &mut l.body.kind {
                         StmtKind::Block(b) => b.stmts.insert(0, assert_false()),
                         _ => {
-                            let old =
-                                std::mem::replace(&mut *l.body, Stmt::new(StmtKind::Block(empty_block()), body_span));
+                            let old = std::mem::replace(&mut *l.body, Stmt::new(StmtKind::Block(empty_block()), body_span));
                             l.body.kind = StmtKind::Block(Block { stmts: vec![assert_false(), old], span: body_span });
                         }
                     }
@@ -637,9 +639,7 @@ fn map_conjunct(e: Expr, target: usize, seen: &mut usize, f: &mut dyn FnMut(Expr
             let l = map_conjunct(*lhs, target, seen, f);
             let r = map_conjunct(*rhs, target, seen, f);
             match (l, r) {
-                (Some(l), Some(r)) => {
-                    Some(Expr { kind: ExprKind::Binary { op, lhs: l.boxed(), rhs: r.boxed() }, span: e.span, ty: e.ty })
-                }
+                (Some(l), Some(r)) => Some(Expr { kind: ExprKind::Binary { op, lhs: l.boxed(), rhs: r.boxed() }, span: e.span, ty: e.ty }),
                 (one, other) => one.or(other),
             }
         }
@@ -662,10 +662,7 @@ fn not(e: Expr) -> Expr {
 
 /// A made-up statement: no span, so that the printer attaches no comment to it.
 fn assert_false() -> Stmt {
-    Stmt::new(
-        StmtKind::Spec { kind: SpecStmtKind::Assert, expr: Expr::new(ExprKind::BoolLit(false), Span::DUMMY) },
-        Span::DUMMY,
-    )
+    Stmt::new(StmtKind::Spec { kind: SpecStmtKind::Assert, expr: Expr::new(ExprKind::BoolLit(false), Span::DUMMY) }, Span::DUMMY)
 }
 
 fn empty_block() -> Block {

@@ -99,7 +99,16 @@ fn renaming_keeps_span_and_type() {
     }
     let out = Subst::new().rename("i", "t").expr(&e);
     let ExprKind::Binary { lhs, .. } = &out.kind else { panic!() };
-    assert_eq!((lhs.span, &lhs.ty), (match &e.kind { ExprKind::Binary { lhs, .. } => lhs.span, _ => unreachable!() }, &Ty::Int));
+    assert_eq!(
+        (lhs.span, &lhs.ty),
+        (
+            match &e.kind {
+                ExprKind::Binary { lhs, .. } => lhs.span,
+                _ => unreachable!(),
+            },
+            &Ty::Int
+        )
+    );
     assert_eq!(print_expr(&out), "t + 1");
 }
 
@@ -141,7 +150,16 @@ fn body(m: &Method) -> Block {
 fn printed(m: &Method, b: Block) -> String {
     let mut m = m.clone();
     m.body = crate::ast::MethodBody::Block(b);
-    let p = crate::ast::Program { classes: vec![crate::ast::Class { name: Ident::new("C", crate::ast::Span::DUMMY), members: vec![crate::ast::Member::Method(m)], span: crate::ast::Span::DUMMY }], comments: vec![], blank_lines: vec![], span: crate::ast::Span::DUMMY };
+    let p = crate::ast::Program {
+        classes: vec![crate::ast::Class {
+            name: Ident::new("C", crate::ast::Span::DUMMY),
+            members: vec![crate::ast::Member::Method(m)],
+            span: crate::ast::Span::DUMMY,
+        }],
+        comments: vec![],
+        blank_lines: vec![],
+        span: crate::ast::Span::DUMMY,
+    };
     crate::printer::print_program(&p)
 }
 

@@ -98,8 +98,17 @@ impl Encoder<'_> {
     /// the callee was verified).
     #[allow(clippy::too_many_arguments)]
     pub fn inhale(&mut self, guard: &Term, st: &mut State, fr: &Frame, e: &Expr, cond: &Term, scale: Option<&Term>, check: bool) {
-        let mut run =
-            Run { mode: Mode::Inhale, guard: guard.clone(), frame: fr, pre: st.clone(), scale: scale.cloned(), check, ex: None, touched: BTreeSet::new(), inhaled: Vec::new() };
+        let mut run = Run {
+            mode: Mode::Inhale,
+            guard: guard.clone(),
+            frame: fr,
+            pre: st.clone(),
+            scale: scale.cloned(),
+            check,
+            ex: None,
+            touched: BTreeSet::new(),
+            inhaled: Vec::new(),
+        };
         self.assertion(&mut run, st, e, cond);
         for fam in run.touched.clone() {
             self.good_mask(guard, st, &fam);
@@ -126,7 +135,17 @@ impl Encoder<'_> {
         let mut check_only = true;
         for (e, ex) in parts {
             check_only &= ex.check_only;
-            let mut run = Run { mode: Mode::Exhale, guard: guard.clone(), frame: fr, pre: pre.clone(), scale: ex.scale.clone().or(scale.cloned()), check: true, ex: Some(ex), touched: BTreeSet::new(), inhaled: Vec::new() };
+            let mut run = Run {
+                mode: Mode::Exhale,
+                guard: guard.clone(),
+                frame: fr,
+                pre: pre.clone(),
+                scale: ex.scale.clone().or(scale.cloned()),
+                check: true,
+                ex: Some(ex),
+                touched: BTreeSet::new(),
+                inhaled: Vec::new(),
+            };
             self.assertion(&mut run, &mut work, e, cond);
             touched.extend(run.touched);
         }
@@ -191,7 +210,11 @@ impl Encoder<'_> {
                 if run.mode == Mode::Inhale {
                     run.pre = st.clone();
                 }
-                let eq = Expr { kind: ExprKind::Binary { op: BinOp::Eq, lhs: loc.clone(), rhs: value.clone() }, span: e.span, ty: crate::ast::Ty::Bool };
+                let eq = Expr {
+                    kind: ExprKind::Binary { op: BinOp::Eq, lhs: loc.clone(), rhs: value.clone() },
+                    span: e.span,
+                    ty: crate::ast::Ty::Bool,
+                };
                 self.pure_part(run, st, &eq, cond);
             }
             ExprKind::Quant { kind: QuantKind::ForallStar | QuantKind::Forall, .. } if !super::super::lower::is_pure(e) => {
@@ -278,7 +301,17 @@ impl Encoder<'_> {
 
     /// A permission to one location `args` of `fam` (`p`: `None` for a wildcard).
     #[allow(clippy::too_many_arguments)]
-    fn perm_at(&mut self, run: &mut Run, st: &mut State, e: &Expr, loc: &Expr, fam: Rc<str>, args: Vec<Term>, p: Option<Term>, cond: &Term) {
+    fn perm_at(
+        &mut self,
+        run: &mut Run,
+        st: &mut State,
+        e: &Expr,
+        loc: &Expr,
+        fam: Rc<str>,
+        args: Vec<Term>,
+        p: Option<Term>,
+        cond: &Term,
+    ) {
         let guard = run.guard.clone();
         let at = |xs: &[Term]| Term::and(xs.iter().zip(&args).map(|(x, a)| x.eq(a)).collect());
         match run.mode {
@@ -329,7 +362,16 @@ impl Encoder<'_> {
     /// instance may be held more than once (folding a pure body twice), so no
     /// bound is assumed on its amount, and there is no heap to havoc.
     #[allow(clippy::too_many_arguments)]
-    fn predicate_instance(&mut self, run: &mut Run, st: &mut State, e: &Expr, receiver: Option<&Expr>, name: &Name, args: &[Expr], cond: &Term) {
+    fn predicate_instance(
+        &mut self,
+        run: &mut Run,
+        st: &mut State,
+        e: &Expr,
+        receiver: Option<&Expr>,
+        name: &Name,
+        args: &[Expr],
+        cond: &Term,
+    ) {
         let read = run.pre.clone();
         let mut cx = self.acx(run, &read, cond);
         let Some((fam, at)) = self.predicate_location(e, receiver, name, args, run.frame.this.clone(), &mut cx) else { return };
@@ -416,7 +458,17 @@ impl Encoder<'_> {
     }
 
     #[allow(clippy::too_many_arguments)]
-    fn qp_leaf(&mut self, run: &mut Run, st: &mut State, whole: &Expr, e: &Expr, loc: &Expr, amount: Option<&Expr>, cond: &Term, binders: &[(Name, Term, Term)]) {
+    fn qp_leaf(
+        &mut self,
+        run: &mut Run,
+        st: &mut State,
+        whole: &Expr,
+        e: &Expr,
+        loc: &Expr,
+        amount: Option<&Expr>,
+        cond: &Term,
+        binders: &[(Name, Term, Term)],
+    ) {
         let read = if run.mode == Mode::Inhale { st.clone() } else { run.pre.clone() };
         let mut cx = self.acx(run, &read, cond);
         for (n, c, r) in binders {
@@ -449,11 +501,7 @@ impl Encoder<'_> {
         // definitional axioms, and what the inverse and injectivity reasoning see.
         let unfolded: Vec<Term> = args.iter().map(|a| self.unfold_defs(a)).collect();
         // Syntactic inverse: one binder, array receiver independent of it, affine index.
-        let inverse = if vars.len() == 1 && args.len() == 2 && !args[0].mentions(&vars[0]) {
-            affine(&unfolded[1], &vars[0])
-        } else {
-            None
-        };
+        let inverse = if vars.len() == 1 && args.len() == 2 && !args[0].mentions(&vars[0]) { affine(&unfolded[1], &vars[0]) } else { None };
         // Tiled and linearised indices: a closed-form inverse (`qp_solve.rs`),
         // which also proves injectivity.
         let solved = if inverse.is_none() && args.len() == 2 && !vars.iter().any(|v| args[0].mentions(v)) {
@@ -469,7 +517,8 @@ impl Encoder<'_> {
                 bvars.iter().map(|(v, s)| (v.clone(), me.fresh_const(&format!("{v}{tag}"), s.clone()))).collect()
             };
             let (m1, m2) = (copy(self, "'1"), copy(self, "'2"));
-            let pos = |p: &Option<Term>, m: &HashMap<Rc<str>, Term>| p.as_ref().map(|p| p.subst(m).gt(&Term::real(0, 1))).unwrap_or(Term::tru());
+            let pos =
+                |p: &Option<Term>, m: &HashMap<Rc<str>, Term>| p.as_ref().map(|p| p.subst(m).gt(&Term::real(0, 1))).unwrap_or(Term::tru());
             let distinct_vars = Term::or(vars.iter().map(|v| m1[v].ne(&m2[v])).collect());
             let mut hyp = vec![cond.clone(), range.subst(&m1), range.subst(&m2), pos(&p, &m1), pos(&p, &m2), distinct_vars];
             if let (Mode::Inhale, Some(p)) = (run.mode, &p) {
@@ -485,7 +534,11 @@ impl Encoder<'_> {
             hyp.extend(super::qp::product_hints(&unfolded, &vars, &m1, &m2));
             let hyp = Term::and(hyp);
             let same = Term::and(unfolded.iter().map(|a| a.subst(&m1).eq(&a.subst(&m2))).collect());
-            let b = Blame::new(codes::NOT_INJECTIVE, format!("quantified permission to `{}` may not be injective", self.snippet(loc)), whole.span);
+            let b = Blame::new(
+                codes::NOT_INJECTIVE,
+                format!("quantified permission to `{}` may not be injective", self.snippet(loc)),
+                whole.span,
+            );
             if !self.prove(&guard, &hyp, &same.not(), Some((Some(run.frame.env), b))) {
                 return;
             }

@@ -181,7 +181,11 @@ impl Encoder<'_> {
         Some(match (&ty, op) {
             (Ty::Map(kt, vt), BinOp::Eq | BinOp::Ne) => {
                 let eq = self.map_fns(kt, vt).equal(&l, &r);
-                if op == BinOp::Eq { eq } else { eq.not() }
+                if op == BinOp::Eq {
+                    eq
+                } else {
+                    eq.not()
+                }
             }
             (Ty::Bag(et), _) => {
                 let f = self.bag_fns(et);

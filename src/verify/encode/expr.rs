@@ -102,7 +102,11 @@ impl Encoder<'_> {
                     _ => return None,
                 };
                 let o = self.expr(obj, cx);
-                self.def_check(cx, o.ne(&null_of(&o.sort())), Blame::new(codes::NULL, format!("`{}` may be null", self.snippet(obj)), obj.span));
+                self.def_check(
+                    cx,
+                    o.ne(&null_of(&o.sort())),
+                    Blame::new(codes::NULL, format!("`{}` may be null", self.snippet(obj)), obj.span),
+                );
                 let fam = self.field_family(&class, &field.name)?;
                 Some(Loc { fam, args: vec![o] })
             }
@@ -110,10 +114,18 @@ impl Encoder<'_> {
                 let Ty::Array(elem) = &base.ty else { unreachable!() };
                 let a = self.expr(base, cx);
                 let i = self.expr(index, cx);
-                self.def_check(cx, a.ne(&null_of(&arr_sort())), Blame::new(codes::NULL, format!("array `{}` may be null", self.snippet(base)), base.span));
+                self.def_check(
+                    cx,
+                    a.ne(&null_of(&arr_sort())),
+                    Blame::new(codes::NULL, format!("array `{}` may be null", self.snippet(base)), base.span),
+                );
                 let len = Term::app("alen", vec![a.clone()], Sort::Int);
                 let inb = Term::int(0).le(&i).and2(&i.lt(&len));
-                self.def_check(cx, inb, Blame::new(codes::ARRAY_BOUNDS, format!("array index `{}` may be out of bounds", self.snippet(index)), e.span));
+                self.def_check(
+                    cx,
+                    inb,
+                    Blame::new(codes::ARRAY_BOUNDS, format!("array index `{}` may be out of bounds", self.snippet(index)), e.span),
+                );
                 let fam = self.array_family(elem);
                 Some(Loc { fam, args: vec![a, i] })
             }
@@ -177,7 +189,11 @@ impl Encoder<'_> {
             },
             ExprKind::Field { obj, field } if &*field.name == "length" && matches!(obj.ty, Ty::Array(_)) => {
                 let a = self.expr(obj, cx);
-                self.def_check(cx, a.ne(&null_of(&arr_sort())), Blame::new(codes::NULL, format!("array `{}` may be null", self.snippet(obj)), obj.span));
+                self.def_check(
+                    cx,
+                    a.ne(&null_of(&arr_sort())),
+                    Blame::new(codes::NULL, format!("array `{}` may be null", self.snippet(obj)), obj.span),
+                );
                 Term::app("alen", vec![a], Sort::Int)
             }
             ExprKind::Field { .. } => self.heap_read(e, cx),
@@ -188,7 +204,11 @@ impl Encoder<'_> {
                     let s = self.expr(base, cx);
                     let i = self.expr(index, cx);
                     let inb = Term::int(0).le(&i).and2(&i.lt(&f.len(&s)));
-                    self.def_check(cx, inb, Blame::new(codes::SEQ_BOUNDS, format!("sequence index `{}` may be out of bounds", self.snippet(index)), e.span));
+                    self.def_check(
+                        cx,
+                        inb,
+                        Blame::new(codes::SEQ_BOUNDS, format!("sequence index `{}` may be out of bounds", self.snippet(index)), e.span),
+                    );
                     f.index(&s, &i)
                 }
                 Ty::Map(..) => match self.map_lookup(base, index, cx) {
@@ -209,7 +229,11 @@ impl Encoder<'_> {
                 let ok = Term::and(vec![Term::int(0).le(&lt), lt.le(&ht), ht.le(&len)]);
                 self.def_check(cx, ok, Blame::new(codes::SEQ_BOUNDS, "slice bounds may be out of range", e.span));
                 let dropped = if l.is_some() { f.drop(&s, &lt) } else { s };
-                if h.is_some() { f.take(&dropped, &ht.sub(&lt)) } else { dropped }
+                if h.is_some() {
+                    f.take(&dropped, &ht.sub(&lt))
+                } else {
+                    dropped
+                }
             }
             ExprKind::SeqUpdate { base, index, value } => {
                 if let Some(t) = self.map_update(base, index, value, cx) {
@@ -221,7 +245,11 @@ impl Encoder<'_> {
                 let i = self.expr(index, cx);
                 let v = self.expr(value, cx);
                 let inb = Term::int(0).le(&i).and2(&i.lt(&f.len(&s)));
-                self.def_check(cx, inb, Blame::new(codes::SEQ_BOUNDS, format!("sequence index `{}` may be out of bounds", self.snippet(index)), index.span));
+                self.def_check(
+                    cx,
+                    inb,
+                    Blame::new(codes::SEQ_BOUNDS, format!("sequence index `{}` may be out of bounds", self.snippet(index)), index.span),
+                );
                 f.update(&s, &i, &v)
             }
             ExprKind::Size(inner) => match &inner.ty {
@@ -367,7 +395,11 @@ impl Encoder<'_> {
         match func {
             Builtin::Head => {
                 let ok = f.len(&s).gt(&Term::int(0));
-                self.def_check(cx, ok, Blame::new(codes::SEQ_BOUNDS, format!("`head` of a possibly empty sequence `{}`", self.snippet(&args[0])), e.span));
+                self.def_check(
+                    cx,
+                    ok,
+                    Blame::new(codes::SEQ_BOUNDS, format!("`head` of a possibly empty sequence `{}`", self.snippet(&args[0])), e.span),
+                );
                 f.index(&s, &Term::int(0))
             }
             Builtin::Tail => f.drop(&s, &Term::int(1)),
@@ -376,7 +408,11 @@ impl Encoder<'_> {
             Builtin::RemoveAt if args.len() == 2 => {
                 let i = self.expr(&args[1], cx);
                 let ok = Term::int(0).le(&i).and2(&i.lt(&f.len(&s)));
-                let b = Blame::new(codes::SEQ_BOUNDS, format!("`removeAt` index `{}` may be out of bounds", self.snippet(&args[1])), args[1].span);
+                let b = Blame::new(
+                    codes::SEQ_BOUNDS,
+                    format!("`removeAt` index `{}` may be out of bounds", self.snippet(&args[1])),
+                    args[1].span,
+                );
                 self.def_check(cx, ok, b);
                 f.concat(&f.take(&s, &i), &f.drop(&s, &i.add(&Term::int(1))))
             }
@@ -414,8 +450,10 @@ impl Encoder<'_> {
                 // of any other sort here (a stand-in for an unsupported value) would
                 // make an ill-sorted term that Z3 rejects with its whole batch.
                 let numeric = |t: &Term| matches!(t.sort(), Sort::Int | Sort::Real);
-                let arith = matches!(op, BinOp::Lt | BinOp::Le | BinOp::Gt | BinOp::Ge | BinOp::Sub | BinOp::Mul | BinOp::Div | BinOp::Mod | BinOp::Frac)
-                    || (op == BinOp::Add && !matches!(lhs.ty, Ty::Seq(_)));
+                let arith = matches!(
+                    op,
+                    BinOp::Lt | BinOp::Le | BinOp::Gt | BinOp::Ge | BinOp::Sub | BinOp::Mul | BinOp::Div | BinOp::Mod | BinOp::Frac
+                ) || (op == BinOp::Add && !matches!(lhs.ty, Ty::Seq(_)));
                 if arith && !(numeric(&l) && numeric(&r)) {
                     return self.unsupported_term(e, "this operator on these operands");
                 }
@@ -429,7 +467,11 @@ impl Encoder<'_> {
                             Some(f) => f.equal(&l, &r),
                             None => l.eq(&r),
                         };
-                        if op == BinOp::Eq { eq } else { eq.not() }
+                        if op == BinOp::Eq {
+                            eq
+                        } else {
+                            eq.not()
+                        }
                     }
                     BinOp::Lt => l.lt(&r),
                     BinOp::Le => l.le(&r),

@@ -183,7 +183,12 @@ impl Encoder<'_> {
                 posts.push(self.expr(&s.expr, &mut cx));
             }
             if !posts.is_empty() {
-                self.smt.assert(Term::forall(vars.clone(), vec![vec![lim.clone()]], pre.implies(&Term::and(posts)), &format!("{qid}:post")));
+                self.smt.assert(Term::forall(
+                    vars.clone(),
+                    vec![vec![lim.clone()]],
+                    pre.implies(&Term::and(posts)),
+                    &format!("{qid}:post"),
+                ));
             }
             shapes.push((idx, super::induction::FnShape { vars, pre, full }));
         }
@@ -328,7 +333,10 @@ fn termination(enc: &mut Encoder, idx: usize, g: &Term, params: &[(crate::ast::N
     let first = &sites[0];
     enc.failures.push(super::super::Failure {
         code: codes::TERMINATION,
-        message: format!("the recursion of `{}` may not terminate: no parameter, sequence length or `|s| - k` decreases at this call", f.name),
+        message: format!(
+            "the recursion of `{}` may not terminate: no parameter, sequence length or `|s| - k` decreases at this call",
+            f.name
+        ),
         span: first.span,
         related: vec![(f.name_span, "the recursive function".into())],
         values: vec![],

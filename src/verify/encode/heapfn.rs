@@ -269,16 +269,19 @@ impl Encoder<'_> {
                 .pre
                 .iter()
                 .map(|s| {
-                    (&s.expr, ExCx {
-                        code: codes::PRECONDITION,
-                        what: format!("precondition of `{}` may not hold", f.name),
-                        span: Some(e.span),
-                        perm_code: codes::PRECONDITION,
-                        perm_span: Some(e.span),
-                        related: vec![(s.span, "this precondition of the function".into())],
-                        check_only: false,
-                        scale: None,
-                    })
+                    (
+                        &s.expr,
+                        ExCx {
+                            code: codes::PRECONDITION,
+                            what: format!("precondition of `{}` may not hold", f.name),
+                            span: Some(e.span),
+                            perm_code: codes::PRECONDITION,
+                            perm_span: Some(e.span),
+                            related: vec![(s.span, "this precondition of the function".into())],
+                            check_only: false,
+                            scale: None,
+                        },
+                    )
                 })
                 .collect();
             let mut scratch = st.clone();

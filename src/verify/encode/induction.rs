@@ -193,11 +193,19 @@ fn monotonicity(shape: &FnShape, p: usize, dir: Direction, qid: &str) -> Term {
     let concl = match dir {
         Direction::Up { strict } => {
             let weak = fa.le(&fb);
-            if strict { weak.and2(&ta.lt(&tb).implies(&fa.lt(&fb))) } else { weak }
+            if strict {
+                weak.and2(&ta.lt(&tb).implies(&fa.lt(&fb)))
+            } else {
+                weak
+            }
         }
         Direction::Down { strict } => {
             let weak = fa.ge(&fb);
-            if strict { weak.and2(&ta.lt(&tb).implies(&fa.gt(&fb))) } else { weak }
+            if strict {
+                weak.and2(&ta.lt(&tb).implies(&fa.gt(&fb)))
+            } else {
+                weak
+            }
         }
     };
     let mut vars: Vec<(Rc<str>, Sort)> = shape.vars.iter().enumerate().filter(|(i, _)| *i != p).map(|(_, v)| v.clone()).collect();
@@ -235,7 +243,8 @@ mod tests {
                static pure boolean even(int n) = 0 < n ? !even(n - 1) : true;
              }",
         );
-        let names: Vec<(String, Vec<usize>)> = candidates(&prog).into_iter().map(|(f, ps)| (prog.functions[f].name.to_string(), ps)).collect();
+        let names: Vec<(String, Vec<usize>)> =
+            candidates(&prog).into_iter().map(|(f, ps)| (prog.functions[f].name.to_string(), ps)).collect();
         assert_eq!(names, vec![("pow".to_string(), vec![1])]);
     }
 

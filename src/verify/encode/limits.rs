@@ -179,7 +179,11 @@ impl Encoder<'_> {
                 self.limits.skipped += 1;
                 let n = self.limits.skipped;
                 let f = &mut self.failures[i];
-                let more = if n == 1 { "1 later obligation of the unit was".to_string() } else { format!("{n} later obligations of the unit were") };
+                let more = if n == 1 {
+                    "1 later obligation of the unit was".to_string()
+                } else {
+                    format!("{n} later obligations of the unit were")
+                };
                 f.message = format!("{head}: not checked ({budget}; {more} not checked either)");
             }
         }

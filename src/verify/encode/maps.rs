@@ -93,12 +93,7 @@ impl MapFns {
             // build(m, k, x): the key just stored is present with its value
             // (triggered by the map itself, so `disjointMap(b, {6 ↦ 3})` finds
             // the witness 6 without a lookup of it in the program).
-            q(
-                vec![&m_, &k_, &x_],
-                vec![vec![bld.clone()]],
-                self.has(&bld, &k).and2(&self.get(&bld, &k).eq(&x)),
-                "map.build_same",
-            ),
+            q(vec![&m_, &k_, &x_], vec![vec![bld.clone()]], self.has(&bld, &k).and2(&self.get(&bld, &k).eq(&x)), "map.build_same"),
             q(
                 vec![&m_, &k_, &x_, &j_],
                 vec![vec![self.has(&bld, &j)]],

@@ -26,16 +26,16 @@ mod expr;
 /// PVL's truncating `/` and `%`, for other stages that build SMT terms (transforms).
 pub use expr::{trunc_div, trunc_mod};
 mod functions;
-pub mod induction;
-pub mod maps;
 pub(crate) mod heapfn;
+pub mod induction;
 mod limits;
+pub mod maps;
+mod objects;
 mod par;
-pub mod sets;
 mod qp;
 mod qp_solve;
-mod objects;
 pub mod seq;
+pub mod sets;
 mod state;
 mod stmt;
 pub mod triggers;
@@ -373,7 +373,13 @@ impl<'a> Encoder<'a> {
         // `SmtSolver::open_query_scope`).
         if let Err(msg) = self.smt.open_query_scope() {
             if let Some((_, b)) = report {
-                self.failures.push(Failure { code: codes::INTERNAL, message: format!("internal error in the SMT backend: {msg}"), span: b.span, related: vec![], values: vec![] });
+                self.failures.push(Failure {
+                    code: codes::INTERNAL,
+                    message: format!("internal error in the SMT backend: {msg}"),
+                    span: b.span,
+                    related: vec![],
+                    values: vec![],
+                });
             }
             return false;
         }
@@ -392,7 +398,12 @@ impl<'a> Encoder<'a> {
                 Err(_) => "error",
             };
             let after = self.smt.effort();
-            eprintln!("[query {:>6} ms rl {:>10} qi {:>8}] {verdict}: {what}", started.elapsed().as_millis(), after.0 - before.0, after.1 - before.1);
+            eprintln!(
+                "[query {:>6} ms rl {:>10} qi {:>8}] {verdict}: {what}",
+                started.elapsed().as_millis(),
+                after.0 - before.0,
+                after.1 - before.1
+            );
         }
         let outcome = match outcome {
             Ok(o) => o,

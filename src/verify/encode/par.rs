@@ -45,7 +45,8 @@ use crate::verify::uniformity;
 use std::collections::HashSet;
 
 /// The message of a failed redistribution check.
-const REDISTRIBUTION_FAILS: &str = "barrier postcondition may not follow from the barrier preconditions of all threads (a barrier only redistributes)";
+const REDISTRIBUTION_FAILS: &str =
+    "barrier postcondition may not follow from the barrier preconditions of all threads (a barrier only redistributes)";
 
 /// The limit of the contradiction query of `contradicting_posts`: a clause
 /// that contradicts the precondition does so in arithmetic over a few locals.
@@ -136,16 +137,19 @@ impl Encoder<'_> {
                     .post
                     .iter()
                     .map(|s| {
-                        (&s.expr, ExCx {
-                            code: codes::POSTCONDITION,
-                            what: "postcondition of the par block may not hold".into(),
-                            span: Some(s.span),
-                            perm_code: codes::PERMISSION,
-                            perm_span: None,
-                            related: vec![],
-                            check_only: false,
-                            scale: None,
-                        })
+                        (
+                            &s.expr,
+                            ExCx {
+                                code: codes::POSTCONDITION,
+                                what: "postcondition of the par block may not hold".into(),
+                                span: Some(s.span),
+                                perm_code: codes::PERMISSION,
+                                perm_span: None,
+                                related: vec![],
+                                check_only: false,
+                                scale: None,
+                            },
+                        )
                     })
                     .collect();
                 self.exhale_all(&p.guard.clone(), &mut st, &fr, &parts, &Term::tru(), None);
@@ -224,7 +228,15 @@ impl Encoder<'_> {
     /// The host's exhale of the quantified preconditions. Blocks may have
     /// different ranges: then each part is exhaled under its own block's
     /// non-emptiness.
-    fn host_exhale(&mut self, guard: &Term, st: &mut super::state::State, fr: &Frame, parts: &[(Expr, ExCx, Term)], all_non_empty: &Term, blocks: usize) {
+    fn host_exhale(
+        &mut self,
+        guard: &Term,
+        st: &mut super::state::State,
+        fr: &Frame,
+        parts: &[(Expr, ExCx, Term)],
+        all_non_empty: &Term,
+        blocks: usize,
+    ) {
         if blocks == 1 {
             let refs: Vec<(&Expr, ExCx)> = parts.iter().map(|(q, ex, _)| (q, ex.clone())).collect();
             self.exhale_all(guard, st, fr, &refs, all_non_empty, None);
@@ -241,7 +253,14 @@ impl Encoder<'_> {
     /// everywhere, so more than full permission to one location is a
     /// contradiction — a data race. Diagnosis only: it changes the wording of
     /// errors, never adds or removes one.
-    fn racy_clauses(&mut self, guard: &Term, fr: &Frame, parts: &[(Expr, ExCx, Term)], bounds: &[(Term, Term)], failed: &[Span]) -> Vec<Span> {
+    fn racy_clauses(
+        &mut self,
+        guard: &Term,
+        fr: &Frame,
+        parts: &[(Expr, ExCx, Term)],
+        bounds: &[(Term, Term)],
+        failed: &[Span],
+    ) -> Vec<Span> {
         // A race needs two threads; with two or more the contradiction must not
         // come from the path alone.
         let two = Term::and(bounds.iter().map(|(l, h)| h.sub(l).ge(&Term::int(2))).collect());
@@ -279,16 +298,19 @@ impl Encoder<'_> {
             let parts: Vec<(&Expr, ExCx)> = pre
                 .iter()
                 .map(|s| {
-                    (&s.expr, ExCx {
-                        code: codes::PRECONDITION,
-                        what: "barrier precondition may not hold".into(),
-                        span: Some(s.span),
-                        perm_code: codes::PERMISSION,
-                        perm_span: None,
-                        related: vec![(span, "the barrier".into())],
-                        check_only: false,
-                        scale: None,
-                    })
+                    (
+                        &s.expr,
+                        ExCx {
+                            code: codes::PRECONDITION,
+                            what: "barrier precondition may not hold".into(),
+                            span: Some(s.span),
+                            perm_code: codes::PERMISSION,
+                            perm_span: None,
+                            related: vec![(span, "the barrier".into())],
+                            check_only: false,
+                            scale: None,
+                        },
+                    )
                 })
                 .collect();
             self.exhale_all(&path.guard.clone(), &mut st, &fr, &parts, &Term::tru(), None);
@@ -340,7 +362,8 @@ impl Encoder<'_> {
     /// what follows it is vacuous (`redistribution`, `barrier`). Not finding
     /// a contradiction changes nothing.
     fn contradicting_posts(&mut self, pcx: &ParCx, pre: &[Spec], post: &[Spec], span: Span, path: &Path, ucx: &UnitCx) -> Option<usize> {
-        let candidates: Vec<(usize, Span, &Expr)> = post_conjuncts(post).enumerate().filter(|(_, (_, c))| is_arithmetic(c, &path.env)).map(|(i, (sp, c))| (i, sp, c)).collect();
+        let candidates: Vec<(usize, Span, &Expr)> =
+            post_conjuncts(post).enumerate().filter(|(_, (_, c))| is_arithmetic(c, &path.env)).map(|(i, (sp, c))| (i, sp, c)).collect();
         if candidates.is_empty() || self.limits.stopped {
             return None;
         }
@@ -400,7 +423,16 @@ impl Encoder<'_> {
     /// on this path), so every later conjunct would hold. (Asked anyway,
     /// Blelloch's true `%` permission clause after its defect ran into the
     /// time limit.)
-    fn redistribution(&mut self, pcx: &ParCx, pre: &[Spec], post: &[Spec], contradiction: Option<usize>, span: Span, path: &Path, ucx: &UnitCx) {
+    fn redistribution(
+        &mut self,
+        pcx: &ParCx,
+        pre: &[Spec],
+        post: &[Spec],
+        contradiction: Option<usize>,
+        span: Span,
+        path: &Path,
+        ucx: &UnitCx,
+    ) {
         let g = self.side_guard(&path.guard);
         // Thread locals that may differ between threads become functions of the
         // iteration variables; uniform ones keep the thread's value.
@@ -431,16 +463,19 @@ impl Encoder<'_> {
         let mut quantified: Vec<(Expr, ExCx)> = Vec::new();
         for (spec, conj) in post_conjuncts(post).take(contradiction.unwrap_or(usize::MAX)) {
             let (q, unused) = quantify(conj, &pcx.iters, &per_thread);
-            quantified.push((q, ExCx {
-                code: codes::POSTCONDITION,
-                what: REDISTRIBUTION_FAILS.into(),
-                span: Some(spec),
-                perm_code: codes::PERMISSION,
-                perm_span: Some(spec),
-                related: vec![(span, "the barrier".into())],
-                check_only: false,
-                scale: scale_of(&unused, &pcx.bounds),
-            }));
+            quantified.push((
+                q,
+                ExCx {
+                    code: codes::POSTCONDITION,
+                    what: REDISTRIBUTION_FAILS.into(),
+                    span: Some(spec),
+                    perm_code: codes::PERMISSION,
+                    perm_span: Some(spec),
+                    related: vec![(span, "the barrier".into())],
+                    check_only: false,
+                    scale: scale_of(&unused, &pcx.bounds),
+                },
+            ));
         }
         let refs: Vec<(&Expr, ExCx)> = quantified.iter().map(|(q, ex)| (q, ex.clone())).collect();
         self.exhale_all(&g, &mut st, &fr, &refs, &Term::tru(), None);
@@ -543,4 +578,3 @@ fn is_arithmetic(e: &Expr, env: &Env) -> bool {
     a.visit_expr(e);
     a.0 && matches!(e.ty, Ty::Bool)
 }
-

@@ -33,8 +33,8 @@
 //!   assertion; its row distinctness is what 2-D quantified permissions need.
 
 use super::state::State;
-use crate::ast::{BinOp, Expr, ExprKind, Ident, Param, QuantKind, Span, Ty, Type, TypeKind};
 use super::{Encoder, Term};
+use crate::ast::{BinOp, Expr, ExprKind, Ident, Param, QuantKind, Span, Ty, Type, TypeKind};
 use crate::verify::smt::term::{Node, Op};
 use crate::verify::smt::Sort;
 use std::collections::HashMap;
@@ -127,7 +127,12 @@ impl Encoder<'_> {
         // Patterns only from the conclusion `inv_k(loc(v̄)) = v_k`: the range
         // may mention other functions, which would make Z3 instantiate the
         // axiom at tuples no location was ever asked about.
-        let probe = Term::and(invs.iter().zip(leaf.vars).map(|(f, (v, s))| Term::app(f, leaf.args.to_vec(), s.clone()).eq(&Term::konst(v, s.clone()))).collect());
+        let probe = Term::and(
+            invs.iter()
+                .zip(leaf.vars)
+                .map(|(f, (v, s))| Term::app(f, leaf.args.to_vec(), s.clone()).eq(&Term::konst(v, s.clone())))
+                .collect(),
+        );
         let pats = super::triggers::choose(&names, &probe);
         if !pats.is_empty() {
             let qid = self.fresh_name("qp_inv");
@@ -137,7 +142,8 @@ impl Encoder<'_> {
         self.qp_invs.push(q);
         let sign_neg = !leaf.inhale;
         self.update_mask(st, leaf.fam, |xs| {
-            let m: HashMap<Rc<str>, Term> = leaf.vars.iter().zip(&invs).map(|((v, s), f)| (v.clone(), Term::app(f, xs.to_vec(), s.clone()))).collect();
+            let m: HashMap<Rc<str>, Term> =
+                leaf.vars.iter().zip(&invs).map(|((v, s), f)| (v.clone(), Term::app(f, xs.to_vec(), s.clone()))).collect();
             let at = Term::and(xs.iter().zip(leaf.args).map(|(x, a)| x.eq(&a.subst(&m))).collect());
             let hit = Term::and(vec![cond.clone(), leaf.range.subst(&m), at]);
             let amt = super::qp_solve::amount_at(leaf.p, leaf.args, xs).subst(&m);
@@ -155,7 +161,8 @@ impl Encoder<'_> {
         let xs: Vec<Term> = vars.iter().map(|(n, s)| Term::konst(n, s.clone())).collect();
         let held = self.read_mask(st, fam, xs.clone());
         let w = Term::app(&wf, xs, Sort::Real);
-        let ax = Term::forall(vars, vec![vec![w.clone()]], held.gt(&Term::real(0, 1)).implies(&Term::real(0, 1).lt(&w).and2(&w.lt(&held))), &wf);
+        let ax =
+            Term::forall(vars, vec![vec![w.clone()]], held.gt(&Term::real(0, 1)).implies(&Term::real(0, 1).lt(&w).and2(&w.lt(&held))), &wf);
         self.assume(guard, ax);
         Term::app(&wf, args.to_vec(), Sort::Real)
     }
@@ -352,7 +359,8 @@ pub fn matrix_assertion(args: &[Expr], sp: Span) -> Option<Expr> {
     let row = |n: &str| mk(ExprKind::Index { base: Box::new(m.clone()), index: Box::new(var(n)) }, (**row_ty).clone());
     let len = |e: Expr| mk(ExprKind::Field { obj: Box::new(e), field: Ident::new("length", sp) }, Ty::Int);
     let null = mk(ExprKind::Null, (**row_ty).clone());
-    let in_range = |n: &str| bin(BinOp::And, bin(BinOp::Le, mk(ExprKind::IntLit(0), Ty::Int), var(n)), bin(BinOp::Lt, var(n), rows.clone()));
+    let in_range =
+        |n: &str| bin(BinOp::And, bin(BinOp::Le, mk(ExprKind::IntLit(0), Ty::Int), var(n)), bin(BinOp::Lt, var(n), rows.clone()));
     let quant = |kind: QuantKind, n: &str, guard: Expr, body: Expr| {
         let binder = Param { ty: Type::new(TypeKind::Int, sp), name: Ident::new(n, sp), span: sp };
         mk(ExprKind::Quant { kind, binder, guard: Box::new(guard), body: Box::new(body) }, Ty::Bool)
@@ -365,7 +373,12 @@ pub fn matrix_assertion(args: &[Expr], sp: Span) -> Option<Expr> {
         bin(BinOp::Eq, len(m.clone()), rows.clone()),
         quant(QuantKind::ForallStar, i, in_range(i), perm),
         quant(QuantKind::Forall, i, in_range(i), bin(BinOp::And, bin(BinOp::Ne, row(i), null), bin(BinOp::Eq, len(row(i)), cols.clone()))),
-        quant(QuantKind::Forall, i, in_range(i), quant(QuantKind::Forall, k, bin(BinOp::And, in_range(k), bin(BinOp::Ne, var(i), var(k))), bin(BinOp::Ne, row(i), row(k)))),
+        quant(
+            QuantKind::Forall,
+            i,
+            in_range(i),
+            quant(QuantKind::Forall, k, bin(BinOp::And, in_range(k), bin(BinOp::Ne, var(i), var(k))), bin(BinOp::Ne, row(i), row(k))),
+        ),
     ];
     parts.into_iter().reduce(|a, b| bin(BinOp::Star, a, b))
 }

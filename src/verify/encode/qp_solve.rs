@@ -79,7 +79,17 @@ impl Encoder<'_> {
     /// The mask update of a solved quantified permission: `a[x]` gains (or
     /// loses) `p(t̄(x))` where `t̄(x)` is in range and maps back to `x`.
     #[allow(clippy::too_many_arguments)]
-    pub fn solved_update(&mut self, st: &mut super::state::State, fam: &Rc<str>, s: &Solved, arr: &Term, idx: &Term, cond: &Term, p: &Term, inhale: bool) {
+    pub fn solved_update(
+        &mut self,
+        st: &mut super::state::State,
+        fam: &Rc<str>,
+        s: &Solved,
+        arr: &Term,
+        idx: &Term,
+        cond: &Term,
+        p: &Term,
+        inhale: bool,
+    ) {
         self.update_mask(st, fam, |xs| {
             let at: HashMap<Rc<str>, Term> = [(s.x.clone(), xs[1].clone())].into_iter().collect();
             let m: HashMap<Rc<str>, Term> = s.sol.iter().map(|(v, t)| (v.clone(), t.subst(&at))).collect();
@@ -252,12 +262,8 @@ mod tests {
     fn tiled_binder_is_the_quotient() {
         // 0 <= i0 && i0 < c && i0*8 <= j && j < (i0+1)*8 ; location j
         let (i0, j, c, x) = (k("i0"), k("j"), k("c"), k("x"));
-        let range = Term::and(vec![
-            Term::int(0).le(&i0),
-            i0.lt(&c),
-            i0.mul(&Term::int(8)).le(&j),
-            j.lt(&i0.add(&Term::int(1)).mul(&Term::int(8))),
-        ]);
+        let range =
+            Term::and(vec![Term::int(0).le(&i0), i0.lt(&c), i0.mul(&Term::int(8)).le(&j), j.lt(&i0.add(&Term::int(1)).mul(&Term::int(8)))]);
         let s = propose_inverse(&j, &range, &[Rc::from("i0"), Rc::from("j")], &x).expect("solved");
         assert_eq!(s[&Rc::from("j")], x);
         assert_eq!(s[&Rc::from("i0")], x.ediv(&Term::int(8)));

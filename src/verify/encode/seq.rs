@@ -243,7 +243,12 @@ impl SeqFns {
         };
         let iff = |l: &Term, r: &Term| l.implies(r).and2(&r.implies(l));
         let cont = self.contains(&s, &x);
-        ax.push(q(vec![&s_, &x_], vec![vec![cont.clone()]], iff(&cont, &witness(&s, &zero, &len_s, "seq.contains_witness")), "seq.contains"));
+        ax.push(q(
+            vec![&s_, &x_],
+            vec![vec![cont.clone()]],
+            iff(&cont, &witness(&s, &zero, &len_s, "seq.contains_witness")),
+            "seq.contains",
+        ));
         ax.push(q(vec![&x_], vec![vec![self.contains(&self.empty(), &x)]], self.contains(&self.empty(), &x).not(), "seq.contains_empty"));
         let cu = self.contains(&self.unit(&y), &x);
         ax.push(q(vec![&x_, &y_], vec![vec![cu.clone()]], iff(&cu, &x.eq(&y)), "seq.contains_unit"));
@@ -256,7 +261,12 @@ impl SeqFns {
         ));
         let ct = self.contains(&take, &x);
         let upto = n.le(&len_s).ite(&n, &len_s);
-        ax.push(q(vec![&s_, &n_, &x_], vec![vec![ct.clone()]], iff(&ct, &witness(&s, &zero, &upto, "seq.contains_take_w")), "seq.contains_take"));
+        ax.push(q(
+            vec![&s_, &n_, &x_],
+            vec![vec![ct.clone()]],
+            iff(&ct, &witness(&s, &zero, &upto, "seq.contains_take_w")),
+            "seq.contains_take",
+        ));
         let cd = self.contains(&drop, &x);
         ax.push(q(
             vec![&s_, &n_, &x_],

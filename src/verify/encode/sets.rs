@@ -121,12 +121,7 @@ impl SetFns {
                 self.card(&uni).add(&self.card(&int)).eq(&self.card(&a).add(&self.card(&b))),
                 "set.union_card",
             ),
-            q(
-                vec![&a_, &b_],
-                vec![vec![self.card(&dif)]],
-                self.card(&dif).add(&self.card(&int)).eq(&self.card(&a)),
-                "set.diff_card",
-            ),
+            q(vec![&a_, &b_], vec![vec![self.card(&dif)]], self.card(&dif).add(&self.card(&int)).eq(&self.card(&a)), "set.diff_card"),
         ];
         let pats = vec![vec![ia.clone()], vec![ib.clone()]];
         let same = Term::forall(vec![x_.clone()], pats.clone(), ia.eq(&ib), &format!("set.equal_members<{}>", self.tag));

@@ -68,7 +68,8 @@ pub struct State {
 impl State {
     /// The families whose heap or mask differ between two states.
     fn differing(&self, other: &State) -> Vec<Rc<str>> {
-        let mut keys: Vec<Rc<str>> = self.heap.keys().chain(self.mask.keys()).chain(other.heap.keys()).chain(other.mask.keys()).cloned().collect();
+        let mut keys: Vec<Rc<str>> =
+            self.heap.keys().chain(self.mask.keys()).chain(other.heap.keys()).chain(other.mask.keys()).cloned().collect();
         keys.sort();
         keys.dedup();
         keys.retain(|k| self.heap.get(k) != other.heap.get(k) || self.mask.get(k) != other.mask.get(k));

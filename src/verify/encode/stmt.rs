@@ -143,16 +143,19 @@ impl Encoder<'_> {
             .iter()
             .map(|s| {
                 let related = if at == m.name_span { vec![] } else { vec![(at, "at this return".into())] };
-                (&s.expr, ExCx {
-                    code: codes::POSTCONDITION,
-                    what: "postcondition may not hold".into(),
-                    span: Some(s.span),
-                    perm_code: codes::PERMISSION,
-                    perm_span: None,
-                    related,
-                    check_only: false,
-                    scale: None,
-                })
+                (
+                    &s.expr,
+                    ExCx {
+                        code: codes::POSTCONDITION,
+                        what: "postcondition may not hold".into(),
+                        span: Some(s.span),
+                        perm_code: codes::PERMISSION,
+                        perm_span: None,
+                        related,
+                        check_only: false,
+                        scale: None,
+                    },
+                )
             })
             .collect();
         self.exhale_all(&path.guard, &mut st, &fr, &parts, &Term::tru(), None);
@@ -234,9 +237,20 @@ impl Encoder<'_> {
                 self.assume(&g, a.ne(&null_of(&super::arr_sort())));
                 self.assume(&g, Term::app("alen", vec![a.clone()], Sort::Int).eq(&n));
                 // A new array is distinct from every array we hold permission to.
-                let (jn, j) = { let n = self.fresh_name("j"); (n.clone(), Term::konst(&n, Sort::Int)) };
+                let (jn, j) = {
+                    let n = self.fresh_name("j");
+                    (n.clone(), Term::konst(&n, Sort::Int))
+                };
                 let held = self.read_mask(&path.state, &fam, vec![a.clone(), j.clone()]);
-                self.assume(&g, Term::forall(vec![(jn.as_str().into(), Sort::Int)], vec![vec![held.clone()]], held.eq(&Term::real(0, 1)), "fresh_array"));
+                self.assume(
+                    &g,
+                    Term::forall(
+                        vec![(jn.as_str().into(), Sort::Int)],
+                        vec![vec![held.clone()]],
+                        held.eq(&Term::real(0, 1)),
+                        "fresh_array",
+                    ),
+                );
                 let default = match self.families[&fam].val {
                     Sort::Int => Some(Term::int(0)),
                     Sort::Bool => Some(Term::fls()),
@@ -323,9 +337,7 @@ impl Encoder<'_> {
         let held = self.read_mask_at(&path.state, fam, args.clone());
         let b = Blame::new(codes::PERMISSION, format!("insufficient permission to write `{what}`"), span);
         self.check(&path.guard, Some(&path.env), &[], held.ge(&Term::real(1, 1)), b);
-        self.update_heap(&mut path.state, fam, |xs, old| {
-            Term::and(xs.iter().zip(&args).map(|(x, a)| x.eq(a)).collect()).ite(&v, &old)
-        });
+        self.update_heap(&mut path.state, fam, |xs, old| Term::and(xs.iter().zip(&args).map(|(x, a)| x.eq(a)).collect()).ite(&v, &old));
     }
 
     pub(super) fn join(&mut self, path: &mut Path, c: &Term, pt: Path, pe: Path) {
@@ -361,7 +373,16 @@ impl Encoder<'_> {
     }
 
     #[allow(clippy::too_many_arguments)]
-    fn while_loop(&mut self, invariants: &[Spec], cond: &Expr, body: &[Stmt], modified: &[crate::ast::Name], span: Span, path: &mut Path, ucx: &UnitCx) {
+    fn while_loop(
+        &mut self,
+        invariants: &[Spec],
+        cond: &Expr,
+        body: &[Stmt],
+        modified: &[crate::ast::Name],
+        span: Span,
+        path: &mut Path,
+        ucx: &UnitCx,
+    ) {
         // 1. The invariant holds on entry.
         {
             let fr = self.frame(path, ucx);
@@ -452,16 +473,19 @@ impl Encoder<'_> {
                 .pre
                 .iter()
                 .map(|s| {
-                    (&s.expr, ExCx {
-                        code: codes::PRECONDITION,
-                        what: format!("precondition of `{}` may not hold", callee.name),
-                        span: Some(c.span),
-                        perm_code: codes::PRECONDITION,
-                        perm_span: Some(c.span),
-                        related: vec![(s.span, "this precondition of the callee".into())],
-                        check_only: false,
-                        scale: None,
-                    })
+                    (
+                        &s.expr,
+                        ExCx {
+                            code: codes::PRECONDITION,
+                            what: format!("precondition of `{}` may not hold", callee.name),
+                            span: Some(c.span),
+                            perm_code: codes::PRECONDITION,
+                            perm_span: Some(c.span),
+                            related: vec![(s.span, "this precondition of the callee".into())],
+                            check_only: false,
+                            scale: None,
+                        },
+                    )
                 })
                 .collect();
             self.exhale_all(&path.guard.clone(), &mut st, &fr, &parts, &Term::tru(), None);
@@ -493,23 +517,25 @@ impl Encoder<'_> {
             }
         }
     }
-
 }
 
 fn inv_parts<'s>(invariants: &'s [Spec], code: &'static str, what: &str, loop_span: Span) -> Vec<(&'s Expr, ExCx)> {
     invariants
         .iter()
         .map(|s| {
-            (&s.expr, ExCx {
-                code,
-                what: what.into(),
-                span: Some(s.span),
-                perm_code: codes::PERMISSION,
-                perm_span: None,
-                related: vec![(loop_span, "the loop".into())],
-                check_only: false,
-                scale: None,
-            })
+            (
+                &s.expr,
+                ExCx {
+                    code,
+                    what: what.into(),
+                    span: Some(s.span),
+                    perm_code: codes::PERMISSION,
+                    perm_span: None,
+                    related: vec![(loop_span, "the loop".into())],
+                    check_only: false,
+                    scale: None,
+                },
+            )
         })
         .collect()
 }

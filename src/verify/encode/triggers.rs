@@ -16,8 +16,8 @@
 //! A quantifier for which nothing qualifies is left to Z3's own inference; that
 //! can only cost completeness, never soundness.
 
-use crate::verify::smt::Sort;
 use crate::verify::smt::term::{Node, Term};
+use crate::verify::smt::Sort;
 use std::rc::Rc;
 
 pub fn choose(vars: &[Rc<str>], body: &Term) -> Vec<Vec<Term>> {
@@ -28,12 +28,7 @@ pub fn choose(vars: &[Rc<str>], body: &Term) -> Vec<Vec<Term>> {
     if !full.is_empty() {
         // Prefer the smallest covering terms: a term containing another covering
         // term is redundant and matches less often.
-        let minimal: Vec<Term> = full
-            .iter()
-            .filter(|t| !full.iter().any(|o| o != *t && contains(t, o)))
-            .take(4)
-            .cloned()
-            .collect();
+        let minimal: Vec<Term> = full.iter().filter(|t| !full.iter().any(|o| o != *t && contains(t, o))).take(4).cloned().collect();
         return minimal.into_iter().map(|t| vec![t]).collect();
     }
     let mut multi = Vec::new();

@@ -17,7 +17,15 @@ impl Encoder<'_> {
     /// The family `pred:C.p` and the location `(receiver, args..)` of the instance
     /// `e` = `p(args)` (receiver `this` when none is written); `None` after reporting
     /// why there is none.
-    pub(super) fn predicate_location(&mut self, e: &Expr, receiver: Option<&Expr>, name: &Name, args: &[Expr], this: Option<Term>, cx: &mut ECx) -> Option<(Rc<str>, Vec<Term>)> {
+    pub(super) fn predicate_location(
+        &mut self,
+        e: &Expr,
+        receiver: Option<&Expr>,
+        name: &Name,
+        args: &[Expr],
+        this: Option<Term>,
+        cx: &mut ECx,
+    ) -> Option<(Rc<str>, Vec<Term>)> {
         let class = match receiver.map(|r| &r.ty) {
             Some(Ty::Class(c)) => c.clone(),
             _ => cx.class.clone(),
@@ -73,7 +81,11 @@ impl Encoder<'_> {
         };
         if cx.check {
             let held = self.read_mask(&st, &fam, at.clone());
-            let b = Blame::new(codes::PERMISSION, format!("`\\unfolding`: the predicate instance `{}` may not be held", self.snippet(pred)), pred.span);
+            let b = Blame::new(
+                codes::PERMISSION,
+                format!("`\\unfolding`: the predicate instance `{}` may not be held", self.snippet(pred)),
+                pred.span,
+            );
             self.check(&cx.guard.clone(), Some(cx.env), &cx.conds.clone(), held.gt(&Term::real(0, 1)), b);
         }
         // The body's facts, with the parameters bound to the arguments (the

@@ -135,7 +135,11 @@ fn held_perm(obj: Expr, span: Span) -> Expr {
 /// A copy of `program` with every `held(o)` replaced by `Perm(o.$held, write)`,
 /// or `None` when nothing mentions `held`. `held` of an object whose class has no
 /// lock invariant is reported.
-pub(super) fn rewrite_held(program: &ast::Program, locks: &HashMap<Name, Expr>, unsupported: &mut Vec<(String, Span)>) -> Option<ast::Program> {
+pub(super) fn rewrite_held(
+    program: &ast::Program,
+    locks: &HashMap<Name, Expr>,
+    unsupported: &mut Vec<(String, Span)>,
+) -> Option<ast::Program> {
     use crate::ast::visit::{walk_expr, walk_expr_mut, VisitMut, Visitor};
     struct Find(bool);
     impl Visitor for Find {
@@ -223,7 +227,10 @@ impl Lower<'_> {
         let half = if kind == SyncKind::Fork { "fork" } else { "join" };
         let Some(callee) = self.methods.iter().position(|m| m.class == *class && &*m.name == half) else {
             return self.unsupported(
-                format!("`{}` of a `{class}`: it needs a method `run()` without parameters and without `\\old` in its postcondition", kind.keyword()),
+                format!(
+                    "`{}` of a `{class}`: it needs a method `run()` without parameters and without `\\old` in its postcondition",
+                    kind.keyword()
+                ),
                 span,
             );
         };
@@ -260,9 +267,14 @@ impl Lower<'_> {
             if *c != class || f.starts_with('$') {
                 continue;
             }
-            let loc = Expr { kind: ExprKind::Field { obj: Box::new(this.clone()), field: ast::Ident::new(&**f, name_span) }, span: name_span, ty: ty.clone() };
+            let loc = Expr {
+                kind: ExprKind::Field { obj: Box::new(this.clone()), field: ast::Ident::new(&**f, name_span) },
+                span: name_span,
+                ty: ty.clone(),
+            };
             let amount = Expr { kind: ExprKind::Write, span: name_span, ty: Ty::Frac };
-            let perm = Expr { kind: ExprKind::Perm { loc: Box::new(loc.clone()), amount: Box::new(amount) }, span: name_span, ty: Ty::Resource };
+            let perm =
+                Expr { kind: ExprKind::Perm { loc: Box::new(loc.clone()), amount: Box::new(amount) }, span: name_span, ty: Ty::Resource };
             out.push(Stmt::Inhale { expr: perm, span: name_span });
             if let Some(d) = default_value(ty, name_span) {
                 let eq = Expr {

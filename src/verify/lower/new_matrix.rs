@@ -46,12 +46,27 @@ pub(super) fn lower(target: &Name, elem: &Ty, dims: &[Expr], sp: Span) -> Option
     let null = mk(ExprKind::Null, row_ty.clone());
     let mut facts = vec![
         quant(QuantKind::Forall, i, rows_in(i), bin(BinOp::And, bin(BinOp::Ne, row(i), null), bin(BinOp::Eq, len(row(i)), cols.clone()))),
-        quant(QuantKind::Forall, i, rows_in(i), quant(QuantKind::Forall, k, bin(BinOp::And, rows_in(k), bin(BinOp::Ne, var(i, Ty::Int), var(k, Ty::Int))), bin(BinOp::Ne, row(i), row(k)))),
+        quant(
+            QuantKind::Forall,
+            i,
+            rows_in(i),
+            quant(
+                QuantKind::Forall,
+                k,
+                bin(BinOp::And, rows_in(k), bin(BinOp::Ne, var(i, Ty::Int), var(k, Ty::Int))),
+                bin(BinOp::Ne, row(i), row(k)),
+            ),
+        ),
         quant(
             QuantKind::ForallStar,
             i,
             rows_in(i),
-            quant(QuantKind::ForallStar, j, in_range(j, cols.clone()), mk(ExprKind::Perm { loc: Box::new(cell(i, j)), amount: Box::new(mk(ExprKind::Write, Ty::Frac)) }, Ty::Bool)),
+            quant(
+                QuantKind::ForallStar,
+                j,
+                in_range(j, cols.clone()),
+                mk(ExprKind::Perm { loc: Box::new(cell(i, j)), amount: Box::new(mk(ExprKind::Write, Ty::Frac)) }, Ty::Bool),
+            ),
         ),
     ];
     let default = match elem {
@@ -60,7 +75,12 @@ pub(super) fn lower(target: &Name, elem: &Ty, dims: &[Expr], sp: Span) -> Option
         _ => None,
     };
     if let Some(d) = default {
-        facts.push(quant(QuantKind::Forall, i, rows_in(i), quant(QuantKind::Forall, j, in_range(j, cols.clone()), bin(BinOp::Eq, cell(i, j), d))));
+        facts.push(quant(
+            QuantKind::Forall,
+            i,
+            rows_in(i),
+            quant(QuantKind::Forall, j, in_range(j, cols.clone()), bin(BinOp::Eq, cell(i, j), d)),
+        ));
     }
     let expr = facts.into_iter().reduce(|a, b| bin(BinOp::Star, a, b))?;
     Some(vec![

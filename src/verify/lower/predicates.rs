@@ -47,7 +47,12 @@ pub(super) fn expand_inline(program: &ast::Program, unsupported: &mut Vec<(Strin
                 if let (true, MethodBody::Expr(e)) = (is_inline_predicate(m), &m.body) {
                     let params = m.params.iter().map(|p| p.name.name.clone()).collect();
                     let tys = m.params.iter().map(|p| p.ty.to_ty()).collect();
-                    preds.entry((class.name.name.clone(), m.name.name.clone())).or_default().push(Inline { params, tys, body: e.clone(), at_use: !m.is_predicate() });
+                    preds.entry((class.name.name.clone(), m.name.name.clone())).or_default().push(Inline {
+                        params,
+                        tys,
+                        body: e.clone(),
+                        at_use: !m.is_predicate(),
+                    });
                 }
             }
         }
@@ -85,11 +90,15 @@ impl crate::ast::visit::VisitMut for Expand<'_> {
         crate::ast::visit::walk_expr_mut(self, e);
         let ExprKind::Call { receiver, method, args } = &e.kind else { return };
         let Some(overloads) = self.preds.get(&(self.class.clone(), method.name.clone())) else { return };
-        let fits = |p: &&Inline| p.tys.len() == args.len() && p.tys.iter().zip(args.iter()).all(|(t, a)| *t == a.ty || matches!(a.ty, crate::ast::Ty::Null));
+        let fits = |p: &&Inline| {
+            p.tys.len() == args.len() && p.tys.iter().zip(args.iter()).all(|(t, a)| *t == a.ty || matches!(a.ty, crate::ast::Ty::Null))
+        };
         // A call that fits no inline overload is left alone (it may call a
         // non-inline overload; an unknown callee is reported by the encoder).
         let untyped = args.iter().all(|a| matches!(a.ty, crate::ast::Ty::Unknown));
-        let Some(pred) = overloads.iter().find(fits).or(if untyped && overloads.len() == 1 { overloads.first() } else { None }) else { return };
+        let Some(pred) = overloads.iter().find(fits).or(if untyped && overloads.len() == 1 { overloads.first() } else { None }) else {
+            return;
+        };
         if !matches!(receiver.as_deref(), None | Some(Expr { kind: ExprKind::This, .. })) {
             self.unsupported.push((format!("inline predicate `{}` used through another receiver", method.name), e.span));
             return;

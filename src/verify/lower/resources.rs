@@ -18,8 +18,8 @@
 //! frames; such a predicate is reported at its name, never silently accepted.
 
 use super::ir::{self, Stmt};
-use crate::ast::subst::substitute;
 use super::Lower;
+use crate::ast::subst::substitute;
 use crate::ast::{self, Builtin, Expr, ExprKind, MethodBody, Name, Span, Ty};
 use std::collections::HashMap;
 
@@ -49,7 +49,10 @@ pub(super) fn declare(declared: &[(Name, &ast::Method)], out: &mut ir::Program) 
             continue;
         }
         if let Some((what, span)) = heap_dependence(body, class, out) {
-            out.unsupported.push((format!("predicate `{}` whose body {what} (only bodies of pure facts over the arguments are supported)", m.name), span));
+            out.unsupported.push((
+                format!("predicate `{}` whose body {what} (only bodies of pure facts over the arguments are supported)", m.name),
+                span,
+            ));
             continue;
         }
         if out.predicates.iter().any(|p| p.class == *class && p.name == m.name.name) {
@@ -63,7 +66,10 @@ pub(super) fn declare(declared: &[(Name, &ast::Method)], out: &mut ir::Program) 
             params: m.params.iter().map(|p| (p.name.name.clone(), p.ty.to_ty())).collect(),
             body: body.clone(),
         });
-        defs.insert((class.clone(), m.name.name.clone()), PredDef { params: m.params.iter().map(|p| p.name.name.clone()).collect(), body: body.clone() });
+        defs.insert(
+            (class.clone(), m.name.name.clone()),
+            PredDef { params: m.params.iter().map(|p| p.name.name.clone()).collect(), body: body.clone() },
+        );
     }
     defs
 }
@@ -89,12 +95,14 @@ fn heap_dependence(body: &Expr, class: &Name, prog: &ir::Program) -> Option<(&'s
                 ExprKind::This | ExprKind::Field { .. } => Some("reads the heap"),
                 ExprKind::Index { base, .. } if !matches!(base.ty, Ty::Seq(_) | Ty::Map(..)) => Some("reads the heap"),
                 ExprKind::Old(_) | ExprKind::Unfolding { .. } => Some("reads the heap"),
-                ExprKind::Builtin { func: Builtin::Held | Builtin::Idle | Builtin::Running | Builtin::HPerm | Builtin::APerm | Builtin::Matrix, .. } => {
-                    Some("holds a permission")
-                }
+                ExprKind::Builtin {
+                    func: Builtin::Held | Builtin::Idle | Builtin::Running | Builtin::HPerm | Builtin::APerm | Builtin::Matrix,
+                    ..
+                } => Some("holds a permission"),
                 ExprKind::Call { receiver, method, .. } => {
                     let own = matches!(receiver.as_deref(), None | Some(Expr { kind: ExprKind::This, .. }));
-                    let mut fns = self.prog.functions.iter().enumerate().filter(|(_, f)| f.class == *self.class && f.name == method.name).peekable();
+                    let mut fns =
+                        self.prog.functions.iter().enumerate().filter(|(_, f)| f.class == *self.class && f.name == method.name).peekable();
                     if !own || fns.peek().is_none() {
                         Some("calls something other than a pure function of its class")
                     } else if fns.any(|(i, _)| crate::verify::encode::heapfn::reads_heap(self.prog, i)) {

@@ -58,7 +58,10 @@ pub struct Shadow {
 enum State {
     /// No symbolic division seen yet.
     Log(Vec<Step>),
-    Live { solver: z3::Solver, native: NativeTerms },
+    Live {
+        solver: z3::Solver,
+        native: NativeTerms,
+    },
 }
 
 impl Default for Shadow {

@@ -7,5 +7,5 @@ pub mod solver;
 pub mod term;
 pub mod watchdog;
 
-pub use solver::{Outcome, Unknown, SmtSolver};
+pub use solver::{Outcome, SmtSolver, Unknown};
 pub use term::{Sort, Term};

@@ -464,7 +464,10 @@ mod tests {
         configure_globals();
         let mut s = SmtSolver::new(2000, 0, false);
         let two63 = Term::int(1 << 63);
-        assert!(proves(&mut s, two63.eq(&Term::konst("k", Sort::Int)).implies(&Term::konst("k", Sort::Int).gt(&Term::int(i128::from(i64::MAX))))));
+        assert!(proves(
+            &mut s,
+            two63.eq(&Term::konst("k", Sort::Int)).implies(&Term::konst("k", Sort::Int).gt(&Term::int(i128::from(i64::MAX))))
+        ));
         let big = Term::nat(u128::MAX);
         assert!(proves(&mut s, big.eq(&Term::int(i128::MAX).mul(&Term::int(2)).add(&Term::int(1)))));
         assert!(!proves(&mut s, big.eq(&Term::int(i128::MAX))));

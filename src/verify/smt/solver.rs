@@ -132,7 +132,18 @@ impl SmtSolver {
              (set-option :smt.case_split 3)\n(set-option :smt.delay_units true)\n(set-option :timeout {timeout_ms})\n"
         );
         let native = NativeTerms::new(solver.get_context());
-        SmtSolver { solver, native, pending: Vec::new(), asserted: 0, dump: dump.then_some(header), dumped_decls: Default::default(), last_model: None, timeout_ms, rlimit, shadow: Shadow::default() }
+        SmtSolver {
+            solver,
+            native,
+            pending: Vec::new(),
+            asserted: 0,
+            dump: dump.then_some(header),
+            dumped_decls: Default::default(),
+            last_model: None,
+            timeout_ms,
+            rlimit,
+            shadow: Shadow::default(),
+        }
     }
 
     pub fn assert(&mut self, t: Term) {

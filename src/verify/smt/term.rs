@@ -444,13 +444,7 @@ impl Term {
                 // A substitution may put an `ite` into a pattern (a truncating
                 // `/` substituted for a constant).
                 let patterns = admissible_patterns(&q.vars, patterns);
-                Term(Rc::new(Node::Quant(Box::new(Quant {
-                    forall: q.forall,
-                    vars: q.vars.clone(),
-                    patterns,
-                    body,
-                    qid: q.qid.clone(),
-                }))))
+                Term(Rc::new(Node::Quant(Box::new(Quant { forall: q.forall, vars: q.vars.clone(), patterns, body, qid: q.qid.clone() }))))
             }
         }
     }
@@ -523,11 +517,7 @@ impl Term {
 fn admissible_patterns(vars: &[(Rc<str>, Sort)], patterns: Vec<Vec<Term>>) -> Vec<Vec<Term>> {
     patterns
         .into_iter()
-        .filter(|p| {
-            !p.is_empty()
-                && p.iter().all(|t| t.is_pattern_term(vars))
-                && vars.iter().all(|(v, _)| p.iter().any(|t| t.mentions(v)))
-        })
+        .filter(|p| !p.is_empty() && p.iter().all(|t| t.is_pattern_term(vars)) && vars.iter().all(|(v, _)| p.iter().any(|t| t.mentions(v))))
         .collect()
 }
 

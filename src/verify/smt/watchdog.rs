@@ -58,10 +58,7 @@ fn watchdog() -> &'static Watchdog {
     static WATCHDOG: OnceLock<&'static Watchdog> = OnceLock::new();
     WATCHDOG.get_or_init(|| {
         let w: &'static Watchdog = Box::leak(Box::new(Watchdog { checks: Mutex::new(Checks::default()), changed: Condvar::new() }));
-        std::thread::Builder::new()
-            .name("alpine-z3-watchdog".into())
-            .spawn(move || w.run())
-            .expect("cannot start the Z3 watchdog thread");
+        std::thread::Builder::new().name("alpine-z3-watchdog".into()).spawn(move || w.run()).expect("cannot start the Z3 watchdog thread");
         w
     })
 }
