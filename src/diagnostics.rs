@@ -180,6 +180,15 @@ pub mod codes {
     // -- input/output (src/main.rs) --
     pub const IO: &str = "alpine::io";
 
+    // -- the command line (src/cli) --
+    /// A bad flag, argument or combination of them (exit 2).
+    pub const USAGE: &str = "alpine::usage";
+    /// `alpine fmt --check`: the file is not in canonical layout; the span is the
+    /// first line that differs.
+    pub const FMT_LAYOUT: &str = "alpine::fmt::layout";
+    /// `alpine run`: the run failed (a contract, an assertion, a runtime error).
+    pub const RUN_FAILED: &str = "alpine::run";
+
     /// A bug in alpine caught before it could crash the program (e.g. a panic in
     /// the parser's worker thread). Tests treat it as a failure.
     pub const INTERNAL: &str = "alpine::internal";
@@ -356,6 +365,10 @@ struct JsonRelated {
 
 #[derive(Serialize)]
 struct JsonDiagnostic<'a> {
+    /// Always `"diagnostic"`: `--message-format json` also prints other records
+    /// (a unit's verdict, a run's summary), each with its own `type`.
+    #[serde(rename = "type")]
+    kind: &'static str,
     file: &'a str,
     severity: Severity,
     code: &'a str,
@@ -376,6 +389,7 @@ fn json_span(file: &SourceFile, s: Span) -> JsonSpan {
 /// `--message-format json`.
 pub fn to_json(diag: &Diagnostic, file: &SourceFile) -> String {
     let j = JsonDiagnostic {
+        kind: "diagnostic",
         file: &file.name,
         severity: diag.severity,
         code: diag.code,
@@ -406,6 +420,7 @@ mod tests {
         let f = SourceFile::new("t.pvl", "class A {\n  int x\n}\n");
         let d = Diagnostic::error(codes::SYNTAX, "expected `;`", Span::new(17, 18));
         let j: serde_json::Value = serde_json::from_str(&to_json(&d, &f)).unwrap();
+        assert_eq!(j["type"], "diagnostic");
         assert_eq!(j["code"], "alpine::syntax");
         assert_eq!(j["span"]["line"], 2);
         assert_eq!(j["span"]["column"], 8);

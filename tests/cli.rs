@@ -301,3 +301,182 @@ fn small_things_read_well() {
     assert!(err.contains("the factor must be at least 1") && !err.contains("-- -1"), "{err}");
     std::fs::remove_dir_all(dir).ok();
 }
+
+/// `alpine fmt`, `verify` and `parse` on directories: the PVL files below, in
+/// order, `.gitignore` and hidden files honoured; no file means the current
+/// directory for `fmt`, which then rewrites in place like `cargo fmt`.
+#[test]
+fn directories_are_walked_for_pvl_files() {
+    let dir = tempfile::tempdir().unwrap();
+    let root = dir.path();
+    std::fs::create_dir_all(root.join("sub")).unwrap();
+    std::fs::create_dir_all(root.join("gen")).unwrap();
+    std::fs::create_dir_all(root.join(".cache")).unwrap();
+    write(root, "a.pvl", UGLY);
+    write(root, "sub/b.pvl", UGLY);
+    write(root, "gen/skipped.pvl", SYNTAX_ERROR);
+    write(root, ".cache/hidden.pvl", SYNTAX_ERROR);
+    write(root, "notes.txt", SYNTAX_ERROR);
+    write(root, ".gitignore", "gen/\n");
+    let r = root.to_str().unwrap();
+
+    let o = alpine(&["parse", r], None);
+    assert_eq!(code(&o), 0, "{}", text(&o.stderr));
+    let out = text(&o.stdout);
+    let a = out.find("a.pvl: ok").expect("a.pvl parsed");
+    let b = out.find("b.pvl: ok").expect("sub/b.pvl parsed");
+    assert!(a < b, "sorted order:\n{out}");
+    assert!(out.lines().last().unwrap().starts_with("2 ok, 0 bad input in "), "{out}");
+
+    // `fmt --check DIR`: both ugly files are reported, the ignored ones are not read.
+    let o = alpine(&["fmt", "--check", r], None);
+    assert_eq!(code(&o), 1);
+    let err = text(&o.stderr);
+    assert!(err.contains("a.pvl` is not in canonical layout") && err.contains("b.pvl` is not in canonical layout"), "{err}");
+    assert!(err.contains("0 unchanged, 2 not in canonical layout, 0 bad input in "), "{err}");
+
+    // `alpine fmt` with no file: the current directory, in place.
+    let o = Command::new(env!("CARGO_BIN_EXE_alpine")).arg("fmt").current_dir(root).output().unwrap();
+    assert_eq!(code(&o), 0, "{}", text(&o.stderr));
+    assert!(text(&o.stdout).is_empty(), "nothing printed: in place");
+    assert!(text(&o.stderr).contains("2 reformatted, 0 unchanged, 0 bad input"), "{}", text(&o.stderr));
+    assert_eq!(std::fs::read_to_string(root.join("sub/b.pvl")).unwrap(), GOOD);
+    assert_eq!(std::fs::read_to_string(root.join("gen/skipped.pvl")).unwrap(), SYNTAX_ERROR, "ignored file untouched");
+
+    // A directory without PVL files is a usage problem, located by name.
+    let empty = tempfile::tempdir().unwrap();
+    let o = alpine(&["verify", empty.path().to_str().unwrap()], None);
+    assert_eq!(code(&o), 2);
+    assert!(text(&o.stderr).contains("no PVL files"), "{}", text(&o.stderr));
+}
+
+/// Every run over several files ends with one summary line; JSON has a record per
+/// unit, a plan per file and a closing summary.
+#[test]
+fn verify_reports_totals_and_json_records() {
+    let dir = tempfile::tempdir().unwrap();
+    let good = write(dir.path(), "good.pvl", GOOD);
+    let wrong = write(dir.path(), "wrong.pvl", &GOOD.replace("\\result == n", "\\result == n + 1"));
+    let bad = write(dir.path(), "bad.pvl", SYNTAX_ERROR);
+    let o = alpine(&["verify", &good, &wrong, &bad], None);
+    assert_eq!(code(&o), 2, "bad input outranks a failed proof");
+    let out = text(&o.stdout);
+    let last = out.lines().last().unwrap();
+    assert!(last.starts_with("1 verified, 1 failed, 1 bad input in ") && last.ends_with(" s"), "{out}");
+    // One file: no summary line (its own line says it all).
+    let o = alpine(&["verify", &good], None);
+    assert!(!text(&o.stdout).contains("in 0."), "{}", text(&o.stdout));
+
+    let o = alpine(&["--message-format", "json", "verify", &good, &wrong], None);
+    assert_eq!(code(&o), 1);
+    let records: Vec<serde_json::Value> = text(&o.stdout).lines().map(|l| serde_json::from_str(l).expect(l)).collect();
+    let of = |t: &str| records.iter().filter(|r| r["type"] == t).collect::<Vec<_>>();
+    assert_eq!(of("plan").len(), 2);
+    let units = of("unit");
+    assert_eq!(units.len(), 2, "{records:?}");
+    assert_eq!(units[0]["unit"], "A.f");
+    assert_eq!(units[0]["verdict"], "verified");
+    assert_eq!(units[1]["verdict"], "failed");
+    assert!(units[1]["file"].as_str().unwrap().ends_with("wrong.pvl"));
+    assert_eq!(of("diagnostic").len(), 1, "the failed postcondition");
+    let summary = records.last().unwrap();
+    assert_eq!((summary["type"].as_str(), summary["verified"].as_u64(), summary["failed"].as_u64()), (Some("summary"), Some(1), Some(1)));
+    assert!(summary["seconds"].as_f64().unwrap() >= 0.0);
+}
+
+/// `fmt --check`, flag errors and `run` errors follow `--message-format json`.
+#[test]
+fn every_error_follows_the_message_format() {
+    let dir = tempfile::tempdir().unwrap();
+    let ugly = write(dir.path(), "ugly.pvl", UGLY);
+    let json_lines = |o: &Output| -> Vec<serde_json::Value> {
+        assert!(text(&o.stderr).is_empty(), "nothing on stderr in JSON mode: {}", text(&o.stderr));
+        text(&o.stdout).lines().map(|l| serde_json::from_str(l).unwrap_or_else(|e| panic!("{e}: {l}"))).collect()
+    };
+    let o = alpine(&["--message-format", "json", "fmt", "--check", &ugly], None);
+    assert_eq!(code(&o), 1);
+    let r = json_lines(&o);
+    assert_eq!(r[0]["code"], "alpine::fmt::layout");
+    assert_eq!(r[0]["span"]["line"], 1, "the first line differs: {}", r[0]);
+
+    let o = alpine(&["verify", "--message-format=json", "--no-such-flag", &ugly], None);
+    assert_eq!(code(&o), 2);
+    let r = json_lines(&o);
+    assert_eq!(r[0]["code"], "alpine::usage");
+    assert!(r[0]["message"].as_str().unwrap().contains("--no-such-flag"), "{}", r[0]);
+
+    let run = write(dir.path(), "run.pvl", "class A {\n    void f(int n) {\n        assert n > 0;\n    }\n}\n");
+    let o = alpine(&["--message-format", "json", "run", &run, "--method", "f", "--arg", "n=0", "--check-contracts"], None);
+    assert_eq!(code(&o), 1);
+    let r = json_lines(&o);
+    let failure = r.iter().find(|x| x["type"] == "diagnostic").unwrap_or_else(|| panic!("{r:?}"));
+    assert_eq!(failure["code"], "alpine::run");
+    assert!(failure["file"].as_str().unwrap().ends_with("run.pvl"));
+    let state = r.iter().find(|x| x["type"] == "state").unwrap_or_else(|| panic!("the final state: {r:?}"));
+    assert_eq!(state["values"]["n"], "0");
+    let o = alpine(&["--message-format", "json", "run", &run, "--method", "g"], None);
+    assert_eq!(code(&o), 2);
+    assert_eq!(json_lines(&o)[0]["code"], "alpine::usage");
+}
+
+/// On a terminal (a pseudo-terminal made by `script`), verifying several files
+/// shows a progress bar naming the file; through a pipe it does not.
+#[test]
+fn progress_bar_only_on_a_terminal() {
+    let dir = tempfile::tempdir().unwrap();
+    let a = write(dir.path(), "first.pvl", GOOD);
+    let b = write(dir.path(), "second.pvl", GOOD);
+    let piped = alpine(&["verify", &a, &b], None);
+    assert!(!text(&piped.stderr).contains("verifying ["), "{}", text(&piped.stderr));
+    let script = Command::new("script").arg("--version").output();
+    if script.is_err() {
+        // `script` is util-linux's (Debian's bsdutils, an essential package).
+        assert!(std::env::var("CI").as_deref() != Ok("true"), "`script` is missing: cannot make a terminal");
+        eprintln!("SKIPPED: progress_bar_only_on_a_terminal needs `script` (util-linux)");
+        return;
+    }
+    let cmd = format!("{} verify {a} {b}", env!("CARGO_BIN_EXE_alpine"));
+    let o = Command::new("script").args(["-qec", &cmd, "/dev/null"]).env("NO_COLOR", "1").env("COLUMNS", "200").output().unwrap();
+    let shown = text(&o.stdout);
+    assert!(shown.contains("verifying [") && shown.contains("first.pvl"), "{shown}");
+    assert!(shown.contains("2 verified, 0 failed, 0 bad input in "), "{shown}");
+}
+
+/// Files as users keep them: `-o` honours the umask, `--in-place` writes through
+/// a symbolic link, and a byte-order mark and CRLF line ends survive formatting.
+#[cfg(unix)]
+#[test]
+fn files_keep_their_mode_link_and_encoding() {
+    use std::os::unix::fs::PermissionsExt;
+    let dir = tempfile::tempdir().unwrap();
+    let ugly = write(dir.path(), "ugly.pvl", UGLY);
+
+    // `-o` on a new file: 0666 less the umask (022 here, set by the shell).
+    let out = dir.path().join("new.pvl");
+    let cmd = format!("umask 022 && {} optimise {ugly} -o {}", env!("CARGO_BIN_EXE_alpine"), out.display());
+    let o = Command::new("sh").args(["-c", &cmd]).output().unwrap();
+    assert_eq!(code(&o), 0, "{}", text(&o.stderr));
+    assert_eq!(std::fs::metadata(&out).unwrap().permissions().mode() & 0o777, 0o644);
+
+    // `--in-place` on a link rewrites the target and keeps the link.
+    std::fs::create_dir(dir.path().join("real")).unwrap();
+    let target = write(dir.path(), "real/t.pvl", UGLY);
+    let link = dir.path().join("link.pvl");
+    std::os::unix::fs::symlink(&target, &link).unwrap();
+    let o = alpine(&["fmt", "--in-place", link.to_str().unwrap()], None);
+    assert_eq!(code(&o), 0, "{}", text(&o.stderr));
+    assert!(std::fs::symlink_metadata(&link).unwrap().file_type().is_symlink(), "still a link");
+    assert_eq!(std::fs::read_to_string(&target).unwrap(), GOOD);
+
+    // A BOM and CRLF: parsed, and kept by fmt (stdout and in place) and --check.
+    let crlf = format!("\u{feff}{}", UGLY.replace('\n', "\r\n"));
+    let p = write(dir.path(), "crlf.pvl", &crlf);
+    assert_eq!(code(&alpine(&["parse", &p], None)), 0);
+    let o = alpine(&["fmt", &p], None);
+    let expected = format!("\u{feff}{}", GOOD.replace('\n', "\r\n"));
+    assert_eq!(text(&o.stdout), expected);
+    assert_eq!(code(&alpine(&["fmt", "--in-place", &p], None)), 0);
+    assert_eq!(std::fs::read_to_string(&p).unwrap(), expected);
+    assert_eq!(code(&alpine(&["fmt", "--check", &p], None)), 0, "canonical as stored");
+    assert_eq!(code(&alpine(&["verify", &p], None)), 0);
+}

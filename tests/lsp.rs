@@ -278,6 +278,40 @@ fn verification_failures_have_related_locations() {
     assert!(c.shutdown().success());
 }
 
+/// A client that shows progress sees each verification on save begin, report its
+/// units as they end, and end; a client that does not gets no `$/progress`.
+#[test]
+fn verification_on_save_reports_progress() {
+    let dir = tempfile::tempdir().unwrap();
+    let text = "class C {\n    ensures \\result == 1;\n    int one() {\n        return 1;\n    }\n\n    ensures \\result == 2;\n    int two() {\n        return 2;\n    }\n}\n";
+    let path = dir.path().join("two.pvl");
+    std::fs::write(&path, text).unwrap();
+    let uri = url(&path);
+    for shows_progress in [true, false] {
+        let mut c = Client::start();
+        c.initialize_with(dir.path(), true, json!({ "workDoneProgress": shows_progress }));
+        open(&mut c, &uri, text);
+        let (d, _) = save(&mut c, &uri);
+        assert_eq!(from_verifier(&d), Vec::<Value>::new(), "{d}");
+        // The progress notifications precede the diagnostics they lead to.
+        let progress: Vec<Value> = c.queue.iter().filter(|m| m["method"] == "$/progress").map(|m| m["params"].clone()).collect();
+        let created = c.queue.iter().any(|m| m["method"] == "window/workDoneProgress/create");
+        if !shows_progress {
+            assert!(progress.is_empty() && !created, "no progress for this client: {progress:?}");
+            continue;
+        }
+        assert!(created, "the token is created first");
+        let kinds: Vec<&str> = progress.iter().map(|p| p["value"]["kind"].as_str().unwrap()).collect();
+        assert_eq!(kinds, ["begin", "report", "report", "end"], "{progress:?}");
+        assert!(progress[0]["value"]["title"].as_str().unwrap().contains("two.pvl"), "{progress:?}");
+        let last = &progress[2]["value"];
+        assert_eq!(last["percentage"], 100, "{last}");
+        assert!(last["message"].as_str().unwrap().starts_with("2/2 C."), "{last}");
+        assert!(progress.iter().all(|p| p["token"] == progress[0]["token"]));
+        assert!(c.shutdown().success());
+    }
+}
+
 /// Without `disabledSupport`, an action that does not apply carries a command
 /// that shows its reason (`window/showMessage`) instead of an edit.
 #[test]

@@ -18,11 +18,13 @@ macro_rules! errln {
 
 mod emit;
 mod fmt;
+mod inputs;
 mod io;
 mod lsp;
 mod manual;
 mod optimise;
 mod parse;
+mod progress;
 mod run;
 mod verify;
 
@@ -95,6 +97,18 @@ enum Command {
     Man,
 }
 
+/// Whether the command line asks for JSON messages, read without clap (which has
+/// just refused the command line): a usage error is then a JSON record too.
+fn json_requested(args: impl Iterator<Item = String>) -> bool {
+    let mut args = args.take_while(|a| a != "--");
+    while let Some(a) = args.next() {
+        if a == "--message-format=json" || (a == "--message-format" && args.next().as_deref() == Some("json")) {
+            return true;
+        }
+    }
+    false
+}
+
 /// `n` and the noun, singular for one: "1 unit", "2 units".
 pub fn count(n: usize, one: &str, many: &str) -> String {
     format!("{n} {}", if n == 1 { one } else { many })
@@ -119,16 +133,77 @@ impl Reporter {
     pub fn json(&self) -> bool {
         self.format == MessageFormat::Json
     }
+
+    /// An error about the command itself rather than a place in a file (a bad
+    /// flag, a directory without PVL files): `error: …` on standard error, or a
+    /// diagnostic record without a source position.
+    pub fn command_error(&self, code: &'static str, message: &str) {
+        self.file_error("", code, message);
+    }
+
+    /// An error about the file named `file` as a whole, with no position in it (an
+    /// `alpine run` that failed): `error: …`, or a record without a position.
+    pub fn file_error(&self, file: &str, code: &'static str, message: &str) {
+        match self.format {
+            MessageFormat::Human => errln!("error: {message}"),
+            MessageFormat::Json => {
+                let d = Diagnostic::error(code, message.to_string(), alpine::ast::Span::DUMMY);
+                outln!("{}", diagnostics::to_json(&d, &SourceFile::new(file, String::new())))
+            }
+        }
+    }
+
+    /// The files named by `args` (directories walked, see `inputs`); what could
+    /// not be expanded is reported, and `false` returned with it.
+    pub fn inputs(&self, args: &[String]) -> (inputs::Inputs, bool) {
+        let inputs = inputs::expand(args);
+        for e in &inputs.errors {
+            self.command_error(diagnostics::codes::IO, e);
+        }
+        let ok = inputs.errors.is_empty();
+        (inputs, ok)
+    }
+
+    /// A progress bar for a run over `files` files, shown only for human messages on
+    /// a terminal.
+    pub fn progress(&self, verb: &str, files: usize) -> progress::Progress {
+        let shown = self.format == MessageFormat::Human && std::io::stderr().is_terminal();
+        progress::Progress::start(verb, files, shown)
+    }
+
+    /// The run's totals: always a record in JSON; for human messages one line after
+    /// a run over several files, on standard error when standard output carries
+    /// the result (`fmt`).
+    pub fn summary(&self, summary: &progress::Summary, on_stderr: bool) {
+        match self.format {
+            MessageFormat::Json => outln!("{}", summary.json()),
+            MessageFormat::Human if summary.files() > 1 && on_stderr => errln!("{}", summary.line()),
+            MessageFormat::Human if summary.files() > 1 => outln!("{}", summary.line()),
+            MessageFormat::Human => {}
+        }
+    }
 }
 
 pub fn run() -> i32 {
     let cli = match Cli::try_parse() {
         Ok(cli) => cli,
-        Err(e) => {
+        Err(e) if !e.use_stderr() => {
             // --help and --version are not errors.
-            let code = if e.use_stderr() { EXIT_BAD_INPUT } else { EXIT_OK };
             let _ = e.print();
-            return code;
+            return EXIT_OK;
+        }
+        Err(e) if json_requested(std::env::args().skip(1)) => {
+            // The first line is clap's message; the rest (tips, usage) is help.
+            let text = e.render().to_string();
+            let (first, rest) = text.split_once('\n').unwrap_or((&text, ""));
+            let d = Diagnostic::error(diagnostics::codes::USAGE, first.trim_start_matches("error: ").to_string(), alpine::ast::Span::DUMMY)
+                .with_help(rest.trim());
+            outln!("{}", diagnostics::to_json(&d, &SourceFile::new(String::new(), String::new())));
+            return EXIT_BAD_INPUT;
+        }
+        Err(e) => {
+            let _ = e.print();
+            return EXIT_BAD_INPUT;
         }
     };
     let color = match cli.color {

@@ -458,7 +458,7 @@ pub fn run(args: OptimiseArgs, reporter: &Reporter) -> i32 {
     requests.sort_by_key(|(pos, _)| *pos);
     let requests: Vec<CliRequest> = requests.into_iter().map(|(_, r)| r).collect();
 
-    let file = match io::read_source(&args.file) {
+    let (file, encoding) = match io::read_source_encoded(&args.file) {
         Ok(f) => f,
         Err(failure) => {
             let (f, d) = *failure;
@@ -568,7 +568,7 @@ pub fn run(args: OptimiseArgs, reporter: &Reporter) -> i32 {
     }
     // Only a result that verified (or was not asked to) reaches standard output.
     if to_stdout {
-        out!("{out}");
+        out!("{}", encoding.apply(&out));
     }
     if let (Some(n), false) = (verified, reporter.json()) {
         errln!("verified: {}", super::count(n, "unit", "units"));
@@ -588,7 +588,8 @@ pub fn run(args: OptimiseArgs, reporter: &Reporter) -> i32 {
         if args.in_place && out == file.text {
             return EXIT_OK;
         }
-        if let Err(e) = io::write_atomically(Path::new(path), &out) {
+        // Stored as the input was (byte-order mark, CRLF line ends).
+        if let Err(e) = io::write_atomically(Path::new(path), &encoding.apply(&out)) {
             errln!("error: cannot write `{path}`: {e}");
             return EXIT_BAD_INPUT;
         }

@@ -16,6 +16,7 @@
 
 use super::{io, Reporter, EXIT_BAD_INPUT, EXIT_CHECK_FAILED, EXIT_OK};
 use alpine::ast::{Member, Method};
+use alpine::diagnostics::codes;
 use alpine::interp::{Interp, Value};
 use std::cell::RefCell;
 use std::rc::Rc;
@@ -61,7 +62,7 @@ pub fn run(args: RunArgs, reporter: &Reporter) -> i32 {
         }
     };
     let usage = |msg: String| {
-        errln!("error: {msg}");
+        reporter.file_error(&file.name, codes::USAGE, &msg);
         EXIT_BAD_INPUT
     };
     let (class, m) = match find_method(&program, &args.method) {
@@ -92,27 +93,38 @@ pub fn run(args: RunArgs, reporter: &Reporter) -> i32 {
         match it.construct(&class, Vec::new()) {
             Ok(v) => Some(v),
             Err(e) => {
-                errln!("error: building the `{class}` object to run {} on: {}", m.name, e.0);
+                let msg = format!("building the `{class}` object to run {} on: {}", m.name, e.0);
+                reporter.file_error(&file.name, codes::RUN_FAILED, &msg);
                 return EXIT_CHECK_FAILED;
             }
         }
     };
     let outcome = it.call(&class, m.name.as_str(), this.clone(), values.clone());
+    // The final state: `name = value` lines, or one JSON record of the same.
+    let mut state: Vec<(String, String)> = Vec::new();
     if let Ok(v) = &outcome {
         if !matches!(v, Value::Void) {
-            outln!("result = {}", v.deep());
+            state.push(("result".into(), v.deep()));
         }
     }
     for (p, v) in m.params.iter().zip(&values) {
-        outln!("{} = {}", p.name.name, v.deep());
+        state.push((p.name.name.to_string(), v.deep()));
     }
     if let Some(t) = this {
-        outln!("this = {}", t.deep());
+        state.push(("this".into(), t.deep()));
+    }
+    if reporter.json() {
+        let values: serde_json::Map<String, serde_json::Value> = state.into_iter().map(|(k, v)| (k, v.into())).collect();
+        outln!("{}", serde_json::json!({ "type": "state", "file": file.name, "method": m.name.as_str(), "values": values }));
+    } else {
+        for (name, value) in state {
+            outln!("{name} = {value}");
+        }
     }
     match outcome {
         Ok(_) => EXIT_OK,
         Err(e) => {
-            errln!("error: {}", e.0);
+            reporter.file_error(&file.name, codes::RUN_FAILED, &e.0);
             EXIT_CHECK_FAILED
         }
     }

@@ -1,12 +1,14 @@
 //! `alpine verify FILE...` — prove every method and pure function.
 
+use super::progress::{Progress, Summary};
 use super::{io, Reporter, EXIT_BAD_INPUT, EXIT_CHECK_FAILED, EXIT_OK};
-use alpine::diagnostics::{Diagnostic, Severity};
-use alpine::verify::{self, Options};
+use alpine::diagnostics::{codes, Diagnostic, Severity};
+use alpine::verify::{self, Options, UnitEvent};
 
 #[derive(clap::Args, Debug)]
 pub struct VerifyArgs {
-    /// PVL files to verify (`-` reads standard input).
+    /// PVL files to verify (`-` reads standard input); a directory stands for the
+    /// PVL files below it (files ignored by `.gitignore` and hidden ones skipped).
     #[arg(required = true)]
     files: Vec<String>,
     /// Wall-clock limit per Z3 query, in seconds; a query that runs out is a
@@ -46,69 +48,113 @@ pub fn run(args: VerifyArgs, reporter: &Reporter) -> i32 {
         dump_smt: args.dump_smt.is_some(),
         only: args.only.clone(),
     };
-    let mut status = EXIT_OK;
-    for path in &args.files {
-        let file = match io::read_source(path) {
-            Ok(f) => f,
-            Err(failure) => {
-                let (f, d) = *failure;
-                reporter.report(&f, &[d]);
-                status = EXIT_BAD_INPUT;
-                continue;
-            }
+    let (inputs, expanded) = reporter.inputs(&args.files);
+    let mut status = if expanded { EXIT_OK } else { EXIT_BAD_INPUT };
+    let mut summary = Summary::new("verify", &["verified", "failed", "bad input"]);
+    let mut progress = reporter.progress("verifying", inputs.files.len());
+    for path in &inputs.files {
+        progress.file(path);
+        let outcome = verify_file(path, &opts, &args, reporter, &progress);
+        progress.file_finished();
+        summary.add(outcome);
+        status = status.max(match outcome {
+            VERIFIED => EXIT_OK,
+            FAILED => EXIT_CHECK_FAILED,
+            _ => EXIT_BAD_INPUT,
+        });
+    }
+    drop(progress);
+    reporter.summary(&summary, false);
+    status
+}
+
+const VERIFIED: &str = "verified";
+const FAILED: &str = "failed";
+const BAD_INPUT: &str = "bad input";
+
+/// Verifies one file and reports on it; returns its outcome for the summary.
+fn verify_file(path: &str, opts: &Options, args: &VerifyArgs, reporter: &Reporter, progress: &Progress) -> &'static str {
+    let file = match io::read_source(path) {
+        Ok(f) => f,
+        Err(failure) => {
+            let (f, d) = *failure;
+            reporter.report(&f, &[d]);
+            return BAD_INPUT;
+        }
+    };
+    let program = match alpine::frontend(&file) {
+        Ok((p, warnings)) => {
+            reporter.report(&file, &warnings);
+            p
+        }
+        Err(diags) => {
+            reporter.report(&file, &diags);
+            return BAD_INPUT;
+        }
+    };
+    // A program of several files: the classes of the file's companions are
+    // known through their declarations (see `alpine::workspace`).
+    let ws = alpine::workspace::Workspace::load(std::path::Path::new(&file.name), &file.text, &program);
+    for (companion, d) in &ws.broken {
+        let note = Diagnostic {
+            severity: Severity::Warning,
+            ..Diagnostic::error(
+                d.code,
+                format!("this companion of `{}` does not check; the verifier leaves its classes out: {}", file.name, d.message),
+                d.span,
+            )
         };
-        let program = match alpine::frontend(&file) {
-            Ok((p, warnings)) => {
-                reporter.report(&file, &warnings);
-                p
-            }
-            Err(diags) => {
-                reporter.report(&file, &diags);
-                status = EXIT_BAD_INPUT;
-                continue;
-            }
-        };
-        // A program of several files: the classes of the file's companions are
-        // known through their declarations (see `alpine::workspace`).
-        let ws = alpine::workspace::Workspace::load(std::path::Path::new(&file.name), &file.text, &program);
-        for (companion, d) in &ws.broken {
-            let note = Diagnostic {
-                severity: Severity::Warning,
-                ..Diagnostic::error(
-                    d.code,
-                    format!("this companion of `{}` does not check; the verifier leaves its classes out: {}", file.name, d.message),
-                    d.span,
-                )
-            };
-            reporter.report(companion, &[note]);
-        }
-        let reports = verify::verify_program_with(&program, &ws.programs(), &ws.text, &opts);
-        if reports.is_empty() && !opts.only.is_empty() {
-            errln!("error: {}: no method or function named {}", file.name, opts.only.join(", "));
-            status = EXIT_BAD_INPUT;
-            continue;
-        }
-        for r in &reports {
-            if !reporter.json() {
-                let mark = if r.proved() { "✓" } else { "✗" };
-                outln!("{mark} {} ({:.2} s)", r.name, r.time.as_secs_f64());
-            }
-            for d in r.diagnostics() {
-                let (f, d) = ws.place(&file, d);
-                reporter.report(f, &[d]);
-            }
-            if !r.proved() && status == EXIT_OK {
-                status = EXIT_CHECK_FAILED;
-            }
-            if let (Some(dir), Some(smt)) = (&args.dump_smt, &r.smt) {
-                let _ = std::fs::create_dir_all(dir);
-                let _ = std::fs::write(dir.join(format!("{}.smt2", r.name)), smt);
+        reporter.report(companion, &[note]);
+    }
+    // Progress as the units go; in JSON, a record for the plan and for each unit as
+    // it ends (in the order they end: units run in parallel), so that a client can
+    // show progress before the file is done.
+    let observe = |event: UnitEvent| match event {
+        UnitEvent::Planned(n) => {
+            progress.units(n);
+            if reporter.json() {
+                outln!("{}", serde_json::json!({ "type": "plan", "file": file.name, "units": n }));
             }
         }
+        UnitEvent::Started(unit) => progress.unit_started(unit),
+        UnitEvent::Finished(r) => {
+            progress.unit_finished();
+            if reporter.json() {
+                let verdict = if r.proved() { VERIFIED } else { FAILED };
+                let record = serde_json::json!({
+                    "type": "unit", "file": file.name, "unit": r.name, "verdict": verdict,
+                    "failures": r.failures.len(), "seconds": r.time.as_secs_f64(),
+                });
+                outln!("{record}");
+            }
+        }
+    };
+    let reports = verify::verify_program_observed(&program, &ws.programs(), &ws.text, opts, &observe);
+    if reports.is_empty() && !opts.only.is_empty() {
+        reporter.command_error(codes::USAGE, &format!("{}: no method or function named {}", file.name, opts.only.join(", ")));
+        return BAD_INPUT;
+    }
+    for r in &reports {
         if !reporter.json() {
-            let failed = reports.iter().filter(|r| !r.proved()).count();
-            outln!("{}: {} of {} verified", file.name, reports.len() - failed, super::count(reports.len(), "unit", "units"));
+            let mark = if r.proved() { "✓" } else { "✗" };
+            outln!("{mark} {} ({:.2} s)", r.name, r.time.as_secs_f64());
+        }
+        for d in r.diagnostics() {
+            let (f, d) = ws.place(&file, d);
+            reporter.report(f, &[d]);
+        }
+        if let (Some(dir), Some(smt)) = (&args.dump_smt, &r.smt) {
+            let _ = std::fs::create_dir_all(dir);
+            let _ = std::fs::write(dir.join(format!("{}.smt2", r.name)), smt);
         }
     }
-    status
+    let failed = reports.iter().filter(|r| !r.proved()).count();
+    if !reporter.json() {
+        outln!("{}: {} of {} verified", file.name, reports.len() - failed, super::count(reports.len(), "unit", "units"));
+    }
+    if failed == 0 {
+        VERIFIED
+    } else {
+        FAILED
+    }
 }

@@ -6,7 +6,7 @@
 use super::actions::{self, Applied};
 use super::diagnostics::front_end;
 use super::documents::{Document, Documents, Verified};
-use super::verification::{self, Job, Outcome};
+use super::verification::{self, Event, Job, Outcome, Progress, ProgressState};
 use super::{hover, Config};
 use crate::diagnostics::SourceFile;
 use crossbeam_channel::{select, unbounded, Receiver, Sender};
@@ -46,11 +46,13 @@ pub struct Server<'a> {
     conn: &'a Connection,
     docs: Documents,
     jobs: Sender<Job>,
-    outcomes: Receiver<Outcome>,
+    outcomes: Receiver<Event>,
     /// Save count per document (the generation of its latest verification job).
     saves: HashMap<Url, u64>,
     /// Whether the client shows disabled code actions (with their reason).
     disabled_support: bool,
+    /// Whether the client shows server-initiated progress (`$/progress`).
+    progress_support: bool,
 }
 
 impl<'a> Server<'a> {
@@ -59,7 +61,8 @@ impl<'a> Server<'a> {
         let jobs = verification::spawn(config.alpine_exe.clone(), tx);
         let disabled_support =
             init.capabilities.text_document.as_ref().and_then(|t| t.code_action.as_ref()).and_then(|c| c.disabled_support).unwrap_or(false);
-        Server { conn, docs: Documents::default(), jobs, outcomes, saves: HashMap::new(), disabled_support }
+        let progress_support = init.capabilities.window.as_ref().and_then(|w| w.work_done_progress).unwrap_or(false);
+        Server { conn, docs: Documents::default(), jobs, outcomes, saves: HashMap::new(), disabled_support, progress_support }
     }
 
     /// Runs until the client asks to shut down (or disconnects).
@@ -85,10 +88,10 @@ impl<'a> Server<'a> {
                         Message::Response(_) => {}
                     }
                 }
-                recv(self.outcomes) -> o => {
-                    if let Ok(o) = o {
-                        self.verified(o);
-                    }
+                recv(self.outcomes) -> event => match event {
+                    Ok(Event::Done(o)) => self.verified(o),
+                    Ok(Event::Progress(p)) => self.progress(p),
+                    Err(_) => {}
                 }
             }
         }
@@ -183,6 +186,31 @@ impl<'a> Server<'a> {
         doc.verified = Some(Verified { text: o.text, diagnostics: o.diagnostics });
         self.notify::<notification::LogMessage>(LogMessageParams { typ: MessageType::INFO, message: o.summary });
         self.publish(&o.uri);
+    }
+
+    /// A verification run's progress as `$/progress` (for clients that show it):
+    /// the token is created when the run begins, and the client's answer to that
+    /// request is not awaited (a refusal only means nothing is shown).
+    fn progress(&self, p: Progress) {
+        if !self.progress_support {
+            return;
+        }
+        let token = NumberOrString::String(format!("alpine/verify/{}", p.run));
+        let value = match p.state {
+            ProgressState::Begin { title } => {
+                let create = WorkDoneProgressCreateParams { token: token.clone() };
+                let id = lsp_server::RequestId::from(format!("alpine/progress/{}", p.run));
+                self.send(Message::Request(Request::new(id, request::WorkDoneProgressCreate::METHOD.to_string(), create)));
+                WorkDoneProgress::Begin(WorkDoneProgressBegin { title, cancellable: Some(false), message: None, percentage: Some(0) })
+            }
+            ProgressState::Report { message, done, total } => WorkDoneProgress::Report(WorkDoneProgressReport {
+                cancellable: Some(false),
+                message: Some(format!("{done}/{total} {message}")),
+                percentage: Some((100 * done / total.max(1)) as u32),
+            }),
+            ProgressState::End => WorkDoneProgress::End(WorkDoneProgressEnd { message: None }),
+        };
+        self.notify::<notification::Progress>(ProgressParams { token, value: ProgressParamsValue::WorkDone(value) });
     }
 
     fn request(&mut self, req: Request) -> Response {

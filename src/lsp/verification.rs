@@ -10,6 +10,11 @@
 //! loop also drops a result whose generation is not the document's latest save.
 //! The child reads the file and its companions from disk, exactly as `alpine
 //! verify` does.
+//!
+//! While the child runs, its `plan` and `unit` records (one per unit as it ends)
+//! are turned into [`Event::Progress`] reports, which the main loop forwards as
+//! LSP `$/progress` notifications. Every run that begins also ends (finished,
+//! superseded or failed), so the client never keeps a stale progress indicator.
 
 use super::diagnostics::{to_lsp, VERIFIER};
 use super::position::LineIndex;
@@ -17,7 +22,7 @@ use crate::ast::Span;
 use crate::diagnostics::{Diagnostic, Severity};
 use crossbeam_channel::{unbounded, Receiver, RecvTimeoutError, Sender};
 use lsp_types::Url;
-use std::io::Read;
+use std::io::{BufRead, Read};
 use std::path::PathBuf;
 use std::process::{Child, Command, Stdio};
 use std::time::{Duration, Instant};
@@ -46,9 +51,32 @@ pub struct Outcome {
     pub summary: String,
 }
 
-/// Starts the worker; `exe` is the `alpine` binary. Outcomes are sent to
-/// `results`; dropping the returned sender stops the worker.
-pub fn spawn(exe: PathBuf, results: Sender<Outcome>) -> Sender<Job> {
+/// What the worker tells the main loop.
+pub enum Event {
+    /// How a run is going (for `$/progress`).
+    Progress(Progress),
+    /// A run finished and was not superseded.
+    Done(Outcome),
+}
+
+/// One step of a run's progress; `run` numbers the runs of this server.
+pub struct Progress {
+    pub run: u64,
+    pub state: ProgressState,
+}
+
+pub enum ProgressState {
+    /// The run started (the title names the file).
+    Begin { title: String },
+    /// `done` of `total` units are proved or refuted; `message` names the last.
+    Report { message: String, done: usize, total: usize },
+    /// The run is over (whatever its outcome).
+    End,
+}
+
+/// Starts the worker; `exe` is the `alpine` binary. Outcomes and progress are sent
+/// to `results`; dropping the returned sender stops the worker.
+pub fn spawn(exe: PathBuf, results: Sender<Event>) -> Sender<Job> {
     let (tx, rx) = unbounded::<Job>();
     std::thread::Builder::new()
         .name("alpine-lsp-verify".into())
@@ -63,8 +91,9 @@ fn enqueue(pending: &mut Vec<Job>, job: Job) {
     pending.push(job);
 }
 
-fn worker(exe: &PathBuf, jobs: &Receiver<Job>, results: &Sender<Outcome>) {
+fn worker(exe: &PathBuf, jobs: &Receiver<Job>, results: &Sender<Event>) {
     let mut pending: Vec<Job> = Vec::new();
+    let mut runs = 0;
     loop {
         if pending.is_empty() {
             match jobs.recv() {
@@ -80,8 +109,16 @@ fn worker(exe: &PathBuf, jobs: &Receiver<Job>, results: &Sender<Outcome>) {
             }
         }
         let job = pending.remove(0);
-        if let Some(outcome) = run(exe, job, jobs, &mut pending) {
-            if results.send(outcome).is_err() {
+        runs += 1;
+        // A closed channel is seen below, when the outcome is sent.
+        let progress = |state| {
+            let _ = results.send(Event::Progress(Progress { run: runs, state }));
+        };
+        progress(ProgressState::Begin { title: format!("verifying {}", job.path.display()) });
+        let outcome = run(exe, job, jobs, &mut pending, &|message, done, total| progress(ProgressState::Report { message, done, total }));
+        progress(ProgressState::End);
+        if let Some(outcome) = outcome {
+            if results.send(Event::Done(outcome)).is_err() {
                 return;
             }
         }
@@ -90,7 +127,14 @@ fn worker(exe: &PathBuf, jobs: &Receiver<Job>, results: &Sender<Outcome>) {
 
 /// Runs one verification; `None` when a newer save of the same document
 /// superseded it (the child is killed) or the child could not run.
-fn run(exe: &PathBuf, job: Job, jobs: &Receiver<Job>, pending: &mut Vec<Job>) -> Option<Outcome> {
+/// `report(unit, done, total)` is called as each unit ends.
+fn run(
+    exe: &PathBuf,
+    job: Job,
+    jobs: &Receiver<Job>,
+    pending: &mut Vec<Job>,
+    report: &(dyn Fn(String, usize, usize) + Sync),
+) -> Option<Outcome> {
     let text = std::fs::read_to_string(&job.path).ok()?;
     let mut child = Command::new(exe)
         .args(["verify", "--message-format", "json", "--color", "never"])
@@ -100,32 +144,19 @@ fn run(exe: &PathBuf, job: Job, jobs: &Receiver<Job>, pending: &mut Vec<Job>) ->
         .stderr(Stdio::null())
         .spawn()
         .ok()?;
-    // Read the output while the child runs, so a large report cannot fill the pipe.
-    let mut stdout = child.stdout.take()?;
-    let reader = std::thread::spawn(move || {
-        let mut s = String::new();
-        let _ = stdout.read_to_string(&mut s);
-        s
+    // Read the output while the child runs, so a large report cannot fill the pipe
+    // and progress records arrive as they are written.
+    let stdout = child.stdout.take()?;
+    let (status, output) = std::thread::scope(|scope| {
+        let reader = scope.spawn(move || read_records(stdout, report));
+        let status = wait(&mut child, &job, jobs, pending);
+        if status.is_none() {
+            kill(&mut child);
+        }
+        (status, reader.join().unwrap_or_default())
     });
-    let status = loop {
-        if let Ok(Some(status)) = child.try_wait() {
-            break status;
-        }
-        match jobs.recv_timeout(Duration::from_millis(5)) {
-            Ok(newer) if newer.uri == job.uri => {
-                kill(&mut child);
-                enqueue(pending, newer);
-                return None;
-            }
-            Ok(other) => enqueue(pending, other),
-            Err(RecvTimeoutError::Timeout) => {}
-            Err(RecvTimeoutError::Disconnected) => {
-                kill(&mut child);
-                return None;
-            }
-        }
-    };
-    let output = reader.join().unwrap_or_default();
+    let status = status?;
+
     let index = LineIndex::new(&text);
     let own = job.path.display().to_string();
     let diagnostics: Vec<lsp_types::Diagnostic> =
@@ -140,6 +171,47 @@ fn run(exe: &PathBuf, job: Job, jobs: &Receiver<Job>, pending: &mut Vec<Job>) ->
     Some(Outcome { uri: job.uri, generation: job.generation, text, diagnostics, summary })
 }
 
+/// Waits for the child; `None` when a newer save of the same document (or the
+/// server's end) supersedes it, in which case the caller kills it.
+fn wait(child: &mut Child, job: &Job, jobs: &Receiver<Job>, pending: &mut Vec<Job>) -> Option<std::process::ExitStatus> {
+    loop {
+        if let Ok(Some(status)) = child.try_wait() {
+            return Some(status);
+        }
+        match jobs.recv_timeout(Duration::from_millis(5)) {
+            Ok(newer) if newer.uri == job.uri => {
+                enqueue(pending, newer);
+                return None;
+            }
+            Ok(other) => enqueue(pending, other),
+            Err(RecvTimeoutError::Timeout) => {}
+            Err(RecvTimeoutError::Disconnected) => return None,
+        }
+    }
+}
+
+/// The child's whole output; each `plan` and `unit` record is reported on the way.
+fn read_records(stdout: impl Read, report: &(dyn Fn(String, usize, usize) + Sync)) -> String {
+    let mut output = String::new();
+    let (mut done, mut total) = (0, 0);
+    for line in std::io::BufReader::new(stdout).lines().map_while(Result::ok) {
+        if let Ok(v) = serde_json::from_str::<serde_json::Value>(&line) {
+            match v["type"].as_str() {
+                Some("plan") => total += v["units"].as_u64().unwrap_or(0) as usize,
+                Some("unit") => {
+                    done += 1;
+                    let unit = v["unit"].as_str().unwrap_or_default();
+                    report(format!("{unit}: {}", v["verdict"].as_str().unwrap_or_default()), done, total.max(done));
+                }
+                _ => {}
+            }
+        }
+        output.push_str(&line);
+        output.push('\n');
+    }
+    output
+}
+
 fn kill(child: &mut Child) {
     let _ = child.kill();
     let _ = child.wait();
@@ -150,6 +222,10 @@ fn kill(child: &mut Child) {
 /// location written into the message.
 fn from_json(line: &str, own: &str) -> Option<Diagnostic> {
     let v: serde_json::Value = serde_json::from_str(line).ok()?;
+    // Unit verdicts and the summary are other records of the same stream.
+    if v["type"] != "diagnostic" {
+        return None;
+    }
     let span = |s: &serde_json::Value| {
         let n = |k: &str| s[k].as_u64().map(|x| x as usize);
         Span::new(n("start").unwrap_or(0), n("end").unwrap_or(0))

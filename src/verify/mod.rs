@@ -160,6 +160,29 @@ pub fn verify_program(program: &ast::Program, src: &str, opts: &Options) -> Vec<
 /// declarations — fields, contracts, lock invariants, predicates, pure functions —
 /// and none of their bodies is verified here.
 pub fn verify_program_with(program: &ast::Program, companions: &[&ast::Program], src: &str, opts: &Options) -> Vec<UnitReport> {
+    verify_program_observed(program, companions, src, opts, &|_| {})
+}
+
+/// What [`verify_program_observed`] tells its caller while it works (for progress
+/// displays). Units run in parallel, so `Started` and `Finished` of different units
+/// interleave, from several threads.
+pub enum UnitEvent<'a> {
+    /// This many units will be verified.
+    Planned(usize),
+    /// The unit with this name (`Class.method`) started.
+    Started(&'a str),
+    /// A unit is done.
+    Finished(&'a UnitReport),
+}
+
+/// [`verify_program_with`], calling `observe` as units are planned, start and end.
+pub fn verify_program_observed(
+    program: &ast::Program,
+    companions: &[&ast::Program],
+    src: &str,
+    opts: &Options,
+    observe: &(dyn Fn(UnitEvent) + Sync),
+) -> Vec<UnitReport> {
     let ir = lower::lower_with(program, companions);
     let own: std::collections::HashSet<&str> = program.classes.iter().map(|c| &*c.name.name).collect();
     let mut units: Vec<(UnitRef, String, Span)> = Vec::new();
@@ -175,6 +198,7 @@ pub fn verify_program_with(program: &ast::Program, companions: &[&ast::Program],
     }
     units.retain(|u| opts.selects(&u.1));
     units.sort_by_key(|u| u.2.start);
+    observe(UnitEvent::Planned(units.len()));
     // Lemmas every unit may use, proved once (`encode/induction.rs`).
     let monotone = if units.is_empty() || !encode::induction::has_candidates(&ir) {
         Vec::new()
@@ -184,6 +208,11 @@ pub fn verify_program_with(program: &ast::Program, companions: &[&ast::Program],
         // something to prove: a context costs 20–40 ms).
         z3::with_z3_config(&z3::Config::new(), || encode::induction::prove_monotonicity(&ir, opts, src))
     };
+    // What lowering could not handle belongs to the unit around it (units do not
+    // nest), and is part of its report before the report is observed.
+    let unsupported =
+        |(what, span): &(String, Span)| Failure::new(codes::UNSUPPORTED, format!("not supported by the verifier yet: {what}"), *span);
+    let inside = |outer: Span, inner: Span| outer.start <= inner.start && inner.end <= outer.end;
     let mut reports: Vec<UnitReport> = units
         .par_iter()
         .map(|(u, name, span)| {
@@ -193,23 +222,26 @@ pub fn verify_program_with(program: &ast::Program, companions: &[&ast::Program],
             // not depend on which units ran on the same thread before (Z3's term
             // ids, and so its search order, are per context): a unit proves the
             // same in `alpine verify`, the LSP server and the benchmark.
-            z3::with_z3_config(&z3::Config::new(), || verify_unit(&ir, *u, name, *span, src, opts, start, &monotone))
+            observe(UnitEvent::Started(name));
+            let mut report = z3::with_z3_config(&z3::Config::new(), || verify_unit(&ir, *u, name, *span, src, opts, start, &monotone));
+            report.failures.extend(ir.unsupported.iter().filter(|(_, s)| inside(*span, *s)).map(unsupported));
+            observe(UnitEvent::Finished(&report));
+            report
         })
         .collect();
-    // What lowering could not handle belongs to the unit around it.
-    for (what, span) in &ir.unsupported {
-        let f = Failure::new(codes::UNSUPPORTED, format!("not supported by the verifier yet: {what}"), *span);
-        match reports.iter_mut().find(|r| r.span.start <= span.start && span.end <= r.span.end) {
-            Some(r) => r.failures.push(f),
-            None if !opts.only.is_empty() => {}
-            None => reports.push(UnitReport {
+    // Outside every unit: a report of its own (unless only some units were asked for).
+    if opts.only.is_empty() {
+        for u in ir.unsupported.iter().filter(|(_, s)| !units.iter().any(|unit| inside(unit.2, *s))) {
+            let report = UnitReport {
                 name: "(program)".into(),
-                span: *span,
-                failures: vec![f],
+                span: u.1,
+                failures: vec![unsupported(u)],
                 time: Duration::ZERO,
                 checks: 0,
                 smt: None,
-            }),
+            };
+            observe(UnitEvent::Finished(&report));
+            reports.push(report);
         }
     }
     reports

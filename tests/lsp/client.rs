@@ -116,7 +116,13 @@ impl Client {
 
     /// `initialize` + `initialized`; `disabled`: whether the client shows disabled code actions.
     pub fn initialize(&mut self, root: &std::path::Path, disabled: bool) -> Value {
+        self.initialize_with(root, disabled, json!({}))
+    }
+
+    /// [`Client::initialize`] with the client's `window` capabilities.
+    pub fn initialize_with(&mut self, root: &std::path::Path, disabled: bool, window: Value) -> Value {
         let caps = json!({
+            "window": window,
             "textDocument": {
                 "codeAction": {
                     "disabledSupport": disabled,
