@@ -330,6 +330,9 @@ impl miette::Diagnostic for Report<'_> {
 /// Renders a diagnostic the way a person reads it: message, code, the source lines
 /// with labels, help. `color` switches ANSI colours on.
 pub fn render(diag: &Diagnostic, file: &SourceFile, color: bool) -> String {
+    if !file.text.is_empty() && shows_long_line(diag, file) {
+        return render(&without_snippet(diag, file), &SourceFile::new(file.name.clone(), String::new()), color);
+    }
     let src = || miette::NamedSource::new(&file.name, file.text.clone());
     let (primary_line, _) = file.line_col(diag.span.start());
     let (near, far): (Vec<&Related>, Vec<&Related>) =
@@ -345,6 +348,38 @@ pub fn render(diag: &Diagnostic, file: &SourceFile, color: bool) -> String {
         out = format!("{}:{}:{}: {}: {}\n", file.name, l, c, diag.code, diag.message);
     }
     out
+}
+
+/// A source line longer than this (in bytes) is not shown in a snippet: a
+/// generated or minified file may put 200 KB on one line.
+const MAX_SHOWN_LINE: usize = 400;
+
+/// Whether the snippet of `diag` would show a line longer than [`MAX_SHOWN_LINE`]
+/// (the lines of its spans, and one line of context around the primary one).
+fn shows_long_line(diag: &Diagnostic, file: &SourceFile) -> bool {
+    let lines: Vec<&str> = file.text.split('\n').collect();
+    let (first, _) = file.line_col(diag.span.start());
+    let (last, _) = file.line_col(diag.span.end());
+    let mut shown: Vec<usize> = (first.saturating_sub(1)..=last + 1).collect();
+    shown.extend(diag.related.iter().map(|r| file.line_col(r.span.start()).0));
+    shown.into_iter().any(|l| l >= 1 && lines.get(l - 1).is_some_and(|t| t.len() > MAX_SHOWN_LINE))
+}
+
+/// `diag` with its positions written into the text (`file:line:col`), for
+/// rendering without a snippet.
+fn without_snippet(diag: &Diagnostic, file: &SourceFile) -> Diagnostic {
+    let at = |s: Span| {
+        let (l, c) = file.line_col(s.start());
+        format!("{}:{l}:{c}", file.name)
+    };
+    let mut message = format!("{}: {}", at(diag.span), diag.message);
+    if let Some(label) = &diag.label {
+        message = format!("{message} ({label})");
+    }
+    let mut help: Vec<String> = diag.related.iter().map(|r| format!("{}: {}", at(r.span), r.message)).collect();
+    help.extend(diag.help.clone());
+    help.push(format!("(the line is too long to show: over {MAX_SHOWN_LINE} characters)"));
+    Diagnostic { message, span: Span::DUMMY, label: None, related: Vec::new(), help: Some(help.join("\n")), ..diag.clone() }
 }
 
 #[derive(Serialize)]
@@ -405,6 +440,21 @@ pub fn to_json(diag: &Diagnostic, file: &SourceFile) -> String {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn a_very_long_line_is_not_printed() {
+        let text = format!("class A {{ void f() {{ int x = {}1; }} }}\n", "1 + ".repeat(50_000));
+        let f = SourceFile::new("long.pvl", text.clone());
+        let at = text.find("int x").unwrap();
+        let d = Diagnostic::error(codes::SYNTAX, "nesting too deep", Span::new(at, at + 3)).with_label("here");
+        let out = render(&d, &f, false);
+        assert!(out.len() < 1000, "{} bytes:\n{}", out.len(), &out[..1000.min(out.len())]);
+        assert!(out.contains(&format!("long.pvl:1:{}: nesting too deep (here)", at + 1)), "{out}");
+        // A short line keeps its snippet.
+        let f = SourceFile::new("short.pvl", "class A {\n  int x\n}\n");
+        let out = render(&Diagnostic::error(codes::SYNTAX, "expected `;`", Span::new(17, 18)), &f, false);
+        assert!(out.contains("int x"), "{out}");
+    }
 
     #[test]
     fn line_col_is_one_based_and_counts_lines() {

@@ -299,6 +299,21 @@ fn small_things_read_well() {
     assert_eq!(code(&o), 2);
     let err = text(&o.stderr);
     assert!(err.contains("the factor must be at least 1") && !err.contains("-- -1"), "{err}");
+    // Nesting too deep on a 200 KB line: the position, not the line.
+    let deep = dir.join("deep.pvl");
+    let line = format!("class A {{ void f() {{ int x = {}1{}; }} }}{}\n", "(".repeat(600), ")".repeat(600), " ".repeat(200_000));
+    std::fs::write(&deep, line).unwrap();
+    let o = alpine(&["parse", &deep.to_string_lossy()], None);
+    assert_eq!(code(&o), 2);
+    let err = text(&o.stderr);
+    assert!(err.len() < 2000 && err.contains("deep.pvl:1:") && err.contains("nesting too deep"), "{} bytes: {}", err.len(), &err[..300]);
+    // A trip-count hint never suggests a clause the file's facts contradict.
+    let pinned = dir.join("pinned.pvl");
+    std::fs::write(&pinned, "class C {\n    requires n == 5;\n    void m(int n) {\n        int i = 0;\n        loop_invariant 0 <= i && i <= n;\n        while (i < n) { i = i + 1; }\n    }\n}\n").unwrap();
+    let o = alpine(&["optimise", "--unroll", "6", &pinned.to_string_lossy()], None);
+    assert_eq!(code(&o), 1);
+    let err = text(&o.stderr);
+    assert!(err.contains("rule out `n >= 6`") && !err.contains("requires n >= 6"), "{err}");
     std::fs::remove_dir_all(dir).ok();
 }
 

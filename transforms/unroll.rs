@@ -210,8 +210,17 @@ pub fn prove_trip_count(facts: &mut LoopFacts, shape: &LoopShape, k: u64) -> Res
         fail(": the annotations do not show that it runs at all".to_string())
     };
     if let Some((op, c)) = needed {
-        let clause = if matches!(shape.bound.kind, ExprKind::Var(_) | ExprKind::Field { .. }) { "requires" } else { "assume" };
-        e = e.help(format!("add e.g. `{clause} {shown} {op} {c}`"));
+        let wanted = if op == ">=" { bound.ge(&Term::int(i128::from(c))) } else { bound.le(&Term::int(i128::from(c))) };
+        // A clause the program's own facts contradict (e.g. `N >= 6` where a
+        // precondition pins `N == 5`) would only make the method unverifiable.
+        e = if facts.proves(&wanted.not()) {
+            let smaller =
+                if known > 0 { format!("use a factor of at most {known}") } else { "this loop cannot be unrolled here".to_string() };
+            e.help(format!("the annotations rule out `{shown} {op} {c}`: {smaller}"))
+        } else {
+            let clause = if matches!(shape.bound.kind, ExprKind::Var(_) | ExprKind::Field { .. }) { "requires" } else { "assume" };
+            e.help(format!("add e.g. `{clause} {shown} {op} {c}`"))
+        };
     }
     Err(e)
 }
@@ -275,6 +284,17 @@ mod tests {
         let e = run(&PLUS.replace('K', "4")).unwrap_err();
         assert!(e.starts_with(codes::OPTIMISE_TRIP_COUNT), "{e}");
         assert!(e.contains("at least 3 times"), "{e}");
+    }
+
+    #[test]
+    fn never_suggests_a_clause_the_facts_contradict() {
+        let src = PLUS.replace('K', "6").replace("requires N >= 3;", "requires N == 5;");
+        let file = SourceFile::new("t.pvl", src.as_str());
+        let (p, _) = crate::frontend(&file).unwrap();
+        let (t, req) = next_directive(&p, None).unwrap();
+        let e = t.check(&p, &req).unwrap_err().0;
+        assert!(e.message.contains("at least 5 times"), "{}", e.message);
+        assert_eq!(e.help.as_deref(), Some("the annotations rule out `N >= 6`: use a factor of at most 5"));
     }
 
     #[test]
