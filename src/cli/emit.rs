@@ -1,4 +1,4 @@
-//! `alpine emit --target cuda|opencl [--host c|rust] FILE [-o OUT]` — write a PVL
+//! `alpine emit --target cuda|opencl [--host c|rust] FILE [-o OUT] [--kernels-out K]` — write a PVL
 //! program's par blocks as GPU kernels plus a host function or a Rust launcher
 //! module (see `alpine::emit`). `alpine optimise --emit` ends in [`write_code`].
 
@@ -37,6 +37,11 @@ pub struct EmitArgs {
     /// Where to write the code (default: standard output).
     #[arg(short = 'o', long = "output")]
     output: Option<std::path::PathBuf>,
+    /// Also write the device code alone to this file: a standalone OpenCL C program
+    /// (`.cl`, for `clBuildProgram` or an offline compiler), or the CUDA kernels and
+    /// device functions without host code (`.cu`, e.g. for NVRTC).
+    #[arg(long, value_name = "FILE")]
+    kernels_out: Option<std::path::PathBuf>,
 }
 
 pub fn run(args: EmitArgs, reporter: &Reporter) -> i32 {
@@ -58,7 +63,38 @@ pub fn run(args: EmitArgs, reporter: &Reporter) -> i32 {
             return EXIT_BAD_INPUT;
         }
     };
-    write_code(&file, &program, args.target, args.host, args.output.as_deref(), reporter)
+    let status = write_code(&file, &program, args.target, args.host, args.output.as_deref(), reporter);
+    match &args.kernels_out {
+        Some(path) if status == EXIT_OK => {
+            // The program was emitted above, so its kernels are in the subset.
+            let code = match alpine::emit::emit_kernels(&program, target(args.target)) {
+                Ok(code) => code,
+                Err(diags) => {
+                    reporter.report(&file, &diags);
+                    return EXIT_BAD_INPUT;
+                }
+            };
+            write(&file, path, &code, reporter)
+        }
+        _ => status,
+    }
+}
+
+fn target(t: TargetArg) -> Target {
+    match t {
+        TargetArg::Cuda => Target::Cuda,
+        TargetArg::Opencl => Target::OpenCl,
+    }
+}
+
+/// Writes `code` to `path` atomically; exit 2 (with a diagnostic) when it cannot.
+fn write(file: &SourceFile, path: &std::path::Path, code: &str, reporter: &Reporter) -> i32 {
+    if let Err(e) = io::write_atomically(path, code) {
+        let d = Diagnostic::error(codes::IO, format!("cannot write `{}`: {e}", path.display()), Span::DUMMY);
+        reporter.report(file, &[d]);
+        return EXIT_BAD_INPUT;
+    }
+    EXIT_OK
 }
 
 /// Emits `program` (checked from `file`) and writes the code to `output` or
@@ -71,10 +107,7 @@ pub fn write_code(
     output: Option<&std::path::Path>,
     reporter: &Reporter,
 ) -> i32 {
-    let target = match target {
-        TargetArg::Cuda => Target::Cuda,
-        TargetArg::Opencl => Target::OpenCl,
-    };
+    let target = self::target(target);
     let code = match host {
         HostArg::C => alpine::emit::emit(program, target),
         HostArg::Rust => alpine::emit::host_rust::emit(program, target),
@@ -87,14 +120,10 @@ pub fn write_code(
         }
     };
     match output {
-        None => out!("{code}"),
-        Some(path) => {
-            if let Err(e) = io::write_atomically(path, &code) {
-                let d = Diagnostic::error(codes::IO, format!("cannot write `{}`: {e}", path.display()), Span::DUMMY);
-                reporter.report(file, &[d]);
-                return EXIT_BAD_INPUT;
-            }
+        None => {
+            out!("{code}");
+            EXIT_OK
         }
+        Some(path) => write(file, path, &code, reporter),
     }
-    EXIT_OK
 }

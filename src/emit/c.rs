@@ -14,7 +14,8 @@
 //! * Calls of pure `int`/`boolean` functions of the same class with an expression
 //!   body become calls of C functions (`Class_f`), emitted once each, callees first.
 //! * Specification statements (`assert`, `assume`, `fold`, ...) and contracts
-//!   become comments; they have no run-time effect in PVL either.
+//!   become VerCors annotations (`/*@ … @*/`); they have no run-time effect in
+//!   PVL either, and VerCors can read them back from the emitted kernel.
 //! * Every expression is fully parenthesised, so C's precedence never matters.
 //!
 //! Everything else (sequences, quantifiers outside comments, fields of `this`,
@@ -252,12 +253,37 @@ pub fn array_elem_ok(t: &Ty) -> bool {
     matches!(t, Ty::Array(e) if scalar_ty(e))
 }
 
-/// A contract or specification as `//` comment lines at `indent`.
+/// A plain comment (no specification) as `//` lines at `indent`.
 pub fn comment(indent: &str, text: &str) -> String {
     text.lines().map(|l| format!("{indent}// {l}\n")).collect()
 }
 
-pub fn contract_comment(indent: &str, c: &Contract) -> String {
+/// Specification lines as one VerCors annotation at `indent`: `/*@ line @*/` for one
+/// line, a `/*@` … `@*/` block for several, nothing for none. VerCors reads these in
+/// C, CUDA and OpenCL, so the emitted kernel keeps its proof in a form a verifier
+/// can read back; the printer never writes `*/` (operators are spaced), so a line
+/// cannot end the comment early.
+pub fn annotation(indent: &str, lines: &[String]) -> String {
+    match lines {
+        [] => String::new(),
+        [one] => format!("{indent}/*@ {one} @*/\n"),
+        _ => {
+            let mut out = format!("{indent}/*@\n");
+            for l in lines {
+                out += &format!("{indent}    {l}\n");
+            }
+            out + &format!("{indent}@*/\n")
+        }
+    }
+}
+
+/// A contract as one annotation at `indent` (see [`annotation`]).
+pub fn contract_annotation(indent: &str, c: &Contract) -> String {
+    annotation(indent, &clause_lines(c))
+}
+
+/// The clauses of a contract, one PVL line each (`requires e;`).
+pub fn clause_lines(c: &Contract) -> Vec<String> {
     c.clauses
         .iter()
         .map(|cl| {
@@ -278,9 +304,14 @@ pub fn contract_comment(indent: &str, c: &Contract) -> String {
                 | ClauseKind::LoopInvariant(e)
                 | ClauseKind::KernelInvariant(e) => crate::printer::print_expr(e),
             };
-            comment(indent, &format!("{} {};", cl.kind.keyword(), body))
+            format!("{} {};", cl.kind.keyword(), body)
         })
         .collect()
+}
+
+/// A specification statement (`assert e;`, `assume e;`, …) as its PVL line.
+fn spec_line(kind: &SpecStmtKind, e: &Expr) -> String {
+    format!("{} {};", kind.keyword(), crate::printer::print_expr(e))
 }
 
 /// An expression in C, fully parenthesised. Only `int`/`boolean` valued
@@ -494,7 +525,7 @@ pub fn stmt(cx: &mut Ctx, s: &Stmt, indent: &str, on_par: &mut Option<ParHook>) 
     let inner = format!("{indent}    ");
     match &s.kind {
         StmtKind::LocalDecl { .. } | StmtKind::Assign { .. } | StmtKind::IncDec { .. } => Ok(format!("{indent}{};\n", simple(cx, s)?)),
-        StmtKind::Spec { kind, expr: e } => Ok(comment(indent, &format!("{} {};", kind.keyword(), crate::printer::print_expr(e)))),
+        StmtKind::Spec { kind, expr: e } => Ok(annotation(indent, &[spec_line(kind, e)])),
         StmtKind::If { cond, then_branch, else_branch } => {
             let c = expr(cx, cond)?;
             let mut out = format!("{indent}if ({c}) {{\n");
@@ -517,7 +548,7 @@ pub fn stmt(cx: &mut Ctx, s: &Stmt, indent: &str, on_par: &mut Option<ParHook>) 
             Ok(out)
         }
         StmtKind::Loop(l) => {
-            let mut out = contract_comment(indent, &l.contract);
+            let mut out = contract_annotation(indent, &l.contract);
             match &l.kind {
                 LoopKind::While { cond } => {
                     let c = expr(cx, cond)?;
@@ -612,7 +643,7 @@ fn body_in_scope(cx: &mut Ctx, s: &Stmt, indent: &str, on_par: &mut Option<ParHo
     }
 }
 
-/// A barrier of the enclosing par unit: its contract as comments, then the
+/// A barrier of the enclosing par unit: its contract as an annotation, then the
 /// target's block-wide barrier. The kernel is launched as one block (see
 /// `mod.rs`), so a block barrier synchronises all threads of the par block.
 fn barrier(cx: &mut Ctx, b: &Barrier, indent: &str) -> R<String> {
@@ -622,17 +653,16 @@ fn barrier(cx: &mut Ctx, b: &Barrier, indent: &str) -> R<String> {
     if cx.label.as_ref() != Some(&b.label.name) {
         return Err(unsupported(b.label.span, "the barrier does not name the par block it is in"));
     }
-    let mut out = contract_comment(indent, &b.contract);
+    let mut lines = clause_lines(&b.contract);
     if let Some(body) = &b.body {
         for s in &body.stmts {
             match &s.kind {
-                StmtKind::Spec { kind, expr: e } => {
-                    out += &comment(indent, &format!("{} {};", kind.keyword(), crate::printer::print_expr(e)))
-                }
+                StmtKind::Spec { kind, expr: e } => lines.push(spec_line(kind, e)),
                 _ => return Err(unsupported(s.span, "statements in a barrier's body cannot be emitted")),
             }
         }
     }
+    let mut out = annotation(indent, &lines);
     cx.has_barrier = true;
     out += &format!("{indent}{}\n", cx.target.barrier());
     Ok(out)

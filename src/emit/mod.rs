@@ -81,7 +81,7 @@ pub struct Kernel {
     pub iters: Vec<String>,
     pub params: Vec<Capture>,
     pub has_barrier: bool,
-    /// The unit's contract as comments.
+    /// The unit's contract as a VerCors annotation (`/*@ … @*/`).
     pub contract: String,
     /// The body's statements, indented by 8 spaces.
     pub body: String,
@@ -125,7 +125,7 @@ pub struct HostFn {
 
 /// What a target renders: pure functions and host functions.
 pub struct Unit {
-    /// Pure functions, callees first: their contract as comments, and the
+    /// Pure functions, callees first: their contract as an annotation, and the
     /// definition `int Class_f(int x) { ... }` without qualifiers.
     pub functions: Vec<(String, String)>,
     pub hosts: Vec<HostFn>,
@@ -139,6 +139,17 @@ pub fn emit(program: &Program, target: Target) -> Result<String, Vec<Diagnostic>
     Ok(match target {
         Target::Cuda => cuda::render(&unit),
         Target::OpenCl => opencl::render(&unit),
+    })
+}
+
+/// The device code alone: for OpenCL a standalone `.cl` program (the string the C
+/// host embeds), for CUDA the pure functions and kernels without includes or host
+/// code (what NVRTC compiles for `--host rust`). Contracts are annotations here too.
+pub fn emit_kernels(program: &Program, target: Target) -> Result<String, Vec<Diagnostic>> {
+    let unit = build(program, target).map_err(|d| vec![*d])?;
+    Ok(match target {
+        Target::Cuda => cuda::device_source(&unit),
+        Target::OpenCl => opencl::kernel_source(&unit),
     })
 }
 
@@ -214,7 +225,7 @@ fn functions(target: Target, class: &Class, called: BTreeSet<Name>) -> R<Vec<(St
         stack.pop();
         done.insert(name.clone());
         out.push((
-            c::contract_comment("", &f.contract),
+            c::contract_annotation("", &f.contract),
             format!(
                 "int {}({}) {{\n    return {e};\n}}\n",
                 c::function_name(&class.name.name, name),
@@ -279,7 +290,7 @@ fn host(target: Target, class: &Class, m: &Method, b: &Block, called: &mut BTree
     }
     drop(on_par);
     called.extend(cx.called.iter().cloned());
-    Ok(HostFn { name: prefix, params, contract: c::contract_comment("", &m.contract), body, kernels })
+    Ok(HostFn { name: prefix, params, contract: c::contract_annotation("", &m.contract), body, kernels })
 }
 
 /// The par units' labels in order (to number repeated ones).
@@ -345,8 +356,9 @@ fn kernel(host: &mut Ctx, p: &Par, prefix: &str, labels: &[String], index: usize
     let label = labels.get(index).cloned().unwrap_or_else(|| "par".into());
     let repeated = labels.iter().filter(|l| **l == label).count() > 1;
     let name = if repeated { format!("{prefix}_{label}{index}") } else { format!("{prefix}_{label}") };
-    let mut contract = c::contract_comment("", &p.contract);
-    contract += &c::contract_comment("", &unit.contract);
+    let mut lines = c::clause_lines(&p.contract);
+    lines.extend(c::clause_lines(&unit.contract));
+    let contract = c::annotation("", &lines);
     Ok(Kernel { name, iters, params: cx.captures, has_barrier: cx.has_barrier, contract, body })
 }
 
