@@ -42,7 +42,7 @@ fn orig(dir: &Path) -> PathBuf {
 
 /// (check, rewrite, apply + print alone, final check, total) for one run over all
 /// directives of the file. A check that Z3 alone cannot decide asks the verifier
-/// (as `alpine optimise` does, `transforms/fallback.rs`): its time counts as
+/// (as `alpine optimise` does, `src/transforms/fallback.rs`): its time counts as
 /// check time.
 fn one_run(file: &SourceFile, clock: &Clock) -> [Duration; 5] {
     let (mut program, _) = alpine::frontend(file).expect("corpus file checks");

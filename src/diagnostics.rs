@@ -137,7 +137,7 @@ pub mod codes {
     /// A construct the verifier does not support yet; the unit is not proved.
     pub const UNSUPPORTED: &str = "alpine::verify::unsupported";
 
-    // -- optimisation (transforms/, `alpine optimise`) --
+    // -- optimisation (src/transforms/, `alpine optimise`) --
     // Applicability failures; the primary span is the loop (its guard), the
     // update statement or the directive.
     /// The loop may run fewer times than the unroll factor (or the peeled remainder).

@@ -16,7 +16,6 @@ pub mod lsp;
 pub mod printer;
 pub mod resolve;
 pub mod syntax;
-#[path = "../transforms/mod.rs"]
 pub mod transforms;
 pub mod verify;
 mod words;

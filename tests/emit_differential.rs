@@ -74,7 +74,7 @@ fn differential() {
         let optimise =
             |extra: &[&str]| Command::new(env!("CARGO_BIN_EXE_alpine")).arg("optimise").args(extra).args(args).arg(orig).output().unwrap();
         let mut out = optimise(&["--no-verify"]);
-        // A trip count that only alpine's verifier can show (transforms/fallback.rs)
+        // A trip count that only alpine's verifier can show (src/transforms/fallback.rs)
         // needs the verifier, which `--no-verify` turns off.
         if String::from_utf8_lossy(&out.stderr).contains("fallback to alpine's verifier was skipped") {
             out = optimise(&[]);

@@ -381,7 +381,7 @@ fn differential_check(max_size: usize) {
             (o.status.code(), String::from_utf8_lossy(&o.stdout).into_owned(), String::from_utf8_lossy(&o.stderr).into_owned())
         };
         let (mut code, mut out, mut err) = run(&["--no-verify"]);
-        // A trip count only the verifier proves (`transforms/fallback.rs`):
+        // A trip count only the verifier proves (`src/transforms/fallback.rs`):
         // optimise with verification.
         if err.contains("the fallback to alpine's verifier was skipped") {
             (code, out, err) = run(&[]);

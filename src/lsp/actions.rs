@@ -1,4 +1,4 @@
-//! Code actions: the optimisations of `transforms/` offered where their
+//! Code actions: the optimisations of `src/transforms/` offered where their
 //! template matches the code at the cursor, each checked and applied by the same
 //! code as `alpine optimise` (`Transform::check` / `tile::plan` /
 //! `linearise::plan` / `prefetch::check_target`, then `Rewriter::rewrite` and
@@ -115,7 +115,7 @@ fn loop_actions(p: &Program, offset: usize, out: &mut Vec<Candidate>) {
             _ => None,
         })
     };
-    // No verifier fallback for the trip count (`transforms/fallback.rs`): listing
+    // No verifier fallback for the trip count (`src/transforms/fallback.rs`): listing
     // actions must stay fast, so a loop whose trip count only alpine's verifier
     // can show gets a disabled action with Z3's reason (`alpine optimise` applies it).
     let req = |factor, unroll| Request {

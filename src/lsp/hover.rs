@@ -29,20 +29,20 @@ fn explain(k: &DirectiveKind) -> String {
             "**Loop unrolling** — peels {} iteration(s) of the loop over `{}` off its front, each guarded by the loop \
              condition, and keeps the loop for the rest. Applies when Z3 proves from the loop's invariants and the \
              method's contract that the loop runs at least that often; the loop invariants are shifted to the new \
-             start. `transforms/unroll.rs`.",
+             start. `src/transforms/unroll.rs`.",
             factor.value, var.name
         ),
         DirectiveKind::IterMerge { var, factor } => format!(
             "**Iteration merging** — runs {} iterations of the loop over `{}` per trip (the body copied, the \
              update scaled) and keeps the remainder. Applies when the iteration count modulo the factor is known \
-             from the annotations. `transforms/merge.rs`.",
+             from the annotations. `src/transforms/merge.rs`.",
             factor.value, var.name
         ),
         DirectiveKind::MatrixLin { matrix, order, rows, cols } => format!(
             "**Matrix linearisation** — replaces the 2-D array `{}` by a 1-D array in {} order, `{}` × `{}`: every \
              `{0}[i][j]` becomes one index (`vct_ml_Idx`), in code and contracts. Applies when the matrix is \
              provably rectangular with these dimensions and never aliased, assigned or passed whole. \
-             `transforms/linearise.rs`.",
+             `src/transforms/linearise.rs`.",
             matrix.name,
             if *order == MatrixOrder::Row { "row-major" } else { "column-major" },
             print_expr(rows),
@@ -52,12 +52,12 @@ fn explain(k: &DirectiveKind) -> String {
             "**Data prefetching** — reads {} of `{}` once into a register per thread and uses the register \
              instead of global memory, writing back where the kernel writes. Applies when the thread holds \
              permission for each location in every segment between barriers and no other access may name the \
-             same element. `transforms/prefetch.rs`.",
+             same element. `src/transforms/prefetch.rs`.",
             locations.iter().map(|l| format!("`[{}]`", print_expr(l))).collect::<Vec<_>>().join(", "),
             print_expr(array)
         ),
         DirectiveKind::Tile { kind, size } => {
-            // The corpus's keywords are the paper's swapped (transforms/tile.rs).
+            // The corpus's keywords are the paper's swapped (src/transforms/tile.rs).
             let what = match kind {
                 TileKind::Intra => {
                     format!("{} threads, each striding over the cells `tid + j*{0}` (the paper's *inter*-tiling)", size.value)
@@ -70,14 +70,14 @@ fn explain(k: &DirectiveKind) -> String {
                 "**Kernel tiling** — gives each thread of the method's kernel several cells: {what}. In directives \
                  alpine follows the Alpinist corpus, whose `inter`/`intra` are the paper's swapped; `alpine optimise \
                  --tile` uses the paper's. Applies when `1 ≤ {} ≤ T` is proved and the body has no barrier. \
-                 `transforms/tile.rs`.",
+                 `src/transforms/tile.rs`.",
                 size.value
             )
         }
         DirectiveKind::Fuse { count, block_size } => format!(
             "**Kernel fusion** — fuses this `par` block with the {} following one(s) into one kernel, inserting a \
              barrier where a thread reads what another wrote. Applies when no dependency crosses thread blocks of \
-             {} threads (such a dependency no barrier can order). `transforms/fuse.rs`.",
+             {} threads (such a dependency no barrier can order). `src/transforms/fuse.rs`.",
             count.value.saturating_sub(1),
             block_size.value
         ),

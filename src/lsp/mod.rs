@@ -3,7 +3,7 @@
 //! * diagnostics: the front end's (parse, resolve, type check) on open and on
 //!   every change, at once; the verifier's after a save, from a worker
 //!   ([`verification`]: debounced, a newer save cancels an older run);
-//! * code actions: the optimisations of `transforms/` where their template
+//! * code actions: the optimisations of `src/transforms/` where their template
 //!   matches ([`actions`]), each a whole-document edit, or disabled with the
 //!   applicability check's reason;
 //! * formatting (the printer of `alpine fmt`) and hover on `gpuopt` directives

@@ -89,7 +89,7 @@ pub const OPTIMISE_CORPUS_DIRS: &[&str] = &[
     "loop_unroll/sortingalgorithms/timsort1",
     "loop_unroll/waitnotify/MainWorkerQueue",
     // Its trip count needs the pure function `flatten` unfolded once: proved
-    // by the Z3 check of `transforms/prove.rs` alone.
+    // by the Z3 check of `src/transforms/prove.rs` alone.
     "loop_unroll/verifythis/2019/Challenge1",
     "iteration_merging/examples/iter_merge_div",
     "iteration_merging/examples/iter_merge_min",
