@@ -8,7 +8,8 @@ use crate::diagnostics::{codes, Diagnostic};
 
 /// Every `//` and `/* */` comment of `src`, in order. A `//` comment's text ends
 /// before its trailing whitespace and the line end. An unterminated `/*` is an
-/// error.
+/// error. [`Comment::line_code_end`] is left `None` (`layout::line_code_ends` fills
+/// it in).
 #[allow(clippy::result_large_err)]
 pub fn scan(src: &str) -> Result<Vec<Comment>, Diagnostic> {
     let b = src.as_bytes();
@@ -26,13 +27,13 @@ pub fn scan(src: &str) -> Result<Vec<Comment>, Diagnostic> {
                 while text_end > i + 2 && matches!(b[text_end - 1], b' ' | b'\t' | b'\r') {
                     text_end -= 1;
                 }
-                out.push(Comment { text: src[i..text_end].to_string(), span: Span::new(i, text_end) });
+                out.push(Comment { text: src[i..text_end].to_string(), span: Span::new(i, text_end), line_code_end: None });
                 i = end;
             }
             b'/' if b.get(i + 1) == Some(&b'*') => match find(b, i + 2, b"*/") {
                 Some(close) => {
                     let end = close + 2;
-                    out.push(Comment { text: src[i..end].to_string(), span: Span::new(i, end) });
+                    out.push(Comment { text: src[i..end].to_string(), span: Span::new(i, end), line_code_end: None });
                     i = end;
                 }
                 None => {
