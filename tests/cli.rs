@@ -85,6 +85,18 @@ fn fmt_prints_canonical_layout_and_check_detects_changes() {
 }
 
 #[test]
+fn fmt_keeps_a_trailing_comment_on_its_line() {
+    let dir = tempfile::tempdir().unwrap();
+    let file = write(dir.path(), "trailing.pvl", "class A {\n  void f(int n) {\n    int x = n; // copy\n  }\n}\n");
+    let o = alpine(&["fmt", &file], None);
+    assert_eq!(code(&o), 0, "{}", text(&o.stderr));
+    let formatted = text(&o.stdout);
+    assert_eq!(formatted, "class A {\n    void f(int n) {\n        int x = n; // copy\n    }\n}\n");
+    let canonical = write(dir.path(), "canonical.pvl", &formatted);
+    assert_eq!(code(&alpine(&["fmt", "--check", &canonical], None)), 0);
+}
+
+#[test]
 fn fmt_in_place_rewrites_and_never_touches_a_broken_file() {
     let dir = tempfile::tempdir().unwrap();
     let ugly = write(dir.path(), "ugly.pvl", UGLY);

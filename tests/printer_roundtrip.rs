@@ -1,8 +1,8 @@
 //! Printer ↔ parser round trips.
 //!
 //! * Every corpus file that parses: `print(parse(f))` parses again to the same tree
-//!   (spans, types and comments stripped), printing is idempotent, and no comment
-//!   is lost.
+//!   (spans, types and comments stripped), printing is idempotent, and every
+//!   comment comes out once, in order, with its text.
 //! * A hand-written file with every construct of the language, through the same
 //!   checks.
 //! * Random expression trees: `parse_expr(print_expr(e)) == e`, which checks the
@@ -48,6 +48,13 @@ fn check_roundtrip(src: &str) -> Result<(), String> {
     }
     if p1.comments.len() != p2.comments.len() {
         return Err(format!("comments: {} before, {} after\n{out1}", p1.comments.len(), p2.comments.len()));
+    }
+    // In the same order, with the same text (up to trailing whitespace per line):
+    // none merged into another or split.
+    let texts =
+        |p: &Program| p.comments.iter().map(|c| c.text.lines().map(str::trim_end).collect::<Vec<_>>().join("\n")).collect::<Vec<_>>();
+    if let Some((a, b)) = texts(&p1).into_iter().zip(texts(&p2)).find(|(a, b)| a != b) {
+        return Err(format!("comment {a:?} printed as {b:?}\n{out1}"));
     }
     respanned_as_parsed(&p1)?;
     let out2 = print_program(&p2);
@@ -269,6 +276,27 @@ fn zoo_roundtrip() {
     if let Err(e) = check_roundtrip(ZOO) {
         panic!("{e}");
     }
+}
+
+/// The zoo with a comment after the code of every line (`//` and `/* */` in
+/// turn): each construct with a trailing comment, every `}` followed by one.
+#[test]
+fn zoo_with_trailing_comments_roundtrip() {
+    let mut text = String::new();
+    for (i, line) in ZOO.lines().enumerate() {
+        text.push_str(line);
+        if !line.contains("//") && !line.contains("/*") && !line.contains("*/") {
+            text.push_str(&if i % 2 == 0 { format!(" // t{i}") } else { format!(" /* t{i} */") });
+        }
+        text.push('\n');
+    }
+    if let Err(e) = check_roundtrip(&text) {
+        panic!("{e}");
+    }
+    // The formatter keeps most of them where they are.
+    let out = print_program(&parse(&text).unwrap());
+    let trailing = out.lines().filter(|l| l.contains(" t") && !l.trim_start().starts_with(['/', '*'])).count();
+    assert!(trailing * 10 >= text.lines().count() * 7, "{trailing} trailing comments:\n{out}");
 }
 
 // ---- random expressions ----------------------------------------------------------
@@ -686,9 +714,9 @@ fn corpus_respanned_after_copying_statements() {
 
 // ---- comments everywhere -----------------------------------------------------------
 
-/// Insert a `//` comment line before every third line, and a `/* */` comment at
-/// the end of every fifth, of every corpus file: nothing is lost and printing
-/// stays idempotent.
+/// Insert a `//` comment line before every third line, a `/* */` comment at the
+/// end of every fifth and a `//` one at the end of every fourth, of every corpus
+/// file: nothing is lost and printing stays idempotent.
 #[test]
 fn corpus_with_injected_comments() {
     let Some(files) = common::corpus_files() else { return };
@@ -706,6 +734,10 @@ fn corpus_with_injected_comments() {
             text.push_str(line);
             if i % 5 == 2 && !line.contains("//") {
                 text.push_str(&format!(" /* injected\n   {i} */"));
+            }
+            // After code (a trailing comment) or on a line of its own.
+            if i % 4 == 3 && !line.contains("//") {
+                text.push_str(&format!(" // trailing {i}"));
             }
             text.push('\n');
         }

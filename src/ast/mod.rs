@@ -60,7 +60,8 @@ pub struct Program {
     pub classes: Vec<Class>,
     /// Every comment of the file, in source order (`//` and `/* */`, text included).
     /// Kept so that `alpine fmt` never loses them; the printer re-attaches each
-    /// comment in front of the first class, member or statement that follows it.
+    /// comment after the code it trails on its line, or else in front of the first
+    /// class, member or statement that follows it.
     pub comments: Vec<Comment>,
     /// Byte offsets of the blank lines of the source (lines with nothing but
     /// whitespace, outside comments), in order. Layout only: the printer keeps one
@@ -76,6 +77,11 @@ pub struct Comment {
     /// line end.
     pub text: String,
     pub span: Span,
+    /// End offset of the last token on the source line where the comment starts,
+    /// if that line has one (the token may follow a `/* */` comment). Layout only:
+    /// the printer keeps the comment at the end of the printed line of the construct
+    /// whose last token that is (a trailing comment, `x = n; // copy`).
+    pub line_code_end: Option<u32>,
 }
 
 #[derive(Clone, Debug, PartialEq)]

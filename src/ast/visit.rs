@@ -800,6 +800,9 @@ pub fn shift_spans(p: &mut Program, delta: u32) {
     for b in &mut p.blank_lines {
         *b += delta;
     }
+    for end in p.comments.iter_mut().filter_map(|c| c.line_code_end.as_mut()) {
+        *end += delta;
+    }
 }
 
 /// Whether `e` holds a resource rather than being a plain boolean: a permission

@@ -14,15 +14,41 @@
 //! construct they belong to.
 //!
 //! # Comments
-//! [`Program::comments`] are re-attached by position: before a class, member,
-//! directive, clause or statement (at line start) every not yet printed comment that
-//! ends before the node starts is printed on its own line at the current indentation.
-//! Before the closing `}` of a block (and of a class, and of a form-A barrier) the
-//! pending comments that end inside it are printed one level deeper; at the end of
-//! the file all remaining ones. Nodes with a [`Span::DUMMY`] span (made by a
-//! transformation) never release comments. Comments that sat inside an expression or
-//! after code on the same line move to the next line boundary; `//` comments lose
-//! trailing whitespace, each line of a `/* */` comment too (otherwise verbatim).
+//! [`Program::comments`] are re-attached by position, in source order (none is
+//! lost, duplicated or reordered); the `comments` submodule has the mechanics.
+//!
+//! **Trailing comments.** A comment stays at the end of a printed line, after one
+//! space, when the last token (outside comments) of the source line it starts on
+//! ([`Comment::line_code_end`]) is the last token of a statement, field, method
+//! without a block (`;`), contract clause, directive, block or class (`{`, `}`), or
+//! ends the head of a method, `if`, loop, `atomic`, `invariant` block, `par` unit,
+//! barrier or class (the `)` or `{` after its last name or expression): the line
+//! on which that token is printed. So `int x = n; // copy`, `requires n > 0; //
+//! why` and `} // end loop` keep their layout; `void f() // c` with the `{` on the
+//! next line becomes `void f() { // c`; a statement printed on several lines (a
+//! `with` block, `int a, b;` as two declarations) gets the comment after its last
+//! line; a `/* */` comment inside a statement on its last line trails it too (`x =
+//! a /* c */ + b;` gives `x = a + b; /* c */`); one spanning several lines trails
+//! the code on its first line, its other lines printed verbatim. That line must
+//! end with such a token: `} // c` before `else {` gives `} else { // c`, but before
+//! `else x = 1;` (the line ends in `else`) the comment goes on a line of its own as
+//! below. Nothing is appended after a `//` comment or one of several lines, so no
+//! code or other comment ever follows a `//` comment. A comment before a node on
+//! the node's line (`/* c */ x = 1;`) is still printed before it, as below.
+//!
+//! **Other comments** get lines of their own at the current indentation: before a
+//! class, member, directive, clause or statement (at line start) every not yet
+//! printed comment that ends before the node starts; before the closing `}` of a
+//! block (and of a class, and of a form-A barrier) the pending comments that end
+//! inside it (except those trailing the `}`), one level deeper; at the end of the
+//! file all remaining ones. So a comment inside an expression, not on its last
+//! line, moves to the next line boundary, and as comments keep their order, a
+//! trailing comment behind it goes there too (`f(a, // x` ... `b); // y` prints
+//! `f(a, b);` and then the two on lines of their own).
+//!
+//! Nodes with a [`Span::DUMMY`] span (made by a transformation) never release
+//! comments, of either kind. `//` comments lose trailing whitespace, each line of a
+//! `/* */` comment too (otherwise verbatim).
 //!
 //! # Lossy normalisations
 //! These are the only trees that do not survive `parse(print(t))` unchanged; none of
@@ -47,6 +73,7 @@
 //! `int i = 0, (k) = 1`), a slice with neither bound (`xs[..]`), and `new T[][n]`
 //! (an array element type in `NewArray`).
 
+mod comments;
 mod expr;
 mod respan;
 #[cfg(test)]
@@ -118,29 +145,45 @@ pub(crate) struct Printer<'c> {
     /// Where each node lands in the output, for [`print_respanned`]; `None` (the
     /// default, and always in fragments) records nothing.
     rec: Option<respan::Recorder>,
+    /// Output offset just after the last code written (comments and whitespace
+    /// are not code): where a node printed last ends.
+    code_end: usize,
+    /// What the current output line may take trailing comments after.
+    trailing: comments::Trailing,
 }
 
 const INDENT: &str = "    ";
 
 impl<'c> Printer<'c> {
     fn new(comments: &'c [Comment]) -> Printer<'c> {
-        Printer { out: String::new(), indent: 0, comments, next_comment: 0, blank_lines: &[], last_end: None, rec: None }
+        Printer {
+            out: String::new(),
+            indent: 0,
+            comments,
+            next_comment: 0,
+            blank_lines: &[],
+            last_end: None,
+            rec: None,
+            code_end: 0,
+            trailing: comments::Trailing::default(),
+        }
     }
 
     /// A printer for an inline fragment (used to look at the text of a
     /// sub-expression before deciding on parentheses). Shares no comments.
     fn fragment(&self) -> Printer<'static> {
-        Printer { out: String::new(), indent: self.indent, comments: &[], next_comment: 0, blank_lines: &[], last_end: None, rec: None }
+        Printer { indent: self.indent, ..Printer::new(&[]) }
     }
 
     // ---- span recording (see `respan`) ----------------------------------------------
 
     /// Records that the node whose span field is `span` was printed from output
-    /// offset `begin` (leading indentation and comments skipped) to here (trailing
-    /// whitespace dropped): the span parsing the output gives that node. Returns it.
+    /// offset `begin` (leading indentation and comments skipped) to the end of the
+    /// last code written (trailing whitespace and comments dropped): the span
+    /// parsing the output gives that node. Returns it.
     fn mark(&mut self, span: &Span, begin: usize) -> Option<Span> {
         let rec = self.rec.as_mut()?;
-        Some(rec.mark(&self.out, span, begin))
+        Some(rec.mark(&self.out, self.code_end, span, begin))
     }
 
     /// Records `at` as the span of the node whose span field is `span`.
@@ -158,11 +201,18 @@ impl<'c> Printer<'c> {
         }
     }
 
+    /// Writes code (tokens and the spaces between them).
     fn w(&mut self, s: &str) {
+        let code = s.trim_end();
+        if !code.is_empty() {
+            self.code_end = self.out.len() + code.len();
+        }
         self.out.push_str(s);
     }
 
+    /// Ends the line, after the comments that trail it.
     fn nl(&mut self) {
+        self.trailing_comments();
         self.out.push('\n');
     }
 
@@ -177,22 +227,6 @@ impl<'c> Printer<'c> {
         let s = expr::escaped(i.as_str());
         self.w(&s);
         self.mark(&i.span, begin);
-    }
-
-    // ---- comments --------------------------------------------------------------
-
-    fn comment_line(&mut self, c: &Comment) {
-        self.write_indent();
-        let text = c.text.trim_end();
-        let mut first = true;
-        for line in text.split('\n') {
-            if !first {
-                self.nl();
-            }
-            first = false;
-            self.w(line.trim_end());
-        }
-        self.nl();
     }
 
     // ---- blank lines -------------------------------------------------------------
@@ -212,42 +246,6 @@ impl<'c> Printer<'c> {
                 self.nl();
             }
         }
-    }
-
-    /// Print (at line start) every pending comment that ends before `span` starts.
-    fn comments_before(&mut self, span: Span) {
-        if span.is_dummy() {
-            return;
-        }
-        self.comments_until(span.start);
-    }
-
-    /// Print (at line start) every pending comment ending at or before `pos`.
-    fn comments_until(&mut self, pos: u32) {
-        while let Some(c) = self.comments.get(self.next_comment) {
-            if c.span.end > pos {
-                break;
-            }
-            self.next_comment += 1;
-            self.blank_line_before(c.span.start);
-            self.comment_line(c);
-            self.last_end = Some(c.span.end);
-        }
-    }
-
-    /// The pending comments inside a construct ending at `span.end`, printed one level
-    /// deeper than the current indentation (before its closing `}`).
-    fn comments_inside(&mut self, span: Span) {
-        if span.is_dummy() {
-            return;
-        }
-        self.indent += 1;
-        self.comments_until(span.end);
-        self.indent -= 1;
-    }
-
-    fn remaining_comments(&mut self) {
-        self.comments_until(u32::MAX);
     }
 
     // ---- declarations ----------------------------------------------------------
@@ -272,6 +270,7 @@ impl<'c> Printer<'c> {
         self.w("class ");
         self.ident(&c.name);
         self.w(" {");
+        self.class_header_ended(c);
         self.nl();
         self.indent += 1;
         let mut prev: Option<(bool, Span)> = None;
@@ -301,6 +300,7 @@ impl<'c> Printer<'c> {
         self.comments_inside(c.span);
         self.write_indent();
         self.w("}");
+        self.ended(c.span);
         self.nl();
         self.mark(&c.span, begin);
         self.last_end = (!c.span.is_dummy()).then_some(c.span.end);
@@ -316,6 +316,7 @@ impl<'c> Printer<'c> {
                 self.w(" ");
                 self.ident(&f.name);
                 self.w(";");
+                self.ended(f.span);
                 self.mark(&f.span, begin);
                 self.nl();
             }
@@ -360,6 +361,7 @@ impl<'c> Printer<'c> {
         self.w(")");
         match &m.body {
             MethodBody::Block(b) => {
+                self.header_ended(m.params.last().map_or(m.name.span, |p| p.span), b.span);
                 self.w(" ");
                 self.block(b);
             }
@@ -367,8 +369,12 @@ impl<'c> Printer<'c> {
                 self.w(" = ");
                 self.expr(e, 1);
                 self.w(";");
+                self.ended(m.span);
             }
-            MethodBody::Abstract => self.w(";"),
+            MethodBody::Abstract => {
+                self.w(";");
+                self.ended(m.span);
+            }
         }
         self.mark(&m.span, begin);
         self.nl();
@@ -431,6 +437,7 @@ impl<'c> Printer<'c> {
             }
         }
         self.w(";");
+        self.ended(d.span);
         self.mark(&d.span, begin);
         self.nl();
     }
@@ -501,6 +508,7 @@ impl<'c> Printer<'c> {
             }
         }
         self.w(";");
+        self.ended(c.span);
         self.mark(&c.span, begin);
         self.nl();
     }
@@ -512,17 +520,25 @@ impl<'c> Printer<'c> {
     fn block(&mut self, b: &Block) {
         let begin = self.out.len();
         self.w("{");
+        self.block_opened(b.span);
         self.nl();
         // No blank line before the first statement of a block.
         self.last_end = None;
         self.indent += 1;
-        for s in &b.stmts {
+        let outer_decl = self.trailing.unfinished_decl.take();
+        for (i, s) in b.stmts.iter().enumerate() {
+            // The declarators of one declaration (`int a = 1, b = 2;`) are
+            // statements with its span, printed one per line.
+            let more = b.stmts.get(i + 1).is_some_and(|next| next.span == s.span);
+            self.trailing.unfinished_decl = more.then_some(s.span);
             self.stmt(s);
         }
+        self.trailing.unfinished_decl = outer_decl;
         self.indent -= 1;
         self.comments_inside(b.span);
         self.write_indent();
         self.w("}");
+        self.ended(b.span);
         self.mark(&b.span, begin);
     }
 
@@ -566,6 +582,9 @@ impl<'c> Printer<'c> {
                 }
                 self.write_indent();
                 self.loop_header(&l.kind);
+                if let Some(last) = loop_header_last_span(&l.kind) {
+                    self.header_ended(last, l.body.span);
+                }
                 self.branch_then_close(&l.body);
             }
             StmtKind::Par(p) => self.par(p),
@@ -584,6 +603,7 @@ impl<'c> Printer<'c> {
             StmtKind::LocalDecl { .. } | StmtKind::Assign { .. } | StmtKind::IncDec { .. } | StmtKind::Expr(_) => {
                 self.simple(s, 0);
                 self.w(";");
+                self.ended(s.span);
                 self.nl();
             }
             StmtKind::Return(e) => {
@@ -593,6 +613,7 @@ impl<'c> Printer<'c> {
                     self.expr(e, 0);
                 }
                 self.w(";");
+                self.ended(s.span);
                 self.nl();
             }
             StmtKind::Spec { kind, expr } => {
@@ -600,6 +621,7 @@ impl<'c> Printer<'c> {
                 self.w(" ");
                 self.expr(expr, 1);
                 self.w(";");
+                self.ended(s.span);
                 self.nl();
             }
             StmtKind::Sync { kind, obj } => {
@@ -607,6 +629,7 @@ impl<'c> Printer<'c> {
                 self.w(" ");
                 self.expr(obj, 1);
                 self.w(";");
+                self.ended(s.span);
                 self.nl();
             }
             StmtKind::If { cond, then_branch, else_branch } => {
@@ -616,6 +639,9 @@ impl<'c> Printer<'c> {
                 self.w("atomic(");
                 self.ident_list(invariants);
                 self.w(")");
+                if let Some(last) = invariants.last() {
+                    self.header_ended(last.span, body.span);
+                }
                 self.branch_then_close(body);
             }
             StmtKind::InvariantBlock { name, resource, body } => {
@@ -623,7 +649,9 @@ impl<'c> Printer<'c> {
                 self.ident(name);
                 self.w("(");
                 self.expr(resource, 1);
-                self.w(") ");
+                self.w(")");
+                self.header_ended(resource.span, body.span);
+                self.w(" ");
                 self.block(body);
                 self.nl();
             }
@@ -768,6 +796,7 @@ impl<'c> Printer<'c> {
         self.w("if (");
         self.expr(cond, 1);
         self.w(")");
+        self.header_ended(cond.span, then.span);
         let closed = if els.is_some() && !matches!(then.kind, StmtKind::Block(_)) && open_if_tail(then) {
             // Dangling else: braces are needed to keep the `else` on this `if`
             // (they are a block when parsed).
@@ -819,6 +848,7 @@ impl<'c> Printer<'c> {
             // Form B with no clauses and an empty body has no text of its own: it
             // prints as form A (see the module documentation).
             Some(body) if !(b.contract.is_empty() && body.stmts.is_empty()) => {
+                self.barrier_header_ended(b);
                 self.nl();
                 self.indent += 1;
                 self.clauses(&b.contract);
@@ -833,6 +863,9 @@ impl<'c> Printer<'c> {
                     self.inexact();
                 }
                 self.w(" {");
+                if b.body.is_none() {
+                    self.barrier_header_ended(b);
+                }
                 self.nl();
                 self.indent += 1;
                 self.clauses(&b.contract);
@@ -842,6 +875,9 @@ impl<'c> Printer<'c> {
                 }
                 self.write_indent();
                 self.w("}");
+                if b.body.is_none() {
+                    self.ended(b.span);
+                }
                 self.nl();
             }
         }
@@ -875,6 +911,7 @@ impl<'c> Printer<'c> {
                 self.mark(&it.span, it_begin);
             }
             self.w(")");
+            self.par_header_ended(u);
             if u.contract.is_empty() {
                 self.w(" ");
             } else {
@@ -906,6 +943,16 @@ fn loop_header_span(k: &LoopKind) -> Option<Span> {
         LoopKind::While { cond } => Some(cond.span),
         LoopKind::For { init, cond, update } => {
             init.first().map(|s| s.span).or(cond.as_ref().map(|c| c.span)).or(update.first().map(|s| s.span))
+        }
+    }
+}
+
+/// The span of the last thing inside a loop's header (before its `)`).
+fn loop_header_last_span(k: &LoopKind) -> Option<Span> {
+    match k {
+        LoopKind::While { cond } => Some(cond.span),
+        LoopKind::For { init, cond, update } => {
+            update.last().map(|s| s.span).or(cond.as_ref().map(|c| c.span)).or(init.last().map(|s| s.span))
         }
     }
 }

@@ -15,10 +15,11 @@
 //! statement the directives and contract written before it, as does a method; a
 //! `par` unit starts after its `par`/`and`). The printer marks each node at the
 //! same places: from where it starts printing the node, moved past indentation and
-//! comments, to the end of the output without trailing whitespace when the node is
-//! done. A tree the printer prints lossily (the shapes listed in the printer's
-//! module documentation, which the parser never produces) is refused: its text
-//! must be parsed.
+//! comments, to the end of the last code printed when the node is done (not the
+//! end of the output: a trailing comment may follow on the line). A tree the
+//! printer prints lossily (the shapes listed in the printer's module
+//! documentation, which the parser never produces) is refused: its text must be
+//! parsed.
 //!
 //! Nodes are identified by the address of their `span` field: the tree is not
 //! changed between printing and assigning the spans (the one takes `&Program`, the
@@ -83,16 +84,11 @@ impl Recorder {
         Recorder { spans: HashMap::with_capacity_and_hasher(n, Default::default()), exact: true }
     }
 
-    /// Records the node printed from `begin` to the end of `out` (see
-    /// `Printer::mark`) and returns its span.
-    pub fn mark(&mut self, out: &str, span: &Span, begin: usize) -> Span {
-        let b = out.as_bytes();
-        let start = skip_layout(b, begin);
-        let mut end = b.len();
-        while end > start && is_ws(b[end - 1]) {
-            end -= 1;
-        }
-        let at = Span::new(start, end);
+    /// Records the node printed from `begin` to `code_end`, the end of the last
+    /// code in `out` (see `Printer::mark`), and returns its span.
+    pub fn mark(&mut self, out: &str, code_end: usize, span: &Span, begin: usize) -> Span {
+        let start = skip_layout(out.as_bytes(), begin);
+        let at = Span::new(start, code_end.max(start));
         self.put(span, at);
         at
     }

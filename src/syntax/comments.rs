@@ -7,7 +7,9 @@ use crate::ast::{Comment, Span};
 use crate::diagnostics::{codes, Diagnostic};
 
 /// Every `//` and `/* */` comment of `src`, in order. A `//` comment's text ends
-/// before the line end. An unterminated `/*` is an error.
+/// before its trailing whitespace and the line end. An unterminated `/*` is an
+/// error. [`Comment::line_code_end`] is left `None` (`layout::line_code_ends` fills
+/// it in).
 #[allow(clippy::result_large_err)]
 pub fn scan(src: &str) -> Result<Vec<Comment>, Diagnostic> {
     let b = src.as_bytes();
@@ -18,15 +20,20 @@ pub fn scan(src: &str) -> Result<Vec<Comment>, Diagnostic> {
             b'`' => i = skip_backtick(b, i),
             b'/' if b.get(i + 1) == Some(&b'/') => {
                 let end = memchr(b, i, b'\n').unwrap_or(b.len());
-                // Drop a trailing `\r` of a CRLF line end.
-                let text_end = if end > i && b[end - 1] == b'\r' && end > i + 2 { end - 1 } else { end };
-                out.push(Comment { text: src[i..text_end].to_string(), span: Span::new(i, text_end) });
+                // Drop trailing whitespace (and the `\r` of a CRLF line end): the
+                // builder trims a node's span back over whitespace and whole
+                // comments, so a comment must end at its last visible character.
+                let mut text_end = end;
+                while text_end > i + 2 && matches!(b[text_end - 1], b' ' | b'\t' | b'\r') {
+                    text_end -= 1;
+                }
+                out.push(Comment { text: src[i..text_end].to_string(), span: Span::new(i, text_end), line_code_end: None });
                 i = end;
             }
             b'/' if b.get(i + 1) == Some(&b'*') => match find(b, i + 2, b"*/") {
                 Some(close) => {
                     let end = close + 2;
-                    out.push(Comment { text: src[i..end].to_string(), span: Span::new(i, end) });
+                    out.push(Comment { text: src[i..end].to_string(), span: Span::new(i, end), line_code_end: None });
                     i = end;
                 }
                 None => {
@@ -131,6 +138,13 @@ mod tests {
         let texts: Vec<_> = cs.iter().map(|c| c.text.as_str()).collect();
         assert_eq!(texts, ["// a", "/* b\n c */", "// end"]);
         assert_eq!(&src[cs[1].span.start()..cs[1].span.end()], "/* b\n c */");
+    }
+
+    #[test]
+    fn line_comments_end_at_their_last_visible_character() {
+        let src = "x; // a  \t\r\n//\r\n// b\r";
+        let texts: Vec<_> = scan(src).unwrap().into_iter().map(|c| (c.text, c.span.len())).collect();
+        assert_eq!(texts, [("// a".to_string(), 4), ("//".to_string(), 2), ("// b".to_string(), 4)]);
     }
 
     #[test]

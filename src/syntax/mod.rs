@@ -123,7 +123,8 @@ pub fn parse(text: &str) -> Result<Program, Vec<Diagnostic>> {
 /// [`Program::comments`] and [`Program::blank_lines`] (`None`: an unterminated
 /// block comment, which [`parse`] rejects).
 pub fn layout(text: &str) -> Option<(Vec<crate::ast::Comment>, Vec<u32>)> {
-    let comments = comments::scan(text).ok()?;
+    let mut comments = comments::scan(text).ok()?;
+    layout::line_code_ends(text, &mut comments);
     let blank = layout::blank_lines(text, &comments);
     Some((comments, blank))
 }
@@ -160,7 +161,7 @@ fn fits_here(levels: usize) -> bool {
 }
 
 fn parse_program(text: &str) -> Result<Program, Vec<Diagnostic>> {
-    let comments = comments::scan(text).map_err(|d| vec![d])?;
+    let mut comments = comments::scan(text).map_err(|d| vec![d])?;
     let brackets = comments::brackets(text).map_err(|d| vec![d])?;
     let mut pairs = PvlParser::parse(Rule::program, text).map_err(|_| vec![explain(parser::diag::Rule::program, text, &brackets)])?;
     let Some(top) = pairs.next() else {
@@ -179,6 +180,7 @@ fn parse_program(text: &str) -> Result<Program, Vec<Diagnostic>> {
     if !diags.is_empty() {
         return Err(diags);
     }
+    layout::line_code_ends(text, &mut comments);
     program.blank_lines = layout::blank_lines(text, &comments);
     program.comments = comments;
     Ok(program)
