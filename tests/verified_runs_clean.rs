@@ -107,19 +107,14 @@ fn programs() -> Vec<(String, PathBuf)> {
             println!("not run: {name} (alpine verify does not prove it)");
         }
     }
-    match common::corpus_dir() {
-        Some(corpus) => {
-            let (wrong, gaps) = (common::expected_failures(), common::not_yet_proved());
-            for (rel, _) in common::corpus_files().unwrap() {
-                if rel == common::MALFORMED || wrong.contains(&rel) || gaps.contains(&rel) {
-                    continue;
-                }
-                out.push((format!("corpus/{rel}"), corpus.join(&rel)));
+    // Without the corpus (`corpus_dir` says so loudly) the fixtures still run.
+    if let Some(corpus) = common::corpus_dir() {
+        let (wrong, gaps) = (common::expected_failures(), common::not_yet_proved());
+        for (rel, _) in common::corpus_files().unwrap() {
+            if rel == common::MALFORMED || wrong.contains(&rel) || gaps.contains(&rel) {
+                continue;
             }
-        }
-        None => {
-            assert!(std::env::var("CI").as_deref() != Ok("true"), "the corpus is missing under CI=true");
-            println!("SKIPPED: the corpus programs (corpus not found)");
+            out.push((format!("corpus/{rel}"), corpus.join(&rel)));
         }
     }
     let filter = std::env::var("ALPINE_RUNS_FILTER").unwrap_or_default();

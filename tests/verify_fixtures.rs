@@ -59,7 +59,7 @@ struct Expect {
 
 impl Expect {
     fn matches(&self, d: &Diag) -> bool {
-        d.line == self.line && d.severity == self.severity && self.codes.iter().any(|c| *c == d.code)
+        d.line == self.line && d.severity == self.severity && self.codes.contains(&d.code)
     }
 
     fn describe(&self) -> String {
@@ -97,7 +97,7 @@ fn fixture_paths(dir: &str) -> Vec<PathBuf> {
         .flat_map(|p| if p.is_dir() { entries(&p) } else { vec![p] })
         .filter(|p| p.extension().is_some_and(|e| e == "pvl"))
         .filter(|p| !std::fs::read_to_string(p).is_ok_and(|t| t.lines().any(|l| l.trim() == "//:: companion")))
-        .filter(|p| filter.as_deref().map_or(true, |f| p.to_string_lossy().contains(f)))
+        .filter(|p| filter.as_deref().is_none_or(|f| p.to_string_lossy().contains(f)))
         .collect();
     out.sort();
     out

@@ -321,6 +321,10 @@ pub fn parse_fuse(text: &str) -> Result<Vec<String>, String> {
     Ok(names)
 }
 
+/// Why optimising stopped: the diagnostics, the source their spans refer to, and the
+/// exit status they mean.
+type Refusal = (SourceFile, Vec<Diagnostic>, i32);
+
 /// The optimisation steps as a library-level function (used by the CLI and the
 /// tests): applies the directives of `file`, then `requests`, and returns the
 /// resulting PVL text. Errors: the diagnostics and the exit status they mean,
@@ -336,7 +340,7 @@ pub fn optimise_text(
     requests: &[CliRequest],
     prefetches: &[String],
     fallback: &transforms::fallback::Fallback,
-) -> Result<(String, Vec<Diagnostic>), (SourceFile, Vec<Diagnostic>, i32)> {
+) -> Result<(String, Vec<Diagnostic>), Refusal> {
     let (program, warnings) = alpine::frontend(file).map_err(|d| (file.clone(), d, EXIT_BAD_INPUT))?;
     let notes = warnings;
     let keys: Vec<LoopKey> = requests

@@ -288,7 +288,6 @@ fn host(target: Target, class: &Class, m: &Method, b: &Block, called: &mut BTree
         }
         body += &c::stmt(&mut cx, s, "        ", &mut on_par)?;
     }
-    drop(on_par);
     called.extend(cx.called.iter().cloned());
     Ok(HostFn { name: prefix, params, contract: c::contract_annotation("", &m.contract), body, kernels })
 }

@@ -439,9 +439,9 @@ fn value_after(stmts: &[&Stmt], var: &str, locals: &HashSet<Name>) -> Option<Exp
         if let Some(v) = assigned_value(s) {
             let reads = Reads::of(&v).with_fields_as_heap(locals);
             let later = Effects::of_stmts(stmts[k + 1..].iter().copied());
-            let stable =
-                !reads.vars.iter().any(|r| r.as_ref() != var && later.assigned.contains(r)) && !(reads.heap && later.writes_heap());
-            if !stable {
+            let unstable =
+                reads.vars.iter().any(|r| r.as_ref() != var && later.assigned.contains(r)) || (reads.heap && later.writes_heap());
+            if unstable {
                 return None;
             }
             if !reads.vars.contains(var) {

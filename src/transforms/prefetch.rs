@@ -1227,10 +1227,10 @@ fn holds_elements(e: &Expr, program: &Program) -> bool {
     impl Visitor for H<'_> {
         fn visit_expr(&mut self, e: &Expr) {
             match &e.kind {
-                ExprKind::Perm { loc, .. } | ExprKind::PointsTo { loc, .. } | ExprKind::Value(loc) => {
-                    if !matches!(loc.kind, ExprKind::Field { .. } | ExprKind::Var(_)) {
-                        self.0 = true;
-                    }
+                ExprKind::Perm { loc, .. } | ExprKind::PointsTo { loc, .. } | ExprKind::Value(loc)
+                    if !matches!(loc.kind, ExprKind::Field { .. } | ExprKind::Var(_)) =>
+                {
+                    self.0 = true;
                 }
                 ExprKind::Builtin { func: Builtin::HPerm | Builtin::APerm, .. } => self.0 = true,
                 ExprKind::Call { method, .. } => {
@@ -1281,10 +1281,10 @@ impl Visitor for Transfers<'_, '_> {
                     self.found = Some((s.span, format!("`{}`", kind.keyword())));
                 }
             }
-            StmtKind::Atomic { invariants, .. } => {
-                if invariants.iter().any(|i| self.cx.invariant_block(i.as_str()).is_none_or(|r| holds_elements(r, p))) {
-                    self.found = Some((s.span, "this `atomic` block".into()));
-                }
+            StmtKind::Atomic { invariants, .. }
+                if invariants.iter().any(|i| self.cx.invariant_block(i.as_str()).is_none_or(|r| holds_elements(r, p))) =>
+            {
+                self.found = Some((s.span, "this `atomic` block".into()));
             }
             StmtKind::InvariantBlock { resource, .. } if holds_elements(resource, p) => {
                 self.found = Some((s.span, "this `invariant` block".into()));

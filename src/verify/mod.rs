@@ -223,7 +223,7 @@ pub fn verify_program_observed(
             // ids, and so its search order, are per context): a unit proves the
             // same in `alpine verify`, the LSP server and the benchmark.
             observe(UnitEvent::Started(name));
-            let mut report = z3::with_z3_config(&z3::Config::new(), || verify_unit(&ir, *u, name, *span, src, opts, start, &monotone));
+            let mut report = z3::with_z3_config(&z3::Config::new(), || verify_unit(&ir, (*u, name, *span), src, opts, start, &monotone));
             report.failures.extend(ir.unsupported.iter().filter(|(_, s)| inside(*span, *s)).map(unsupported));
             observe(UnitEvent::Finished(&report));
             report
@@ -250,9 +250,7 @@ pub fn verify_program_observed(
 /// Verifies one proof unit in the current thread's Z3 context.
 fn verify_unit(
     ir: &ir::Program,
-    u: UnitRef,
-    name: &str,
-    span: Span,
+    (u, name, span): (UnitRef, &str, Span),
     src: &str,
     opts: &Options,
     start: Instant,

@@ -574,9 +574,8 @@ impl VisitMut for BigLiteral {
         }
         if let ExprKind::IntLit(k) = e.kind {
             self.done = true;
-            let lit = |v: u128| Expr::new(ExprKind::IntLit(v.try_into().expect("literal fits the AST")), Span::DUMMY);
+            let lit = |v: u128| Expr::new(ExprKind::IntLit(v), Span::DUMMY);
             let bin = |op, l: Expr, r: Expr| Expr::new(ExprKind::Binary { op, lhs: l.boxed(), rhs: r.boxed() }, Span::DUMMY);
-            let k = u128::from(k);
             let sum = bin(BinOp::Add, lit(self.big), lit(k));
             let less = bin(BinOp::Sub, sum, bin(BinOp::Sub, lit(self.big), lit(1)));
             *e = bin(BinOp::Sub, less, lit(1));

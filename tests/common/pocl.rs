@@ -10,19 +10,22 @@ use alpine::interp::{Interp, Value};
 use std::path::Path;
 use std::process::Command;
 
-/// Whether `tool arg` runs; prints a notice when it does not.
+/// Whether `tool arg` runs; a [`super::skip`] when it does not.
 pub fn have(tool: &str, arg: &str) -> bool {
     let ok = Command::new(tool).arg(arg).output().is_ok_and(|o| o.status.success());
     if !ok {
-        eprintln!("NOTICE: `{tool}` not available; skipping");
+        super::skip(&format!("`{tool}` is not available"));
     }
     ok
 }
 
 /// Whether C programs on the OpenCL API can be built here (gcc and the headers).
 pub fn can_build_opencl() -> bool {
-    if !have("gcc", "--version") || !Path::new("/usr/include/CL/cl.h").exists() {
-        eprintln!("NOTICE: gcc or the OpenCL headers are missing; skipping the PoCL runs");
+    if !have("gcc", "--version") {
+        return false;
+    }
+    if !Path::new("/usr/include/CL/cl.h").exists() {
+        super::skip("the OpenCL headers (/usr/include/CL/cl.h) are missing: no PoCL runs");
         return false;
     }
     true
@@ -242,7 +245,7 @@ pub fn run_opencl(dir: &Path, tag: &str, code: &str, calls: &[Call]) -> Result<O
     let out = Command::new(&exe).output().expect("the program runs");
     let stderr = String::from_utf8_lossy(&out.stderr);
     if stderr.contains("clGetPlatformIDs failed") || stderr.contains("clGetDeviceIDs failed") {
-        eprintln!("NOTICE: no OpenCL platform (install pocl-opencl-icd); skipping the PoCL runs");
+        super::skip("no OpenCL platform (install pocl-opencl-icd): no PoCL runs");
         return Ok(None);
     }
     if !out.status.success() {

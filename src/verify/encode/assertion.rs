@@ -243,7 +243,7 @@ impl Encoder<'_> {
                 let ex = run.ex.expect("exhale context");
                 let b = ex.blame(ex.code, ex.what.clone(), ex.span.unwrap_or(e.span));
                 let env = run.frame.env;
-                self.check(&run.guard.clone(), Some(env), &[cond.clone()], t, b);
+                self.check(&run.guard.clone(), Some(env), std::slice::from_ref(cond), t, b);
             }
         }
     }
@@ -348,7 +348,7 @@ impl Encoder<'_> {
                 };
                 let msg = format!("{}: insufficient permission for `{}`", ex.what, self.snippet(loc));
                 let b = ex.blame(ex.perm_code, msg, ex.perm_span.unwrap_or(e.span));
-                self.check(&guard, Some(run.frame.env), &[cond.clone()], goal, b);
+                self.check(&guard, Some(run.frame.env), std::slice::from_ref(cond), goal, b);
                 if !ex.check_only {
                     self.update_mask(st, &fam, |xs| cond.and2(&at(xs)).ite(&p.neg(), &Term::real(0, 1)));
                 }
@@ -387,7 +387,7 @@ impl Encoder<'_> {
                 let held = self.read_mask(st, &fam, at.clone());
                 let msg = format!("{}: the predicate instance `{}` may not be held", ex.what, self.snippet(e));
                 let b = ex.blame(ex.perm_code, msg, ex.perm_span.unwrap_or(e.span));
-                self.check(&run.guard.clone(), Some(run.frame.env), &[cond.clone()], held.ge(&p), b);
+                self.check(&run.guard.clone(), Some(run.frame.env), std::slice::from_ref(cond), held.ge(&p), b);
                 if !ex.check_only {
                     self.update_mask(st, &fam, |xs| cond.and2(&here(xs)).ite(&p.neg(), &Term::real(0, 1)));
                 }

@@ -538,8 +538,11 @@ pub fn trunc_mod(a: &Term, b: &Term) -> Term {
     a.ge(&Term::int(0)).ite(&a.emod(b), &a.neg().emod(b).neg())
 }
 
+/// The bound variables of a quantifier, with their sorts.
+type Binders = Vec<(Rc<str>, Sort)>;
+
 /// The variables and body of a universal quantifier (`None` for anything else).
-fn inner_forall(t: &Term) -> Option<(Vec<(Rc<str>, Sort)>, Term)> {
+fn inner_forall(t: &Term) -> Option<(Binders, Term)> {
     match t.node() {
         Node::Quant(q) if q.forall => Some((q.vars.clone(), q.body.clone())),
         _ => None,

@@ -282,10 +282,13 @@ pub fn verify_function(enc: &mut Encoder, idx: usize) {
     }
 }
 
+/// A candidate termination measure: the arguments of a call to its value.
+type Measure = Box<dyn Fn(&mut Encoder, &[Term]) -> Term>;
+
 fn termination(enc: &mut Encoder, idx: usize, g: &Term, params: &[(crate::ast::Name, Ty, Term)], sites: &[RecSite]) {
     let f = &enc.prog.functions[idx];
     // Candidate measures over the parameter positions.
-    let mut cands: Vec<Box<dyn Fn(&mut Encoder, &[Term]) -> Term>> = Vec::new();
+    let mut cands: Vec<Measure> = Vec::new();
     for (i, (_, t, _)) in params.iter().enumerate() {
         match t {
             Ty::Int => {

@@ -423,6 +423,9 @@ impl Encoder<'_> {
     /// on this path), so every later conjunct would hold. (Asked anyway,
     /// Blelloch's true `%` permission clause after its defect ran into the
     /// time limit.)
+    // The barrier's situation (kernel, both contracts, path, unit) is what the
+    // check is about; a struct bundling it would only be unpacked again here.
+    #[allow(clippy::too_many_arguments)]
     fn redistribution(
         &mut self,
         pcx: &ParCx,

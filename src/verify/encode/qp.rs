@@ -297,43 +297,6 @@ fn same_heap_family(f1: &str, f2: &str) -> bool {
     matches!((fam(f1), fam(f2)), (Some(a), Some(b)) if a == b)
 }
 
-#[cfg(test)]
-mod tests {
-    use super::*;
-
-    #[test]
-    fn pinned_binders_are_substituted() {
-        let (i, j, n) = (Term::konst("i", Sort::Int), Term::konst("j", Sort::Int), Term::konst("n", Sort::Int));
-        let range = Term::and(vec![Term::int(0).le(&i), j.eq(&i.add(&Term::int(1))), i.eq(&n.sub(&Term::int(1)))]);
-        let s = pinned(&range, &[Rc::from("i"), Rc::from("j")]);
-        assert_eq!(s[&Rc::from("i")], n.sub(&Term::int(1)));
-        assert_eq!(s[&Rc::from("j")], n.sub(&Term::int(1)).add(&Term::int(1)));
-        // `i == i + 0`-style conjuncts that mention the binder on both sides pin nothing.
-        assert!(pinned(&i.eq(&i.add(&j)), &[Rc::from("i"), Rc::from("j")]).is_empty());
-    }
-
-    #[test]
-    fn unify_proposes_the_tuple() {
-        let (i, j, n, a, b) = (
-            Term::konst("i", Sort::Int),
-            Term::konst("j", Sort::Int),
-            Term::konst("n", Sort::Int),
-            Term::konst("a", Sort::Int),
-            Term::konst("b", Sort::Int),
-        );
-        let pat = i.mul(&n).add(&j);
-        let t = a.mul(&n).add(&b);
-        let mut s = HashMap::new();
-        assert!(unify(&pat, &t, &[Rc::from("i"), Rc::from("j")], &mut s));
-        assert_eq!(s[&Rc::from("i")], a);
-        assert_eq!(s[&Rc::from("j")], b);
-        let mut s = HashMap::new();
-        assert!(!unify(&pat, &a.sub(&b), &[Rc::from("i"), Rc::from("j")], &mut s));
-        assert!(same_heap_family("H[a:Arr]@12", "H[a:Arr]~3"));
-        assert!(!same_heap_family("H[a:Arr]@12", "H[a:Int]~3"));
-    }
-}
-
 /// `\matrix(m, M, N)` spelled out (pvl-reference: "`m` is a non-null array of
 /// length `M` whose rows are non-null, pairwise distinct arrays of length `N`;
 /// it also carries a `read` permission on every row reference `m[i]`"):
@@ -381,4 +344,41 @@ pub fn matrix_assertion(args: &[Expr], sp: Span) -> Option<Expr> {
         ),
     ];
     parts.into_iter().reduce(|a, b| bin(BinOp::Star, a, b))
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn pinned_binders_are_substituted() {
+        let (i, j, n) = (Term::konst("i", Sort::Int), Term::konst("j", Sort::Int), Term::konst("n", Sort::Int));
+        let range = Term::and(vec![Term::int(0).le(&i), j.eq(&i.add(&Term::int(1))), i.eq(&n.sub(&Term::int(1)))]);
+        let s = pinned(&range, &[Rc::from("i"), Rc::from("j")]);
+        assert_eq!(s[&Rc::from("i")], n.sub(&Term::int(1)));
+        assert_eq!(s[&Rc::from("j")], n.sub(&Term::int(1)).add(&Term::int(1)));
+        // `i == i + 0`-style conjuncts that mention the binder on both sides pin nothing.
+        assert!(pinned(&i.eq(&i.add(&j)), &[Rc::from("i"), Rc::from("j")]).is_empty());
+    }
+
+    #[test]
+    fn unify_proposes_the_tuple() {
+        let (i, j, n, a, b) = (
+            Term::konst("i", Sort::Int),
+            Term::konst("j", Sort::Int),
+            Term::konst("n", Sort::Int),
+            Term::konst("a", Sort::Int),
+            Term::konst("b", Sort::Int),
+        );
+        let pat = i.mul(&n).add(&j);
+        let t = a.mul(&n).add(&b);
+        let mut s = HashMap::new();
+        assert!(unify(&pat, &t, &[Rc::from("i"), Rc::from("j")], &mut s));
+        assert_eq!(s[&Rc::from("i")], a);
+        assert_eq!(s[&Rc::from("j")], b);
+        let mut s = HashMap::new();
+        assert!(!unify(&pat, &a.sub(&b), &[Rc::from("i"), Rc::from("j")], &mut s));
+        assert!(same_heap_family("H[a:Arr]@12", "H[a:Arr]~3"));
+        assert!(!same_heap_family("H[a:Arr]@12", "H[a:Int]~3"));
+    }
 }

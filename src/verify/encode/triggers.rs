@@ -13,6 +13,7 @@
 //!   quantifier is built (`Term::is_pattern_term`);
 //! * every candidate that covers all bound variables becomes a pattern of its
 //!   own; if none does, one multi-pattern is built greedily.
+//!
 //! A quantifier for which nothing qualifies is left to Z3's own inference; that
 //! can only cost completeness, never soundness.
 

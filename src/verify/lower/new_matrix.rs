@@ -31,7 +31,7 @@ pub(super) fn lower(target: &Name, elem: &Ty, dims: &[Expr], sp: Span) -> Option
     let bin = |op: BinOp, l: Expr, r: Expr| mk(ExprKind::Binary { op, lhs: Box::new(l), rhs: Box::new(r) }, Ty::Bool);
     let int = |v: u128| mk(ExprKind::IntLit(v), Ty::Int);
     let var = |n: &str, ty: Ty| mk(ExprKind::Var(Ident::new(n, sp)), ty);
-    let x = var(&**target, outer_ty.clone());
+    let x = var(target, outer_ty.clone());
     let row = |n: &str| mk(ExprKind::Index { base: Box::new(x.clone()), index: Box::new(var(n, Ty::Int)) }, row_ty.clone());
     let cell = |i: &str, j: &str| mk(ExprKind::Index { base: Box::new(row(i)), index: Box::new(var(j, Ty::Int)) }, elem.clone());
     let len = |e: Expr| mk(ExprKind::Field { obj: Box::new(e), field: Ident::new("length", sp) }, Ty::Int);

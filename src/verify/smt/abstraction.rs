@@ -60,7 +60,8 @@ enum State {
     Log(Vec<Step>),
     Live {
         solver: z3::Solver,
-        native: NativeTerms,
+        // Boxed: the translation tables are large, and most units never leave `Log`.
+        native: Box<NativeTerms>,
     },
 }
 
@@ -119,7 +120,7 @@ impl Shadow {
         let mut p = z3::Params::new();
         p.set_u32("rlimit", SHADOW_RLIMIT);
         solver.set_params(&p);
-        self.state = State::Live { solver, native: NativeTerms::abstracting(ctx) };
+        self.state = State::Live { solver, native: Box::new(NativeTerms::abstracting(ctx)) };
         // Replayed in order, a batch per run of assertions between scopes.
         let mut batch = Vec::new();
         for step in log {

@@ -57,6 +57,9 @@ mod raw {
     }
 }
 
+/// A declared function symbol: argument sorts, result sort, and the Z3 declaration.
+type Signature = (Vec<Sort>, Sort, Z3_func_decl);
+
 /// Builds Z3 ASTs for the terms of one solver, sharing what it built before.
 ///
 /// Every AST it keeps holds a reference (`Z3_inc_ref`), released on drop; the
@@ -68,7 +71,7 @@ pub struct NativeTerms {
     sorts: HashMap<Sort, Z3_sort>,
     /// Function symbols by name; Z3 distinguishes symbols of one name by their
     /// signature, as the printed declarations would.
-    funs: HashMap<Rc<str>, Vec<(Vec<Sort>, Sort, Z3_func_decl)>>,
+    funs: HashMap<Rc<str>, Vec<Signature>>,
     /// The AST of each closed term built so far. The `Term` is kept so that its
     /// node, whose address is the key, is not freed and its address reused.
     closed: HashMap<*const Node, (Term, Z3_ast)>,

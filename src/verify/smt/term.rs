@@ -436,11 +436,11 @@ impl Term {
     pub fn map_children(&self, f: &mut dyn FnMut(&Term) -> Term) -> Term {
         match self.node() {
             Node::Const(..) | Node::IntLit(_) | Node::RealLit(..) | Node::BoolLit(_) => self.clone(),
-            Node::App(g, args, s) => Term(Rc::new(Node::App(g.clone(), args.iter().map(|a| f(a)).collect(), s.clone()))),
-            Node::Op(op, args, s) => rebuild_op(*op, args.iter().map(|a| f(a)).collect(), s.clone()),
+            Node::App(g, args, s) => Term(Rc::new(Node::App(g.clone(), args.iter().map(&mut *f).collect(), s.clone()))),
+            Node::Op(op, args, s) => rebuild_op(*op, args.iter().map(&mut *f).collect(), s.clone()),
             Node::Quant(q) => {
                 let body = f(&q.body);
-                let patterns = q.patterns.iter().map(|p| p.iter().map(|t| f(t)).collect()).collect();
+                let patterns = q.patterns.iter().map(|p| p.iter().map(&mut *f).collect()).collect();
                 // A substitution may put an `ite` into a pattern (a truncating
                 // `/` substituted for a constant).
                 let patterns = admissible_patterns(&q.vars, patterns);

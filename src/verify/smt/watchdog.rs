@@ -133,12 +133,13 @@ mod tests {
         use z3::ast::Bool;
         let p: Vec<Vec<Bool>> = (0..n).map(|i| (0..n - 1).map(|j| Bool::new_const(format!("p{i}_{j}"))).collect()).collect();
         for row in &p {
-            s.assert(&Bool::or(row));
+            s.assert(Bool::or(row));
         }
-        for j in 0..n - 1 {
-            for i in 0..n {
-                for k in i + 1..n {
-                    s.assert(&Bool::or(&[p[i][j].not(), p[k][j].not()]));
+        // Hole `j` holds at most one pigeon.
+        for (i, pi) in p.iter().enumerate() {
+            for pk in &p[i + 1..] {
+                for (a, b) in pi.iter().zip(pk) {
+                    s.assert(Bool::or(&[a.not(), b.not()]));
                 }
             }
         }
@@ -160,7 +161,7 @@ mod tests {
         assert!(started.elapsed() < Duration::from_secs(5), "interrupt took {:?}", started.elapsed());
         // The interrupt does not stick to the context.
         let t = z3::Solver::new();
-        t.assert(&Int::new_const("w").gt(&Int::from_i64(3)));
+        t.assert(Int::new_const("w").gt(Int::from_i64(3)));
         let guard = arm(&ctx, Duration::from_secs(10));
         assert_eq!(t.check(), z3::SatResult::Sat);
         assert!(!guard.fired());
@@ -176,7 +177,7 @@ mod tests {
                     let ctx = z3::Context::thread_local();
                     for i in 0..50 {
                         let solver = z3::Solver::new();
-                        solver.assert(&Int::new_const("v").eq(&Int::from_i64(i)));
+                        solver.assert(Int::new_const("v").eq(Int::from_i64(i)));
                         let guard = arm(&ctx, Duration::from_secs(if i % 2 == 0 { 60 } else { 5 }));
                         assert_eq!(solver.check(), z3::SatResult::Sat);
                         assert!(!guard.fired());
