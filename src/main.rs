@@ -3,8 +3,8 @@
 //!
 //! Exit codes, for every subcommand:
 //! * 0 — everything succeeded;
-//! * 1 — a check failed (`fmt --check` found a file to reformat; later also
-//!   verification and applicability failures);
+//! * 1 — a check failed: `fmt --check` found a file to reformat, a unit did not
+//!   verify, an optimisation does not apply, a run failed;
 //! * 2 — bad input (unreadable file, syntax or type error) or bad usage.
 
 mod cli;

@@ -41,15 +41,14 @@ fn verify_text(text: &str, args: &[&str]) -> (Output, Duration) {
     (out, start.elapsed())
 }
 
-/// The (line, code, message) of each diagnostic.
+/// The (line, code, message) of each diagnostic (the other records, units and the
+/// summary, are left out).
 fn diagnostics(out: &Output) -> Vec<(u64, String, String)> {
     String::from_utf8_lossy(&out.stdout)
         .lines()
-        .filter(|l| l.starts_with('{'))
-        .map(|l| {
-            let v: serde_json::Value = serde_json::from_str(l).unwrap();
-            (v["span"]["line"].as_u64().unwrap(), v["code"].as_str().unwrap().to_string(), v["message"].as_str().unwrap().to_string())
-        })
+        .map(|l| serde_json::from_str::<serde_json::Value>(l).unwrap_or_else(|e| panic!("{e}: {l}")))
+        .filter(|v| v["type"] == "diagnostic")
+        .map(|v| (v["span"]["line"].as_u64().unwrap(), v["code"].as_str().unwrap().to_string(), v["message"].as_str().unwrap().to_string()))
         .collect()
 }
 

@@ -47,15 +47,3 @@ impl Span {
         self.start() <= offset && offset < self.end()
     }
 }
-
-impl From<Span> for miette::SourceSpan {
-    fn from(s: Span) -> miette::SourceSpan {
-        (s.start(), s.len()).into()
-    }
-}
-
-impl From<pest::Span<'_>> for Span {
-    fn from(s: pest::Span<'_>) -> Span {
-        Span::new(s.start(), s.end())
-    }
-}

@@ -39,6 +39,13 @@ use crate::diagnostics::{codes, Diagnostic};
 use build::Builder;
 use parser::fast::{PvlParser, Rule};
 
+/// pest's spans as the AST's (the AST itself knows nothing of pest).
+impl From<pest::Span<'_>> for Span {
+    fn from(s: pest::Span<'_>) -> Span {
+        Span::new(s.start(), s.end())
+    }
+}
+
 /// Deepest statement/expression nesting a parsed tree may have, so that recursive
 /// consumers (printer, type checker) stay far from the end of an ordinary stack.
 pub const MAX_TREE_DEPTH: usize = 1_000;

@@ -62,6 +62,22 @@ pub struct ExCx {
 }
 
 impl ExCx {
+    /// Exhaling a precondition clause (at `clause`) of `callee` at the call at
+    /// `call`: every failure, pure or of permission, is the call's, with the clause
+    /// as the related location ("this precondition of the {kind}").
+    pub fn call_precondition(callee: &str, kind: &str, call: Span, clause: Span) -> ExCx {
+        ExCx {
+            code: codes::PRECONDITION,
+            what: format!("precondition of `{callee}` may not hold"),
+            span: Some(call),
+            perm_code: codes::PRECONDITION,
+            perm_span: Some(call),
+            related: vec![(clause, format!("this precondition of the {kind}"))],
+            check_only: false,
+            scale: None,
+        }
+    }
+
     fn blame(&self, code: &'static str, msg: String, span: Span) -> Blame {
         let mut b = Blame::new(code, msg, span);
         b.related = self.related.clone();

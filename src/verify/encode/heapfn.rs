@@ -265,25 +265,8 @@ impl Encoder<'_> {
             // The precondition, exhaled from a copy of the state that is then
             // dropped: permissions are counted, nothing is taken away.
             let fr = Frame { env: &env, this: this.clone(), old: None, result: None, class: f.class.clone() };
-            let parts: Vec<(&Expr, ExCx)> = f
-                .pre
-                .iter()
-                .map(|s| {
-                    (
-                        &s.expr,
-                        ExCx {
-                            code: codes::PRECONDITION,
-                            what: format!("precondition of `{}` may not hold", f.name),
-                            span: Some(e.span),
-                            perm_code: codes::PRECONDITION,
-                            perm_span: Some(e.span),
-                            related: vec![(s.span, "this precondition of the function".into())],
-                            check_only: false,
-                            scale: None,
-                        },
-                    )
-                })
-                .collect();
+            let parts: Vec<(&Expr, ExCx)> =
+                f.pre.iter().map(|s| (&s.expr, ExCx::call_precondition(&f.name, "function", e.span, s.span))).collect();
             let mut scratch = st.clone();
             let cond = Term::and(cx.conds.clone());
             self.exhale_all(&cx.guard.clone(), &mut scratch, &fr, &parts, &cond, None);

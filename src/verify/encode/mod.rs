@@ -261,6 +261,20 @@ impl<'a> Encoder<'a> {
         ));
     }
 
+    /// Z3 failed outright (not `unknown`: an API error): an internal error at the
+    /// obligation's span, when the query was one that reports.
+    fn backend_failed(&mut self, span: Option<Span>, msg: &str) {
+        if let Some(span) = span {
+            self.failures.push(Failure {
+                code: codes::INTERNAL,
+                message: format!("internal error in the SMT backend: {msg}"),
+                span,
+                related: vec![],
+                values: vec![],
+            });
+        }
+    }
+
     pub fn fresh_name(&mut self, base: &str) -> String {
         self.fresh += 1;
         format!("{base}@{}", self.fresh)
@@ -372,15 +386,7 @@ impl<'a> Encoder<'a> {
         // The negated goal goes into a Z3 scope of its own, never popped (see
         // `SmtSolver::open_query_scope`).
         if let Err(msg) = self.smt.open_query_scope() {
-            if let Some((_, b)) = report {
-                self.failures.push(Failure {
-                    code: codes::INTERNAL,
-                    message: format!("internal error in the SMT backend: {msg}"),
-                    span: b.span,
-                    related: vec![],
-                    values: vec![],
-                });
-            }
+            self.backend_failed(report.as_ref().map(|(_, b)| b.span), &msg);
             return false;
         }
         self.smt.assert(chk.implies(&Term::and(parts)));
@@ -408,15 +414,7 @@ impl<'a> Encoder<'a> {
         let outcome = match outcome {
             Ok(o) => o,
             Err(msg) => {
-                if let Some((_, b)) = report {
-                    self.failures.push(Failure {
-                        code: codes::INTERNAL,
-                        message: format!("internal error in the SMT backend: {msg}"),
-                        span: b.span,
-                        related: vec![],
-                        values: vec![],
-                    });
-                }
+                self.backend_failed(report.as_ref().map(|(_, b)| b.span), &msg);
                 return false;
             }
         };

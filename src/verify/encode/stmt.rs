@@ -469,25 +469,8 @@ impl Encoder<'_> {
         {
             let fr = Frame { env: &cenv, this: recv.clone(), old: Some(pre_state.clone()), result: None, class: callee.class.clone() };
             let mut st = path.state.clone();
-            let parts: Vec<(&Expr, ExCx)> = callee
-                .pre
-                .iter()
-                .map(|s| {
-                    (
-                        &s.expr,
-                        ExCx {
-                            code: codes::PRECONDITION,
-                            what: format!("precondition of `{}` may not hold", callee.name),
-                            span: Some(c.span),
-                            perm_code: codes::PRECONDITION,
-                            perm_span: Some(c.span),
-                            related: vec![(s.span, "this precondition of the callee".into())],
-                            check_only: false,
-                            scale: None,
-                        },
-                    )
-                })
-                .collect();
+            let parts: Vec<(&Expr, ExCx)> =
+                callee.pre.iter().map(|s| (&s.expr, ExCx::call_precondition(&callee.name, "callee", c.span, s.span))).collect();
             self.exhale_all(&path.guard.clone(), &mut st, &fr, &parts, &Term::tru(), None);
             path.state = st;
         }
