@@ -10,6 +10,8 @@
 //! The IR is plain data (`Send`): units are lowered on one thread and encoded on
 //! another.
 
+pub mod facts;
+
 use crate::ast::{Expr, Name, Span, Ty};
 
 /// One contract clause (`requires e;`) or invariant, kept with its span.

@@ -386,7 +386,7 @@ impl Lower<'_> {
             let (mut pre, mut post) = (block_pre.clone(), block_post.clone());
             let (upre, upost, ue, _, _) = split_contract(&u.contract, ContractOf::ParBlock, &mut self.unsupported);
             // Pure `context_everywhere` facts of the method hold in every thread.
-            let method_pure: Vec<Spec> = self.everywhere.iter().filter(|s| is_pure(&s.expr)).cloned().collect();
+            let method_pure: Vec<Spec> = self.everywhere.iter().filter(|s| crate::verify::ir::facts::is_pure(&s.expr)).cloned().collect();
             pre.extend(method_pure.iter().cloned());
             post.extend(method_pure.iter().cloned());
             // `upre`/`upost` already hold the unit's own `context_everywhere`.
@@ -539,26 +539,4 @@ fn while_stmt(invariants: Vec<Spec>, cond: Expr, body: Vec<Stmt>, span: Span) ->
         s.assigned_locals(&mut modified);
     }
     Stmt::While { invariants, cond, body, modified, span }
-}
-
-/// Whether an assertion mentions no permissions.
-pub fn is_pure(e: &Expr) -> bool {
-    use crate::ast::visit::Visitor;
-    struct P(bool);
-    impl Visitor for P {
-        fn visit_expr(&mut self, e: &Expr) {
-            match &e.kind {
-                ExprKind::Perm { .. } | ExprKind::PointsTo { .. } | ExprKind::Value(_) => self.0 = false,
-                // A predicate instance (`P(x)`): a resource, not a Boolean.
-                ExprKind::Call { .. } if e.ty == Ty::Resource => self.0 = false,
-                // Its value is the body's; the instance is only read.
-                ExprKind::Unfolding { body, .. } => self.visit_expr(body),
-                ExprKind::Quant { kind: ast::QuantKind::ForallStar, .. } => self.0 = false,
-                _ => crate::ast::visit::walk_expr(self, e),
-            }
-        }
-    }
-    let mut p = P(true);
-    p.visit_expr(e);
-    p.0
 }

@@ -24,6 +24,7 @@ use super::state::State;
 use super::{Blame, Encoder, Env, Term};
 use crate::ast::{BinOp, Expr, ExprKind, Name, QuantKind, Span};
 use crate::diagnostics::codes;
+use crate::verify::ir::facts::is_pure;
 use crate::verify::smt::term::{Node, Op};
 use crate::verify::smt::Sort;
 use std::collections::{BTreeSet, HashMap};
@@ -195,7 +196,7 @@ impl Encoder<'_> {
 
     fn assertion(&mut self, run: &mut Run, st: &mut State, e: &Expr, cond: &Term) {
         match &e.kind {
-            ExprKind::Binary { op: BinOp::Star | BinOp::And, lhs, rhs } if !super::super::lower::is_pure(e) => {
+            ExprKind::Binary { op: BinOp::Star | BinOp::And, lhs, rhs } if !is_pure(e) => {
                 self.assertion(run, st, lhs, cond);
                 // Left-to-right: the right part is evaluated after the left one.
                 if run.mode == Mode::Inhale {
@@ -203,13 +204,13 @@ impl Encoder<'_> {
                 }
                 self.assertion(run, st, rhs, cond);
             }
-            ExprKind::Binary { op: BinOp::Implies, lhs, rhs } if !super::super::lower::is_pure(e) => {
+            ExprKind::Binary { op: BinOp::Implies, lhs, rhs } if !is_pure(e) => {
                 let read = if run.mode == Mode::Inhale { st.clone() } else { run.pre.clone() };
                 let mut cx = self.acx(run, &read, cond);
                 let c = self.expr(lhs, &mut cx);
                 self.assertion(run, st, rhs, &cond.and2(&c));
             }
-            ExprKind::Cond { cond: c, then_expr, else_expr } if !super::super::lower::is_pure(e) => {
+            ExprKind::Cond { cond: c, then_expr, else_expr } if !is_pure(e) => {
                 let read = if run.mode == Mode::Inhale { st.clone() } else { run.pre.clone() };
                 let mut cx = self.acx(run, &read, cond);
                 let ct = self.expr(c, &mut cx);
@@ -233,14 +234,14 @@ impl Encoder<'_> {
                 };
                 self.pure_part(run, st, &eq, cond);
             }
-            ExprKind::Quant { kind: QuantKind::ForallStar | QuantKind::Forall, .. } if !super::super::lower::is_pure(e) => {
+            ExprKind::Quant { kind: QuantKind::ForallStar | QuantKind::Forall, .. } if !is_pure(e) => {
                 self.quantified(run, st, e, e, cond, Vec::new());
             }
             ExprKind::Builtin { func: crate::ast::Builtin::Matrix, args } => match super::qp::matrix_assertion(args, e.span) {
                 Some(m) => self.assertion(run, st, &m, cond),
                 None => self.unsupported(format!("`{}` (not a 2-D array)", self.snippet(e)), e.span),
             },
-            _ if super::super::lower::is_pure(e) => self.pure_part(run, st, e, cond),
+            _ if is_pure(e) => self.pure_part(run, st, e, cond),
             _ => self.unsupported(format!("this assertion (`{}`)", self.snippet(e)), e.span),
         }
     }
@@ -441,7 +442,7 @@ impl Encoder<'_> {
             }
             ExprKind::Perm { loc, amount } => self.qp_leaf(run, st, whole, e, loc, Some(amount), cond, &binders),
             ExprKind::Value(loc) => self.qp_leaf(run, st, whole, e, loc, None, cond, &binders),
-            _ if super::super::lower::is_pure(e) => {
+            _ if is_pure(e) => {
                 let mut cx = self.bcx(run, &read, cond, &binders);
                 let t = self.expr(e, &mut cx);
                 let range = Term::and(binders.iter().map(|b| b.2.clone()).collect());

@@ -23,6 +23,7 @@ use super::{Blame, Encoder, Env, Term};
 use crate::ast::{Expr, ExprKind, Ty};
 use crate::diagnostics::codes;
 use crate::verify::ir;
+use crate::verify::ir::facts::reads_heap;
 use crate::verify::smt::Sort;
 use std::collections::HashMap;
 use std::rc::Rc;
@@ -69,7 +70,7 @@ impl Encoder<'_> {
             };
             return self.unsupported_term(e, what);
         };
-        if super::heapfn::reads_heap(self.prog, idx) {
+        if reads_heap(self.prog, idx) {
             return self.heap_function_call(e, idx, receiver, args, cx);
         }
         let f = &self.prog.functions[idx];
@@ -134,7 +135,7 @@ impl Encoder<'_> {
         let mut shapes = Vec::new();
         for (idx, f) in self.prog.functions.iter().enumerate() {
             // Heap-reading functions have no state-free symbol (`heapfn.rs`).
-            if super::heapfn::reads_heap(self.prog, idx) {
+            if reads_heap(self.prog, idx) {
                 continue;
             }
             let mut env = Env::default();
@@ -227,7 +228,7 @@ pub fn recursion_params(prog: &ir::Program, idx: usize) -> Vec<usize> {
 }
 
 pub fn verify_function(enc: &mut Encoder, idx: usize) {
-    if super::heapfn::reads_heap(enc.prog, idx) {
+    if reads_heap(enc.prog, idx) {
         return super::heapfn::verify_heap_function(enc, idx);
     }
     let f = &enc.prog.functions[idx];

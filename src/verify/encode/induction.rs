@@ -84,7 +84,7 @@ pub struct FnShape {
 fn candidates(prog: &ir::Program) -> Vec<(usize, Vec<usize>)> {
     let mut out = Vec::new();
     for (idx, f) in prog.functions.iter().enumerate() {
-        if f.ret != Ty::Int || f.body.is_none() || super::heapfn::reads_heap(prog, idx) {
+        if f.ret != Ty::Int || f.body.is_none() || crate::verify::ir::facts::reads_heap(prog, idx) {
             continue;
         }
         let params: Vec<usize> = super::functions::recursion_params(prog, idx).into_iter().filter(|&p| f.params[p].1 == Ty::Int).collect();

@@ -38,6 +38,7 @@ use super::{Encoder, Env, Path, UnitCx};
 use crate::ast::subst::mentions;
 use crate::ast::{BinOp, Expr, ExprKind, Ident, Name, Param, QuantKind, Span, Ty, Type, TypeKind};
 use crate::diagnostics::codes;
+use crate::verify::ir::facts::{heap_function_names, is_pure};
 use crate::verify::ir::{self, Spec};
 use crate::verify::smt::term::Node;
 use crate::verify::smt::{Sort, Term};
@@ -99,7 +100,7 @@ impl Encoder<'_> {
             p.host_depth = Some(p.env.depth());
             p.env.push();
             let iter_names: Vec<Name> = b.iters.iter().map(|i| i.0.clone()).collect();
-            let u = uniformity::analyse_with_heap_fns(&b.body, &iter_names, &host_names, &super::heapfn::heap_function_names(self.prog));
+            let u = uniformity::analyse_with_heap_fns(&b.body, &iter_names, &host_names, &heap_function_names(self.prog));
             for d in &u.divergent {
                 let mut f = crate::verify::Failure::new(
                     codes::BARRIER_DIVERGENCE,
@@ -183,7 +184,7 @@ impl Encoder<'_> {
         // only if that fails are the threads' preconditions examined for a
         // data race (on another side path) to word the real error.
         let all_non_empty = Term::and(ranges.iter().map(|r| r.0.clone()).collect());
-        let racy = if parts.iter().any(|(q, _, _)| !super::super::lower::is_pure(q)) {
+        let racy = if parts.iter().any(|(q, _, _)| !is_pure(q)) {
             let trial = self.side_guard(&path.guard);
             let before = self.failures.len();
             // The trial's failures are dropped, so they must not shorten the
@@ -273,7 +274,7 @@ impl Encoder<'_> {
         let mut racy: Vec<Span> = Vec::new();
         for (q, ex, ne) in parts {
             // Conjuncts without permissions cannot race.
-            if super::super::lower::is_pure(q) {
+            if is_pure(q) {
                 continue;
             }
             self.inhale(&g, &mut st, fr, q, ne, ex.scale.as_ref(), false);
@@ -526,7 +527,7 @@ fn quantify(conj: &Expr, iters: &[(Name, Expr, Expr)], per_thread: &HashSet<Name
     let all = per_thread.iter().any(|n| mentions(conj, n));
     let used: Vec<usize> = (0..iters.len()).filter(|&i| all || mentions(conj, &iters[i].0)).collect();
     let unused: Vec<usize> = (0..iters.len()).filter(|i| !used.contains(i)).collect();
-    let pure = super::super::lower::is_pure(conj);
+    let pure = is_pure(conj);
     let mut e = conj.clone();
     for &i in used.iter().rev() {
         let (n, lo, hi) = &iters[i];

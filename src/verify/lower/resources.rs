@@ -105,7 +105,7 @@ fn heap_dependence(body: &Expr, class: &Name, prog: &ir::Program) -> Option<(&'s
                         self.prog.functions.iter().enumerate().filter(|(_, f)| f.class == *self.class && f.name == method.name).peekable();
                     if !own || fns.peek().is_none() {
                         Some("calls something other than a pure function of its class")
-                    } else if fns.any(|(i, _)| crate::verify::encode::heapfn::reads_heap(self.prog, i)) {
+                    } else if fns.any(|(i, _)| crate::verify::ir::facts::reads_heap(self.prog, i)) {
                         Some("calls a function that reads the heap")
                     } else {
                         None
