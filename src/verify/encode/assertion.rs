@@ -86,22 +86,29 @@ impl ExCx {
     }
 }
 
-#[derive(Clone, Copy, PartialEq, Eq)]
-enum Mode {
+/// Which way an assertion goes. An exhale carries what its failures are reported
+/// as, so there is no exhale without a blame (nor an inhale with one).
+#[derive(Clone, Copy)]
+enum Mode<'a> {
     Inhale,
-    Exhale,
+    Exhale(&'a ExCx),
+}
+
+impl Mode<'_> {
+    fn inhales(self) -> bool {
+        matches!(self, Mode::Inhale)
+    }
 }
 
 /// Per-assertion bookkeeping.
 struct Run<'a, 'e> {
-    mode: Mode,
+    mode: Mode<'a>,
     guard: Term,
     frame: &'a Frame<'e>,
     /// The state reads are evaluated in: current for inhale, pre-exhale for exhale.
     pre: State,
     scale: Option<Term>,
     check: bool,
-    ex: Option<&'a ExCx>,
     touched: BTreeSet<Rc<str>>,
     /// Single locations inhaled: the good-mask bound is also assumed for these
     /// ground terms, so that e.g. `Perm(a[0],1) ** Perm(b[0],1)` gives `a != b`
@@ -122,7 +129,6 @@ impl Encoder<'_> {
             pre: st.clone(),
             scale: scale.cloned(),
             check,
-            ex: None,
             touched: BTreeSet::new(),
             inhaled: Vec::new(),
         };
@@ -153,13 +159,12 @@ impl Encoder<'_> {
         for (e, ex) in parts {
             check_only &= ex.check_only;
             let mut run = Run {
-                mode: Mode::Exhale,
+                mode: Mode::Exhale(ex),
                 guard: guard.clone(),
                 frame: fr,
                 pre: pre.clone(),
                 scale: ex.scale.clone().or(scale.cloned()),
                 check: true,
-                ex: Some(ex),
                 touched: BTreeSet::new(),
                 inhaled: Vec::new(),
             };
@@ -199,19 +204,19 @@ impl Encoder<'_> {
             ExprKind::Binary { op: BinOp::Star | BinOp::And, lhs, rhs } if !is_pure(e) => {
                 self.assertion(run, st, lhs, cond);
                 // Left-to-right: the right part is evaluated after the left one.
-                if run.mode == Mode::Inhale {
+                if run.mode.inhales() {
                     run.pre = st.clone();
                 }
                 self.assertion(run, st, rhs, cond);
             }
             ExprKind::Binary { op: BinOp::Implies, lhs, rhs } if !is_pure(e) => {
-                let read = if run.mode == Mode::Inhale { st.clone() } else { run.pre.clone() };
+                let read = if run.mode.inhales() { st.clone() } else { run.pre.clone() };
                 let mut cx = self.acx(run, &read, cond);
                 let c = self.expr(lhs, &mut cx);
                 self.assertion(run, st, rhs, &cond.and2(&c));
             }
             ExprKind::Cond { cond: c, then_expr, else_expr } if !is_pure(e) => {
-                let read = if run.mode == Mode::Inhale { st.clone() } else { run.pre.clone() };
+                let read = if run.mode.inhales() { st.clone() } else { run.pre.clone() };
                 let mut cx = self.acx(run, &read, cond);
                 let ct = self.expr(c, &mut cx);
                 self.assertion(run, st, then_expr, &cond.and2(&ct));
@@ -224,7 +229,7 @@ impl Encoder<'_> {
             ExprKind::Value(loc) => self.perm(run, st, e, loc, None, cond, &[]),
             ExprKind::PointsTo { loc, amount, value } => {
                 self.perm(run, st, e, loc, Some(amount), cond, &[]);
-                if run.mode == Mode::Inhale {
+                if run.mode.inhales() {
                     run.pre = st.clone();
                 }
                 let eq = Expr {
@@ -253,11 +258,10 @@ impl Encoder<'_> {
                 let t = self.expr(e, &mut cx);
                 self.assume(&run.guard.clone(), cond.implies(&t));
             }
-            Mode::Exhale => {
+            Mode::Exhale(ex) => {
                 let pre = run.pre.clone();
                 let mut cx = self.acx(run, &pre, cond);
                 let t = self.expr(e, &mut cx);
-                let ex = run.ex.expect("exhale context");
                 let b = ex.blame(ex.code, ex.what.clone(), ex.span.unwrap_or(e.span));
                 let env = run.frame.env;
                 self.check(&run.guard.clone(), Some(env), std::slice::from_ref(cond), t, b);
@@ -348,8 +352,7 @@ impl Encoder<'_> {
                     self.assume(&guard, cond.and2(&p.gt(&Term::real(0, 1))).implies(&nn));
                 }
             }
-            Mode::Exhale => {
-                let ex = run.ex.expect("exhale context").clone();
+            Mode::Exhale(ex) => {
                 let held = self.read_mask_at(st, &fam, args.clone());
                 let (goal, p) = match p {
                     Some(p) => (held.ge(&p), p),
@@ -399,8 +402,7 @@ impl Encoder<'_> {
         let here = |xs: &[Term]| Term::and(xs.iter().zip(&at).map(|(x, a)| x.eq(a)).collect());
         match run.mode {
             Mode::Inhale => self.update_mask(st, &fam, |xs| cond.and2(&here(xs)).ite(&p, &Term::real(0, 1))),
-            Mode::Exhale => {
-                let ex = run.ex.expect("exhale context").clone();
+            Mode::Exhale(ex) => {
                 let held = self.read_mask(st, &fam, at.clone());
                 let msg = format!("{}: the predicate instance `{}` may not be held", ex.what, self.snippet(e));
                 let b = ex.blame(ex.perm_code, msg, ex.perm_span.unwrap_or(e.span));
@@ -416,7 +418,7 @@ impl Encoder<'_> {
     /// constants; each `Perm` leaf is a quantified permission over them.
     fn quantified(&mut self, run: &mut Run, st: &mut State, whole: &Expr, e: &Expr, cond: &Term, binders: Vec<(Name, Term, Term)>) {
         // binders: (source name, constant, its range condition)
-        let read = if run.mode == Mode::Inhale { st.clone() } else { run.pre.clone() };
+        let read = if run.mode.inhales() { st.clone() } else { run.pre.clone() };
         match &e.kind {
             ExprKind::Quant { kind: QuantKind::ForallStar | QuantKind::Forall, binder, guard, body } => {
                 let sort = self.sort_of(&binder.ty.to_ty());
@@ -461,10 +463,9 @@ impl Encoder<'_> {
                         let q = Term::forall(vars, pats, matrix, &format!("forall*@{}", e.span.start));
                         self.assume(&run.guard.clone(), cond.implies(&q));
                     }
-                    Mode::Exhale => {
+                    Mode::Exhale(ex) => {
                         // The binders are free constants here: this is the
                         // skolemised form of the quantified check.
-                        let ex = run.ex.expect("exhale context");
                         let b = ex.blame(ex.code, ex.what.clone(), ex.span.unwrap_or(e.span));
                         self.check(&run.guard.clone(), Some(run.frame.env), &[cond.clone(), range], t, b);
                     }
@@ -486,7 +487,7 @@ impl Encoder<'_> {
         cond: &Term,
         binders: &[(Name, Term, Term)],
     ) {
-        let read = if run.mode == Mode::Inhale { st.clone() } else { run.pre.clone() };
+        let read = if run.mode.inhales() { st.clone() } else { run.pre.clone() };
         let mut cx = self.acx(run, &read, cond);
         for (n, c, r) in binders {
             cx.binders.push((n.clone(), c.clone()));
@@ -560,7 +561,6 @@ impl Encoder<'_> {
                 return;
             }
         }
-        let ex = run.ex.cloned();
         // Amount per location, for wildcards.
         let explicit = p.is_some();
         let p = match (p, run.mode) {
@@ -571,10 +571,9 @@ impl Encoder<'_> {
                 w
             }
             // Each location gives away its own amount below what it holds.
-            (None, Mode::Exhale) => self.wildcard_fn(&guard, st, &fam, &args),
+            (None, Mode::Exhale(_)) => self.wildcard_fn(&guard, st, &fam, &args),
         };
-        if run.mode == Mode::Exhale {
-            let ex = ex.clone().expect("exhale context");
+        if let Mode::Exhale(ex) = run.mode {
             let held = self.read_mask_at(st, &fam, args.clone());
             let goal = if explicit { held.ge(&p) } else { held.gt(&Term::real(0, 1)) };
             let msg = format!("{}: insufficient permission for `{}`", ex.what, self.snippet(loc));
@@ -590,19 +589,19 @@ impl Encoder<'_> {
         }
         if let Some(sv) = &solved {
             let arr = args[0].clone();
-            self.solved_update(st, &fam, sv, &arr, &args[1], cond, &p, run.mode == Mode::Inhale);
+            self.solved_update(st, &fam, sv, &arr, &args[1], cond, &p, run.mode.inhales());
             run.touched.insert(fam);
             return;
         }
         let Some((k, d)) = inverse else {
-            let leaf = super::qp::QpLeaf { fam: &fam, vars: &bvars, range: &range, args: &args, p: &p, inhale: run.mode == Mode::Inhale };
+            let leaf = super::qp::QpLeaf { fam: &fam, vars: &bvars, range: &range, args: &args, p: &p, inhale: run.mode.inhales() };
             self.qp_inverse_update(&guard, cond, st, leaf);
             run.touched.insert(fam);
             return;
         };
         let v = vars[0].clone();
         let arr = args[0].clone();
-        let sign = if run.mode == Mode::Inhale { 1 } else { -1 };
+        let sign = if run.mode.inhales() { 1 } else { -1 };
         // The condition at the inverse with plain definitions unfolded: a
         // function application at `inv(j)` would be a new term for every
         // location the mask is read at, and quantifiers triggered by such
@@ -652,11 +651,7 @@ impl Encoder<'_> {
         // Without its mask read as the trigger (one Z3 rejects: an `ite` from a
         // truncating `/` in the index) the fact would be left to Z3's pattern
         // inference, which is not what it is for.
-        if run.mode != Mode::Exhale
-            || vars.is_empty()
-            || !vars.iter().all(|v| held_before.mentions(&v.0))
-            || !held_before.is_pattern_term(vars)
-        {
+        if run.mode.inhales() || vars.is_empty() || !vars.iter().all(|v| held_before.mentions(&v.0)) || !held_before.is_pattern_term(vars) {
             return;
         }
         let fact = hyp.implies(&held_before.gt(&Term::real(0, 1)));
