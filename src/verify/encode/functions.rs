@@ -28,6 +28,19 @@ use crate::verify::smt::Sort;
 use std::collections::HashMap;
 use std::rc::Rc;
 
+/// What the encoding of pure functions keeps for a unit.
+#[derive(Default)]
+pub struct FunctionState {
+    /// The pure function whose own unit is being verified (its recursive calls
+    /// are collected for the termination check) …
+    pub(super) current: Option<usize>,
+    /// … and those calls.
+    pub(super) recursive_sites: Vec<RecSite>,
+    /// Pure functions with a plain definition (no precondition, not recursive):
+    /// symbol → (parameter constants, body), for `qp_solve`.
+    pub(super) defs: HashMap<Rc<str>, (Vec<Rc<str>>, Term)>,
+}
+
 /// A recursive call found while checking a function body.
 pub struct RecSite {
     pub conds: Vec<Term>,
@@ -93,8 +106,8 @@ impl Encoder<'_> {
                     .with_related(s.span, "this precondition of the function");
                 self.check(&cx.guard.clone(), Some(cx.env), &cx.conds.clone(), t, b);
             }
-            if self.current_function == Some(idx) {
-                self.recursive_sites.push(RecSite { conds: cx.conds.clone(), args: vals.clone(), span: e.span });
+            if self.functions.current == Some(idx) {
+                self.functions.recursive_sites.push(RecSite { conds: cx.conds.clone(), args: vals.clone(), span: e.span });
                 // The induction hypothesis of the function's own unit: its
                 // postcondition at this recursive call, under the conditions that
                 // lead here (sound because termination is checked; see
@@ -171,7 +184,7 @@ impl Encoder<'_> {
                 cx.limited = Some(idx);
                 let b = self.expr(body, &mut cx);
                 if f.pre.is_empty() && !super::qp_solve::applies(&b, &fname(f, true)) {
-                    self.fn_defs.insert(Rc::from(fname(f, false).as_str()), (vars.iter().map(|v| v.0.clone()).collect(), b.clone()));
+                    self.functions.defs.insert(Rc::from(fname(f, false).as_str()), (vars.iter().map(|v| v.0.clone()).collect(), b.clone()));
                 }
                 self.smt.assert(Term::forall(vars.clone(), vec![vec![full.clone()]], pre.implies(&full.eq(&b)), &format!("{qid}:def")));
             }
@@ -249,11 +262,11 @@ pub fn verify_function(enc: &mut Encoder, idx: usize) {
         enc.assume(&g, t);
     }
     let Some(body) = &f.body else { return };
-    enc.current_function = Some(idx);
-    enc.recursive_sites.clear();
+    enc.functions.current = Some(idx);
+    enc.functions.recursive_sites.clear();
     let mut cx = ECx::new(&g, &env, None, &f.class);
     let value = enc.expr(body, &mut cx);
-    enc.current_function = None;
+    enc.functions.current = None;
     let result = enc.fresh_const("result", value.sort());
     enc.smt.assert(result.eq(&value));
     // A postcondition may name the function at its own parameters
@@ -270,7 +283,7 @@ pub fn verify_function(enc: &mut Encoder, idx: usize) {
         let b = Blame::new(codes::POSTCONDITION, "postcondition of the function may not hold", s.span);
         enc.check(&g, Some(&env), &[], t, b);
     }
-    let sites = std::mem::take(&mut enc.recursive_sites);
+    let sites = std::mem::take(&mut enc.functions.recursive_sites);
     if !sites.is_empty() {
         termination(enc, idx, &g, &params, &sites);
     }

@@ -173,10 +173,8 @@ pub struct Encoder<'a> {
     epoch_zero_done: HashSet<Rc<str>>,
     /// Heap and mask versions in flattened form ([`state`]).
     flat_defs: state::FlatDefs,
-    /// The pure function whose own unit is being verified (recursive calls are
-    /// collected for the termination check).
-    pub current_function: Option<usize>,
-    pub recursive_sites: Vec<functions::RecSite>,
+    /// What the encoding of pure functions keeps ([`functions`]).
+    functions: functions::FunctionState,
     pub checks: u32,
     /// Obligations already checked, `(guard, hyp ⇒ goal)`, with their outcome. A
     /// check is followed by assuming what it checked (the solver never retracts),
@@ -192,13 +190,8 @@ pub struct Encoder<'a> {
     guard_parent: HashMap<Term, Term>,
     /// The par blocks whose thread body is being encoded, innermost last.
     par_stack: Vec<par::ParCx>,
-    /// Quantified permissions encoded with inverse functions ([`qp`]), and the
-    /// ground instances of their inverse axioms already assumed.
-    pub qp_invs: Vec<qp::QpInv>,
-    pub qp_inst_done: HashSet<String>,
-    /// Pure functions with a plain definition (no precondition, not
-    /// recursive): symbol → (parameter constants, body), for `qp_solve`.
-    pub fn_defs: HashMap<Rc<str>, (Vec<Rc<str>>, Term)>,
+    /// What the encoding of quantified permissions keeps ([`qp`]).
+    qp: qp::QpState,
     /// Time limits of the unit (`limits.rs`).
     pub limits: limits::UnitLimits,
     /// Monotonic functions, proved once per program (`induction.rs`); their
@@ -233,16 +226,13 @@ impl<'a> Encoder<'a> {
             families: HashMap::new(),
             epoch_zero_done: HashSet::new(),
             flat_defs: HashMap::new(),
-            current_function: None,
-            recursive_sites: Vec::new(),
+            functions: functions::FunctionState::default(),
             checks: 0,
             checked: HashMap::new(),
             known: HashSet::new(),
             guard_parent: HashMap::new(),
             par_stack: Vec::new(),
-            qp_invs: Vec::new(),
-            qp_inst_done: HashSet::new(),
-            fn_defs: HashMap::new(),
+            qp: qp::QpState::default(),
             limits: limits::UnitLimits::start(),
             monotone: Vec::new(),
         };

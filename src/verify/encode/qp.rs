@@ -40,6 +40,15 @@ use crate::verify::smt::Sort;
 use std::collections::HashMap;
 use std::rc::Rc;
 
+/// What the encoding of quantified permissions keeps for a unit.
+#[derive(Default)]
+pub struct QpState {
+    /// The quantified permissions encoded with inverse functions …
+    invs: Vec<QpInv>,
+    /// … and the ground instances of their inverse axioms already assumed.
+    inst_done: std::collections::HashSet<String>,
+}
+
 /// One quantified permission encoded with inverse functions, kept for the
 /// ground instances of its first inverse axiom.
 #[derive(Clone, Debug)]
@@ -80,8 +89,8 @@ impl Encoder<'_> {
     }
 
     fn qp_instances(&mut self, fam: &Rc<str>, args: &[Term]) {
-        for idx in 0..self.qp_invs.len() {
-            let q = &self.qp_invs[idx];
+        for idx in 0..self.qp.invs.len() {
+            let q = &self.qp.invs[idx];
             if &q.fam != fam || q.locs.len() != args.len() {
                 continue;
             }
@@ -94,7 +103,7 @@ impl Encoder<'_> {
                 continue;
             }
             let key = format!("{idx}|{}", names.iter().map(|n| sigma[n].to_string()).collect::<Vec<_>>().join(","));
-            if !self.qp_inst_done.insert(key) {
+            if !self.qp.inst_done.insert(key) {
                 continue;
             }
             let inst = inverse_axiom_body(q).subst(&sigma);
@@ -139,7 +148,7 @@ impl Encoder<'_> {
             let ax = Term::forall(leaf.vars.to_vec(), pats, body, &qid);
             self.assume(guard, cond.implies(&ax));
         }
-        self.qp_invs.push(q);
+        self.qp.invs.push(q);
         let sign_neg = !leaf.inhale;
         self.update_mask(st, leaf.fam, |xs| {
             let m: HashMap<Rc<str>, Term> =

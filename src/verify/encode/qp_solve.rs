@@ -39,10 +39,10 @@ impl Encoder<'_> {
     /// `t` with every application of a plainly defined pure function replaced by
     /// its body (see the module documentation).
     pub fn unfold_defs(&self, t: &Term) -> Term {
-        if self.fn_defs.is_empty() {
+        if self.functions.defs.is_empty() {
             return t.clone();
         }
-        unfold(t, &self.fn_defs, UNFOLD_DEPTH)
+        unfold(t, &self.functions.defs, UNFOLD_DEPTH)
     }
 }
 
