@@ -30,8 +30,7 @@
 //! loop name is pinned there to the loop it means in the input
 //! ([`super::select`]), and every name is found again when its step's turn comes.
 //!
-//! A program that checks cannot be handed a plan of the wrong pass: the types
-//! say so.
+//! No pass can be handed another pass's plan: the types say so.
 //!
 //! ```compile_fail
 //! use alpine::transforms::{merge::IterMerge, unroll::UnrollPlan, Pass};
