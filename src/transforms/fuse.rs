@@ -97,7 +97,7 @@ use super::loops::{self, conjuncts};
 use super::{ApplicabilityError, Context, LoopId, Origin, Pass};
 use crate::ast::visit::{self, VisitMut, Visitor};
 use crate::ast::*;
-use crate::diagnostics::{codes, Diagnostic};
+use crate::diagnostics::codes;
 use crate::printer::print_expr;
 use std::collections::HashSet;
 
@@ -182,7 +182,7 @@ impl Pass for FuseKernels {
         let (target, requested) = match &request.kernels {
             Kernels::At { first, count } => (*first, *count),
             Kernels::Named(names) => {
-                let target = resolve(program, names, request.origin.quoted()).map_err(|mut d| {
+                let target = super::select::kernel_run(program, names, request.origin.quoted()).map_err(|mut d| {
                     d.message = format!("{} (after the earlier rewrites)", d.message);
                     d
                 })?;
@@ -394,52 +394,6 @@ pub fn par_sites(p: &Program) -> Vec<(LoopId, &Par)> {
         }
     }
     out
-}
-
-/// The run of kernels `--fuse K1,K2,…` names: consecutive par blocks whose unit
-/// names are `names`, in order; its first par block. `flag` is the request as
-/// messages quote it.
-pub fn resolve(p: &Program, names: &[String], flag: &str) -> Result<LoopId, Diagnostic> {
-    let name_of = |s: &Stmt| match &s.kind {
-        StmtKind::Par(par) if par.units.len() == 1 => par.units[0].name.as_ref().map(|n| n.to_string()),
-        _ => None,
-    };
-    let mut found = Vec::new();
-    for (id, _) in par_sites(p) {
-        let Some(m) = super::method_at(p, id) else { continue };
-        let MethodBody::Block(b) = &m.body else { continue };
-        let Some((list, k)) = locate(&b.stmts, id.span) else { continue };
-        if names.iter().enumerate().all(|(j, n)| list.get(k + j).and_then(name_of).as_deref() == Some(n.as_str())) {
-            found.push((id, list[k].span));
-        }
-    }
-    match found.as_slice() {
-        [(id, _)] => Ok(*id),
-        [] => {
-            let known: Vec<String> = par_sites(p)
-                .iter()
-                .filter_map(|(_, par)| par.units.first().and_then(|u| u.name.as_ref()).map(|n| format!("`{n}`")))
-                .collect();
-            let d = Diagnostic::error(
-                codes::OPTIMISE_UNKNOWN_KERNEL,
-                format!("`{flag}`: no consecutive par blocks of the file are named {}", names.join(", ")),
-                Span::DUMMY,
-            );
-            Err(if known.is_empty() {
-                d.with_help("this file has no named par blocks")
-            } else {
-                d.with_help(format!("the par blocks are: {}", known.join(", ")))
-            })
-        }
-        many => {
-            let mut d =
-                Diagnostic::error(codes::OPTIMISE_AMBIGUOUS_LOOP, format!("`{flag}` fits {} runs of kernels", many.len()), many[0].1);
-            for (_, s) in &many[1..] {
-                d = d.with_related(*s, "these kernels fit too");
-            }
-            Err(d)
-        }
-    }
 }
 
 /// The template of kernel number `j`, its thread id renamed to `tid`.

@@ -37,7 +37,7 @@
 //! | data prefetching | [`prefetch`] | [`prefetch::PrefetchRequest`] | `gpuopt glob_to_reg A L1 L2 …;` before a method |
 //!
 //! [`loops`] holds the loop template both loop passes share, [`select`] the
-//! loops named on the command line.
+//! loops and kernels named on the command line.
 
 pub mod encode;
 pub mod fallback;

@@ -40,12 +40,13 @@
 //! ```
 
 use super::fallback::Fallback;
-use super::fuse::{self, FuseKernels, FusePlan, FuseRequest, Kernels};
+use super::fuse::{FuseKernels, FusePlan, FuseRequest, Kernels};
 use super::linearise::{self, LinPlan, Linearise};
 use super::merge::{IterMerge, MergePlan};
 use super::prefetch::{Prefetch, PrefetchPlan};
+use super::select;
 use super::step::{self, Step};
-use super::tile::{self, KernelRef, TileKernel, TilePlan, TileRequest};
+use super::tile::{KernelRef, TileKernel, TilePlan, TileRequest};
 use super::unroll::{LoopUnroll, UnrollPlan};
 use super::{ApplicabilityError, Context, Pass};
 use crate::ast::{Program, Span};
@@ -105,9 +106,11 @@ impl Step {
         match self {
             Step::Unroll(r) | Step::Merge(r) => r.pin(input, text),
             Step::Fuse(FuseRequest { kernels: Kernels::Named(names), origin, .. }) => {
-                fuse::resolve(input, names, origin.quoted()).map(drop)
+                select::kernel_run(input, names, origin.quoted()).map(drop)
             }
-            Step::Tile(TileRequest { kernel: KernelRef::Named(name), origin, .. }) => tile::resolve(input, name, origin.quoted()).map(drop),
+            Step::Tile(TileRequest { kernel: KernelRef::Named(name), origin, .. }) => {
+                select::kernel(input, name, origin.quoted()).map(drop)
+            }
             _ => Ok(()),
         }
     }

@@ -1,16 +1,22 @@
-//! Loops named by the user (`alpine optimise --unroll [LOOP=]K`): by the
-//! variable, a line, or `METHOD:VAR`, or the only loop that fits.
+//! Loops and kernels named on the command line.
 //!
-//! A name is resolved against the input before anything is rewritten
-//! ([`resolve`]), into a [`LoopKey`] that does not depend on spans, so that the
-//! loop can be found again after earlier rewrites ([`find`]) — they give every
-//! node a new span, and may copy loops.
+//! A loop (`alpine optimise --unroll [LOOP=]K`) is named by its variable, a
+//! line, or `METHOD:VAR`, or is the only loop that fits. The name is resolved
+//! against the input before anything is rewritten ([`resolve`]), into a
+//! [`LoopKey`] that does not depend on spans, so that the loop can be found
+//! again after earlier rewrites ([`find`]) — they give every node a new span,
+//! and may copy loops. Only loops in the template's basic shape are
+//! candidates: a variable compared in the guard and updated in the body
+//! ([`loops::loop_var`]).
 //!
-//! Only loops in the template's basic shape are candidates: a variable compared
-//! in the guard and updated in the body ([`loops::loop_var`]).
+//! Kernels are named by their par blocks' unit names: a run of consecutive
+//! ones to fuse ([`kernel_run`], `--fuse K1,K2`), or one to tile ([`kernel`],
+//! `--tile K:…`, also the name of the method of an unnamed kernel). Kernel names
+//! are checked against the input, and looked up again when their step's turn
+//! comes.
 
-use super::{loop_sites, loops, LoopId};
-use crate::ast::{Program, Span};
+use super::{fuse, loop_sites, loops, method_at, LoopId};
+use crate::ast::{Member, MethodBody, Program, Span, Stmt, StmtKind};
 use crate::diagnostics::{codes, Diagnostic};
 
 /// Which loop a command-line request means.
@@ -110,4 +116,97 @@ pub fn resolve(p: &Program, text: &str, selector: &Selector, flag: &str) -> Resu
 /// The loop `key` names in `p`, if it still exists.
 pub fn find(p: &Program, key: &LoopKey) -> Option<LoopId> {
     candidates(p, "").into_iter().find(|c| c.key == *key).map(|c| c.id)
+}
+
+/// The run of kernels `--fuse K1,K2,…` names: consecutive par blocks whose unit
+/// names are `names`, in order; its first par block. `flag` is the request as
+/// messages quote it.
+pub fn kernel_run(p: &Program, names: &[String], flag: &str) -> Result<LoopId, Diagnostic> {
+    let name_of = |s: &Stmt| match &s.kind {
+        StmtKind::Par(par) if par.units.len() == 1 => par.units[0].name.as_ref().map(|n| n.to_string()),
+        _ => None,
+    };
+    let mut found = Vec::new();
+    for (id, _) in fuse::par_sites(p) {
+        let Some(m) = method_at(p, id) else { continue };
+        let MethodBody::Block(b) = &m.body else { continue };
+        let Some((list, k)) = fuse::locate(&b.stmts, id.span) else { continue };
+        if names.iter().enumerate().all(|(j, n)| list.get(k + j).and_then(name_of).as_deref() == Some(n.as_str())) {
+            found.push((id, list[k].span));
+        }
+    }
+    match found.as_slice() {
+        [(id, _)] => Ok(*id),
+        [] => {
+            let known: Vec<String> = fuse::par_sites(p)
+                .iter()
+                .filter_map(|(_, par)| par.units.first().and_then(|u| u.name.as_ref()).map(|n| format!("`{n}`")))
+                .collect();
+            let d = Diagnostic::error(
+                codes::OPTIMISE_UNKNOWN_KERNEL,
+                format!("`{flag}`: no consecutive par blocks of the file are named {}", names.join(", ")),
+                Span::DUMMY,
+            );
+            Err(if known.is_empty() {
+                d.with_help("this file has no named par blocks")
+            } else {
+                d.with_help(format!("the par blocks are: {}", known.join(", ")))
+            })
+        }
+        many => {
+            let mut d =
+                Diagnostic::error(codes::OPTIMISE_AMBIGUOUS_LOOP, format!("`{flag}` fits {} runs of kernels", many.len()), many[0].1);
+            for (_, s) in &many[1..] {
+                d = d.with_related(*s, "these kernels fit too");
+            }
+            Err(d)
+        }
+    }
+}
+
+/// Finds the kernel a command-line `--tile NAME:…` names: a par block named
+/// `NAME`, else the only kernel of a method named `NAME` (how an unnamed kernel
+/// is addressed).
+pub fn kernel(p: &Program, name: &str, text: &str) -> Result<LoopId, Diagnostic> {
+    let named: Vec<LoopId> = fuse::par_sites(p)
+        .into_iter()
+        .filter(|(_, par)| par.units.first().and_then(|u| u.name.as_ref()).is_some_and(|n| n.as_str() == name))
+        .map(|(id, _)| id)
+        .collect();
+    let methods: Vec<LoopId> = p
+        .classes
+        .iter()
+        .enumerate()
+        .flat_map(|(ci, c)| {
+            c.members.iter().enumerate().filter_map(move |(mi, m)| match m {
+                Member::Method(m) if m.name.as_str() == name => Some(LoopId { class: ci, member: mi, span: m.span }),
+                _ => None,
+            })
+        })
+        .collect();
+    let found = if named.is_empty() { methods } else { named };
+    match found.as_slice() {
+        [id] => Ok(*id),
+        [] => {
+            let known: Vec<String> = fuse::par_sites(p)
+                .iter()
+                .filter_map(|(_, par)| par.units.first().and_then(|u| u.name.as_ref()).map(|n| format!("`{n}`")))
+                .collect();
+            let d = Diagnostic::error(
+                codes::OPTIMISE_UNKNOWN_KERNEL,
+                format!("`{text}`: no par block and no method of the file is named `{name}`"),
+                Span::DUMMY,
+            );
+            Err(if known.is_empty() {
+                d.with_help("this file has no named par blocks: name the method of an unnamed kernel")
+            } else {
+                d.with_help(format!("the par blocks are: {}", known.join(", ")))
+            })
+        }
+        many => Err(Diagnostic::error(
+            codes::OPTIMISE_AMBIGUOUS_LOOP,
+            format!("`{text}` fits {} kernels or methods; rename one", many.len()),
+            many[0].span,
+        )),
+    }
 }

@@ -93,7 +93,7 @@ use super::{method_at, ApplicabilityError, Context, LoopId, Origin, Pass};
 use crate::ast::subst::{fresh_name_in, mentions, substitute_var, Subst};
 use crate::ast::visit::{self, VisitMut, Visitor};
 use crate::ast::*;
-use crate::diagnostics::{codes, Diagnostic};
+use crate::diagnostics::codes;
 use crate::printer::{print_expr, print_stmt};
 use crate::verify::smt::{Outcome, SmtSolver, Sort, Term};
 use std::collections::HashSet;
@@ -178,7 +178,7 @@ impl Pass for TileKernel {
     fn check(program: &Program, request: &TileRequest, _: &Context<'_>) -> Result<TilePlan, ApplicabilityError> {
         let target = match &request.kernel {
             KernelRef::At(id) => *id,
-            KernelRef::Named(name) => resolve(program, name, request.origin.quoted()).map_err(|mut d| {
+            KernelRef::Named(name) => super::select::kernel(program, name, request.origin.quoted()).map_err(|mut d| {
                 d.message = format!("{} (after the earlier rewrites)", d.message);
                 d
             })?,
@@ -242,53 +242,6 @@ fn kernels(m: &Method) -> Vec<(&Par, Option<&Expr>)> {
 
 fn unit_name(p: &Par) -> String {
     p.units[0].name.as_ref().map_or_else(|| "<unnamed>".to_string(), |n| format!("`{n}`"))
-}
-
-/// Finds the kernel a command-line `--tile NAME:…` names: a par block named
-/// `NAME`, else the only kernel of a method named `NAME` (how an unnamed kernel
-/// is addressed).
-pub fn resolve(p: &Program, name: &str, text: &str) -> Result<LoopId, Diagnostic> {
-    let named: Vec<LoopId> = super::fuse::par_sites(p)
-        .into_iter()
-        .filter(|(_, par)| par.units.first().and_then(|u| u.name.as_ref()).is_some_and(|n| n.as_str() == name))
-        .map(|(id, _)| id)
-        .collect();
-    let methods: Vec<LoopId> = p
-        .classes
-        .iter()
-        .enumerate()
-        .flat_map(|(ci, c)| {
-            c.members.iter().enumerate().filter_map(move |(mi, m)| match m {
-                Member::Method(m) if m.name.as_str() == name => Some(LoopId { class: ci, member: mi, span: m.span }),
-                _ => None,
-            })
-        })
-        .collect();
-    let found = if named.is_empty() { methods } else { named };
-    match found.as_slice() {
-        [id] => Ok(*id),
-        [] => {
-            let known: Vec<String> = super::fuse::par_sites(p)
-                .iter()
-                .filter_map(|(_, par)| par.units.first().and_then(|u| u.name.as_ref()).map(|n| format!("`{n}`")))
-                .collect();
-            let d = Diagnostic::error(
-                codes::OPTIMISE_UNKNOWN_KERNEL,
-                format!("`{text}`: no par block and no method of the file is named `{name}`"),
-                Span::DUMMY,
-            );
-            Err(if known.is_empty() {
-                d.with_help("this file has no named par blocks: name the method of an unnamed kernel")
-            } else {
-                d.with_help(format!("the par blocks are: {}", known.join(", ")))
-            })
-        }
-        many => Err(Diagnostic::error(
-            codes::OPTIMISE_AMBIGUOUS_LOOP,
-            format!("`{text}` fits {} kernels or methods; rename one", many.len()),
-            many[0].span,
-        )),
-    }
 }
 
 /// Facts of the method contract about integers, and a solver holding them.
