@@ -99,7 +99,8 @@ impl<'a> Context<'a> {
 }
 
 /// Where a loop is: class and member index, and the loop's span (unique in a
-/// parsed program).
+/// parsed program). Also names a `par` block (its span) or a method (the
+/// method's span) for the passes that target those.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub struct LoopId {
     pub class: usize,
@@ -107,7 +108,7 @@ pub struct LoopId {
     pub span: Span,
 }
 
-/// Why a pass does not apply: a diagnostic at the loop.
+/// Why a pass does not apply: a diagnostic at the target.
 #[derive(Clone, Debug)]
 pub struct ApplicabilityError(pub Diagnostic);
 
