@@ -53,26 +53,29 @@ fn one_run(file: &SourceFile, clock: &Clock) -> [Duration; 5] {
         path: PathBuf::from(&file.name),
         opts: alpine::verify::Options::default(),
     });
-    while let Some((pass, mut req)) = transforms::next_directive(&program, None) {
-        req.fallback = fallback.clone();
+    let mut text = file.text.clone();
+    while let Some(step) = transforms::step::next_directive(&program, None) {
         let t = clock.now();
-        let plan = pass.check(&program, &req).unwrap_or_else(|e| panic!("{}: {}", file.name, e.0.message));
+        let cx = transforms::Context { text: &text, fallback: &fallback };
+        let plan = step.check(&program, &cx).unwrap_or_else(|e| panic!("{}: {}", file.name, e.0.message));
         check += clock.now() - t;
         let mut copy = program.clone();
+        let plan_copy = plan.clone();
         let t = clock.now();
-        pass.apply(&mut copy, &plan);
+        plan_copy.apply(&mut copy);
         std::hint::black_box(alpine::printer::print_program(&copy));
         apply += clock.now() - t;
         drop(copy);
         let t = clock.now();
-        let (src, next) = rw.rewrite(pass, program, &plan).unwrap_or_else(|(s, _)| panic!("{}: does not check", s.name));
+        let stage = rw.rewrite(program, plan).unwrap_or_else(|_| panic!("{}: step {} does not check", file.name, step.name()));
         rewrite += clock.now() - t;
-        (program, last) = (next, Some(src));
+        text = stage.source.text.clone();
+        (program, last) = (stage.program, Some(stage.source));
     }
     let t = clock.now();
     if let Some(src) = last {
         let out = SourceFile::new(src.name, alpine::printer::print_program(&program));
-        rw.check_output(&out, &program).unwrap_or_else(|(s, _)| panic!("{}: output check failed", s.name));
+        rw.check_output(&out, &program).unwrap_or_else(|_| panic!("{}: output check failed", out.name));
     }
     let fin = clock.now() - t;
     // The clone for `(apply)` is not part of any column.

@@ -15,7 +15,7 @@ mod common;
 
 use alpine::ast::Program;
 use alpine::diagnostics::SourceFile;
-use alpine::transforms::{self, Rewriter};
+use alpine::transforms::{step, Context, PipelineError, Rewriter};
 
 /// Where the debug dumps of two trees first differ.
 fn tree_diff(parsed: &Program, respanned: &Program) -> String {
@@ -33,18 +33,20 @@ fn steps_of(path: &std::path::Path, text: &str, failures: &mut Vec<String>) -> (
     let rw = Rewriter::new(&file.name, path, &file.text);
     let mut steps = 0;
     let mut last: Option<SourceFile> = None;
-    while let Some((pass, req)) = transforms::next_directive(&program, None) {
-        let Ok(plan) = pass.check(&program, &req) else { return (steps, true) };
+    let mut text = file.text.clone();
+    while let Some(step) = step::next_directive(&program, None) {
+        let Ok(plan) = step.check(&program, &Context::z3_only(&text)) else { return (steps, true) };
         // The step must not fall back to parsing its text.
         let mut probe = program.clone();
-        pass.apply(&mut probe, &plan);
+        plan.clone().apply(&mut probe);
         if alpine::printer::print_respanned(&mut probe).is_err() {
-            failures.push(format!("{} step {steps} ({}): the printer refused to respan the tree", file.name, pass.name()));
+            failures.push(format!("{} step {steps} ({}): the printer refused to respan the tree", file.name, step.name()));
         }
-        let (src, next) = match rw.rewrite(pass, program, &plan) {
-            Ok(r) => r,
-            Err((src, d)) => {
-                failures.push(format!("{}: {}", src.name, common::show(&src.name, &src.text, &d)));
+        let (src, next) = match rw.rewrite(program, plan) {
+            Ok(stage) => (stage.source, stage.program),
+            Err(e) => {
+                let l = e.located().expect("a rewrite's error has diagnostics");
+                failures.push(format!("{}: {}", l.source.name, common::show(&l.source.name, &l.source.text, &l.diagnostics)));
                 return (steps, true);
             }
         };
@@ -55,11 +57,12 @@ fn steps_of(path: &std::path::Path, text: &str, failures: &mut Vec<String>) -> (
         }
         steps += 1;
         program = next;
+        text = src.text.clone();
         last = Some(src);
     }
     if let Some(src) = last {
-        if let Err((src, d)) = rw.check_output(&src, &program) {
-            failures.push(format!("{}: output check: {}", src.name, common::show(&src.name, &src.text, &d)));
+        if let Err(PipelineError::OutputDoesNotCheck(l)) = rw.check_output(&src, &program) {
+            failures.push(format!("{}: output check: {}", l.source.name, common::show(&l.source.name, &l.source.text, &l.diagnostics)));
         }
     }
     (steps, false)

@@ -1,31 +1,39 @@
 //! `alpine optimise FILE [-o OUT | --in-place | --check]` — apply matrix
-//! linearisation, loop unrolling, iteration merging, kernel fusion and tiling,
-//! then re-verify.
+//! linearisation, loop unrolling, iteration merging, kernel fusion, tiling and
+//! data prefetching, then re-verify.
 //!
-//! Requests come from the file's `gpuopt matrix_lin` directives, then its
-//! `loop_unroll`/`iter_merge`/`fuse` directives (in source order, each removed
-//! once applied), then from `--linearise M:row|col` (every method that declares
-//! a 2-D `M`), then from `--fuse
-//! K1,K2[,…]` (kernels named by their par block names, in the order given), then
-//! from `--tile KERNEL:inter|intra:N` (paper keywords; directives use the corpus's
-//! swapped ones, see `transforms::tile`), then from `--unroll [LOOP=]K` / `--merge [LOOP=]M` in command-line order, then
-//! from `--prefetch [KERNEL:]A[LOC]` (in order; each resolved when its turn comes,
-//! so it may name the thread id of a kernel fused before).
-//! `--block-size N` is the thread-block size of fusion's inter-block dependency
-//! check, for `--fuse` and the directives alike (a directive's own `N`
-//! otherwise; `--fuse` without it: the whole thread range is one block). After each rewrite the program is
-//! printed and checked again, so every pass sees a well-formed, freshly typed
-//! program. Command-line loop names are resolved against the input file before
-//! anything is rewritten.
+//! This file only parses: the flags become steps (`transforms::Step`), which
+//! the library's driver (`transforms::pipeline::run`) carries out after the
+//! file's own `gpuopt` directives; its typed error becomes an exit status here.
+//! Steps run in this order: the file's directives (Alpinist's order, each
+//! removed once applied), then `--linearise M:row|col` (every method that
+//! declares a 2-D `M`), then `--fuse K1,K2[,…]` (kernels named by their par
+//! block names, in the order given), then `--tile KERNEL:inter|intra:N` (paper
+//! keywords; directives use the corpus's swapped ones, see
+//! `transforms::tile`), then `--unroll [LOOP=]K` / `--merge [LOOP=]M` in
+//! command-line order, then `--prefetch [KERNEL:]A[LOC]` (in order; each
+//! resolved when its turn comes, so it may name the thread id of a kernel fused
+//! before). `--block-size N` is the thread-block size of fusion's inter-block
+//! dependency check, for `--fuse` and the directives alike (a directive's own
+//! `N` otherwise; `--fuse` without it: the whole thread range is one block).
+//! Command-line loop and kernel names are checked against the input file
+//! before anything is rewritten.
 //!
-//! Exit status: 0 done, 1 a pass does not apply or re-verification fails (nothing
-//! written), 2 bad input or a request that names no loop / several loops / a bad
-//! factor.
+//! Exit status: 0 done, 1 a pass does not apply or re-verification fails
+//! (nothing written), 2 bad input or a request that names no loop / several
+//! loops / a bad factor.
 
 use super::{io, Reporter, EXIT_BAD_INPUT, EXIT_CHECK_FAILED, EXIT_OK};
-use alpine::ast::{Program, Span};
-use alpine::diagnostics::{codes, Diagnostic, SourceFile};
-use alpine::transforms::{self, loops, ApplicabilityError, Request, Transform};
+use alpine::ast::{MatrixOrder, TileKind};
+use alpine::diagnostics::SourceFile;
+use alpine::transforms::fallback::{Fallback, Verifier};
+use alpine::transforms::fuse::{FuseRequest, Kernels};
+use alpine::transforms::linearise::{LineariseRequest, MethodRef};
+use alpine::transforms::pipeline::{self, InputVerdict, PipelineError};
+use alpine::transforms::prefetch::{PrefetchRequest, Prefetched};
+use alpine::transforms::select::Selector;
+use alpine::transforms::tile::{KernelRef, TileRequest, Tiling};
+use alpine::transforms::{LoopRef, LoopRequest, Origin, Step};
 use std::path::Path;
 
 #[derive(clap::Args, Debug)]
@@ -88,26 +96,8 @@ pub struct OptimiseArgs {
     host: super::emit::HostArg,
 }
 
-/// Which loop a command-line request means.
-#[derive(Clone, Debug, PartialEq, Eq)]
-pub enum Selector {
-    Only,
-    Var(String),
-    Line(usize),
-    MethodVar(String, String),
-}
-
-/// A command-line request, parsed.
-#[derive(Clone, Debug)]
-pub struct CliRequest {
-    pub pass: &'static str,
-    pub selector: Selector,
-    pub factor: i64,
-    pub text: String,
-}
-
-/// Parses `[LOOP=]K`.
-pub fn parse_request(pass: &'static str, flag: &str, text: &str) -> Result<CliRequest, String> {
+/// Parses `--unroll|--merge [LOOP=]K`: the loop it names and the factor.
+pub fn parse_loop(flag: &str, text: &str) -> Result<(Selector, i64), String> {
     let (sel, k) = match text.rsplit_once('=') {
         Some((l, k)) => (Some(l.trim()), k.trim()),
         None => (None, text.trim()),
@@ -126,150 +116,11 @@ pub fn parse_request(pass: &'static str, flag: &str, text: &str) -> Result<CliRe
             _ => return Err(format!("`--{flag} {text}`: `{s}` is not a loop name (VAR, LINE or METHOD:VAR)")),
         },
     };
-    Ok(CliRequest { pass, selector, factor, text: format!("--{flag} {text}") })
-}
-
-/// A loop named independently of spans, so that it can be found again after
-/// earlier rewrites: the `nth` loop with variable `var` in `class.method`.
-#[derive(Clone, Debug, PartialEq, Eq)]
-pub struct LoopKey {
-    class: String,
-    method: String,
-    var: String,
-    nth: usize,
-}
-
-struct Candidate {
-    key: LoopKey,
-    guard: Span,
-    line: usize,
-    guard_line: usize,
-}
-
-fn candidates(p: &Program, text: &str) -> Vec<Candidate> {
-    let line_of = |s: Span| text[..s.start().min(text.len())].matches('\n').count() + 1;
-    let mut seen: Vec<LoopKey> = Vec::new();
-    let mut out = Vec::new();
-    for site in transforms::loop_sites(p) {
-        let Some(var) = loops::loop_var(site.lp) else { continue };
-        let class = p.classes[site.id.class].name.to_string();
-        let method = site.method.name.to_string();
-        let nth = seen.iter().filter(|k| k.class == class && k.method == method && k.var == *var).count();
-        let key = LoopKey { class, method, var: var.to_string(), nth };
-        seen.push(key.clone());
-        out.push(Candidate {
-            key,
-            guard: loops::head_span(site.lp),
-            line: line_of(site.lp.span),
-            guard_line: line_of(loops::head_span(site.lp)),
-        });
-    }
-    out
-}
-
-/// Resolves a request against the input program.
-fn resolve(p: &Program, text: &str, r: &CliRequest) -> Result<LoopKey, Diagnostic> {
-    let all = candidates(p, text);
-    let fits: Vec<&Candidate> = all
-        .iter()
-        .filter(|c| match &r.selector {
-            Selector::Only => true,
-            Selector::Var(v) => c.key.var == *v,
-            Selector::Line(n) => (c.line..=c.guard_line).contains(n),
-            Selector::MethodVar(m, v) => c.key.method == *m && c.key.var == *v,
-        })
-        .collect();
-    let describe = |c: &Candidate| format!("`{}` in {}.{} (line {})", c.key.var, c.key.class, c.key.method, c.guard_line);
-    match fits.as_slice() {
-        [one] => Ok(one.key.clone()),
-        [] => {
-            let known: Vec<String> = all.iter().map(describe).collect();
-            let d =
-                Diagnostic::error(codes::OPTIMISE_UNKNOWN_LOOP, format!("`{}`: no loop of the file fits this name", r.text), Span::DUMMY);
-            Err(if known.is_empty() {
-                d.with_help("no loop of this file has a variable compared in its guard and updated in its body")
-            } else {
-                d.with_help(format!("the loops are: {}", known.join(", ")))
-            })
-        }
-        many => {
-            let mut d = Diagnostic::error(
-                codes::OPTIMISE_AMBIGUOUS_LOOP,
-                format!("`{}` fits {} loops; name one (VAR, LINE or METHOD:VAR)", r.text, many.len()),
-                many[0].guard,
-            );
-            for c in &many[1..] {
-                d = d.with_related(c.guard, "this loop fits too");
-            }
-            Err(d.with_help(format!("candidates: {}", many.iter().map(|c| describe(c)).collect::<Vec<_>>().join(", "))))
-        }
-    }
-}
-
-fn find_key(p: &Program, text: &str, key: &LoopKey) -> Option<transforms::LoopId> {
-    let sites = transforms::loop_sites(p);
-    let cands = candidates(p, text);
-    let k = cands.iter().position(|c| c.key == *key)?;
-    // `candidates` lists the template loops of `loop_sites` in the same order.
-    sites.into_iter().filter(|s| loops::loop_var(s.lp).is_some()).nth(k).map(|s| s.id)
-}
-
-/// The kernels `names` name: runs of consecutive par blocks whose unit names are
-/// `names`, in order (the first par of each run).
-fn find_kernels(p: &Program, names: &[String]) -> Vec<(transforms::LoopId, Span)> {
-    use alpine::ast::{MethodBody, StmtKind};
-    let name_of = |s: &alpine::ast::Stmt| match &s.kind {
-        StmtKind::Par(par) if par.units.len() == 1 => par.units[0].name.as_ref().map(|n| n.to_string()),
-        _ => None,
-    };
-    let mut out = Vec::new();
-    for (id, _) in transforms::fuse::par_sites(p) {
-        let alpine::ast::Member::Method(m) = &p.classes[id.class].members[id.member] else { continue };
-        let MethodBody::Block(b) = &m.body else { continue };
-        let Some((list, k)) = transforms::fuse::locate(&b.stmts, id.span) else { continue };
-        let fits = names.iter().enumerate().all(|(j, n)| list.get(k + j).and_then(name_of).as_deref() == Some(n.as_str()));
-        if fits {
-            out.push((id, list[k].span));
-        }
-    }
-    out
-}
-
-/// Finds the one run of kernels a `--fuse` request names.
-fn resolve_fuse(p: &Program, names: &[String], text: &str) -> Result<transforms::LoopId, Diagnostic> {
-    let found = find_kernels(p, names);
-    match found.as_slice() {
-        [(id, _)] => Ok(*id),
-        [] => {
-            let known: Vec<String> = transforms::fuse::par_sites(p)
-                .iter()
-                .filter_map(|(_, par)| par.units.first().and_then(|u| u.name.as_ref()).map(|n| format!("`{n}`")))
-                .collect();
-            let d = Diagnostic::error(
-                codes::OPTIMISE_UNKNOWN_KERNEL,
-                format!("`{text}`: no consecutive par blocks of the file are named {}", names.join(", ")),
-                Span::DUMMY,
-            );
-            Err(if known.is_empty() {
-                d.with_help("this file has no named par blocks")
-            } else {
-                d.with_help(format!("the par blocks are: {}", known.join(", ")))
-            })
-        }
-        many => {
-            let mut d =
-                Diagnostic::error(codes::OPTIMISE_AMBIGUOUS_LOOP, format!("`{text}` fits {} runs of kernels", many.len()), many[0].1);
-            for (_, s) in &many[1..] {
-                d = d.with_related(*s, "these kernels fit too");
-            }
-            Err(d)
-        }
-    }
+    Ok((selector, factor))
 }
 
 /// Parses `--linearise M:row|col`.
-pub fn parse_linearise(text: &str) -> Result<(String, alpine::ast::MatrixOrder), String> {
-    use alpine::ast::MatrixOrder;
+pub fn parse_linearise(text: &str) -> Result<(String, MatrixOrder), String> {
     let bad = || format!("`--linearise {text}`: expected MATRIX:row or MATRIX:col");
     let (m, o) = text.split_once(':').ok_or_else(bad)?;
     let order = match o.trim() {
@@ -284,34 +135,6 @@ pub fn parse_linearise(text: &str) -> Result<(String, alpine::ast::MatrixOrder),
     Ok((m.to_string(), order))
 }
 
-/// Applies `--linearise M:row|col` to every method that declares a 2-D `M`.
-fn linearise_all(
-    current: SourceFile,
-    mut program: Program,
-    name: &str,
-    order: alpine::ast::MatrixOrder,
-    rw: &transforms::Rewriter,
-) -> Result<(SourceFile, Program), (SourceFile, Vec<Diagnostic>, i32)> {
-    let mut current = current;
-    let count = transforms::linearise::methods_declaring(&program, name).len();
-    if count == 0 {
-        let d = Diagnostic::error(
-            codes::OPTIMISE_UNKNOWN_ARRAY,
-            format!("`--linearise {name}`: no method of the file has a 2-D array `{name}` (parameter or local)"),
-            Span::DUMMY,
-        );
-        return Err((current, vec![d], EXIT_BAD_INPUT));
-    }
-    for _ in 0..count {
-        let Some(&target) = transforms::linearise::methods_declaring(&program, name).first() else { break };
-        let pass = &transforms::linearise::Linearise;
-        let plan = transforms::linearise::plan(&program, target, name, order, None, None)
-            .map_err(|e| (current.clone(), vec![e.into_diagnostic()], EXIT_CHECK_FAILED))?;
-        (current, program) = rw.rewrite(pass, program, &plan).map_err(|(src, d)| (src, d, EXIT_CHECK_FAILED))?;
-    }
-    Ok((current, program))
-}
-
 /// Parses `--fuse K1,K2[,...]`.
 pub fn parse_fuse(text: &str) -> Result<Vec<String>, String> {
     let names: Vec<String> = text.split(',').map(|s| s.trim().to_string()).collect();
@@ -321,124 +144,100 @@ pub fn parse_fuse(text: &str) -> Result<Vec<String>, String> {
     Ok(names)
 }
 
-/// Why optimising stopped: the diagnostics, the source their spans refer to, and the
-/// exit status they mean.
-type Refusal = (SourceFile, Vec<Diagnostic>, i32);
+/// Parses `--tile KERNEL:inter|intra:N` (paper keywords).
+pub fn parse_tile(text: &str) -> Result<(String, Tiling, i64), String> {
+    let bad = || format!("`--tile {text}`: expected KERNEL:inter:N or KERNEL:intra:N");
+    let parts: Vec<&str> = text.split(':').map(str::trim).collect();
+    let [name, kind, n] = parts.as_slice() else { return Err(bad()) };
+    if name.is_empty() || !name.chars().all(|c| c.is_alphanumeric() || c == '_') {
+        return Err(bad());
+    }
+    let tiling = match *kind {
+        "inter" => Tiling::paper(TileKind::Inter),
+        "intra" => Tiling::paper(TileKind::Intra),
+        _ => return Err(bad()),
+    };
+    let n: i64 = n.parse().map_err(|_| format!("`--tile {text}`: `{n}` is not an integer tile size"))?;
+    Ok((name.to_string(), tiling, n))
+}
 
-/// The optimisation steps as a library-level function (used by the CLI and the
-/// tests): applies the directives of `file`, then `requests`, and returns the
-/// resulting PVL text. Errors: the diagnostics and the exit status they mean,
-/// with the source the diagnostics' spans refer to. `fallback`: whether loop
-/// unrolling may ask the verifier for a trip count Z3 cannot show.
-#[allow(clippy::too_many_arguments)]
-pub fn optimise_text(
-    file: &SourceFile,
-    fuses: &[Vec<String>],
-    linearise: &[(String, alpine::ast::MatrixOrder)],
-    block_size: Option<i64>,
-    tiles: &[(String, transforms::tile::Tiling, i64)],
-    requests: &[CliRequest],
-    prefetches: &[String],
-    fallback: &transforms::fallback::Fallback,
-) -> Result<(String, Vec<Diagnostic>), Refusal> {
-    let (program, warnings) = alpine::frontend(file).map_err(|d| (file.clone(), d, EXIT_BAD_INPUT))?;
-    let notes = warnings;
-    let keys: Vec<LoopKey> = requests
+/// The steps the flags ask for, in the order they are carried out (see the
+/// module documentation), or the message of the first flag that does not
+/// parse. `loops`: the `--unroll`/`--merge` steps, already parsed.
+fn flag_steps(args: &OptimiseArgs, loops: Vec<Step>) -> Result<Vec<Step>, String> {
+    let mut fuses = Vec::new();
+    for t in &args.fuse {
+        let names = parse_fuse(t)?;
+        let origin = Origin::Flag(format!("--fuse {}", names.join(",")));
+        fuses.push(Step::Fuse(FuseRequest { kernels: Kernels::Named(names), block_size: args.block_size, origin }));
+    }
+    let mut linearise = Vec::new();
+    for t in &args.linearise {
+        let (matrix, order) = parse_linearise(t)?;
+        let origin = Origin::Flag(format!("--linearise {t}"));
+        linearise.push(Step::Linearise(LineariseRequest {
+            method: MethodRef::Declaring,
+            matrix: matrix.into(),
+            order,
+            dims: None,
+            origin,
+        }));
+    }
+    let mut tiles = Vec::new();
+    for t in &args.tile {
+        let (name, tiling, size) = parse_tile(t)?;
+        let keyword = if tiling == Tiling::Strided { "inter" } else { "intra" };
+        let origin = Origin::Flag(format!("--tile {name}:{keyword}:{size}"));
+        tiles.push(Step::Tile(TileRequest { kernel: KernelRef::Named(name), tiling, size, origin }));
+    }
+    let prefetches = args
+        .prefetch
         .iter()
-        .map(|r| resolve(&program, &file.text, r))
-        .collect::<Result<_, _>>()
-        .map_err(|d| (file.clone(), vec![d], EXIT_BAD_INPUT))?;
-    for names in fuses {
-        resolve_fuse(&program, names, &format!("--fuse {}", names.join(","))).map_err(|d| (file.clone(), vec![d], EXIT_BAD_INPUT))?;
-    }
+        .map(|t| Step::Prefetch(PrefetchRequest { what: Prefetched::Named(t.clone()), origin: Origin::Flag(format!("--prefetch {t}")) }));
+    Ok(linearise.into_iter().chain(fuses).chain(tiles).chain(loops).chain(prefetches).collect())
+}
 
-    let tile_text = |(k, t, n): &(String, transforms::tile::Tiling, i64)| {
-        let kw = if *t == transforms::tile::Tiling::Strided { "inter" } else { "intra" };
-        format!("--tile {k}:{kw}:{n}")
-    };
-    for t in tiles {
-        transforms::tile::resolve(&program, &t.0, &tile_text(t)).map_err(|d| (file.clone(), vec![d], EXIT_BAD_INPUT))?;
-    }
-
-    let rw = transforms::Rewriter::new(&file.name, Path::new(&file.name), &file.text);
-    let mut current = file.clone();
-    let mut program = program;
-    let fail = |src: &SourceFile, e: ApplicabilityError| {
-        let d = e.into_diagnostic();
-        let bad_request = [
-            codes::OPTIMISE_FACTOR,
-            codes::OPTIMISE_UNKNOWN_LOOP,
-            codes::OPTIMISE_AMBIGUOUS_LOOP,
-            codes::OPTIMISE_UNKNOWN_KERNEL,
-            codes::OPTIMISE_UNKNOWN_ARRAY,
-        ]
-        .contains(&d.code);
-        let status = if bad_request { EXIT_BAD_INPUT } else { EXIT_CHECK_FAILED };
-        (src.clone(), vec![d], status)
-    };
-    // In-file directives first, then the command line.
-    (current, program) = transforms::apply_directives(&rw, current, program, block_size, fallback).map_err(|f| match f {
-        transforms::StepFailure::NotApplicable(src, e) => fail(&src, e),
-        transforms::StepFailure::Broken(src, diags) => (src, diags, EXIT_CHECK_FAILED),
-    })?;
-    for (name, order) in linearise {
-        (current, program) = linearise_all(current, program, name, *order, &rw)?;
-    }
-    for names in fuses {
-        let text = format!("--fuse {}", names.join(","));
-        let target = resolve_fuse(&program, names, &text).map_err(|mut d| {
-            d.message = format!("{} (after the earlier rewrites)", d.message);
-            (current.clone(), vec![d], EXIT_BAD_INPUT)
-        })?;
-        let pass = &transforms::fuse::FuseKernels;
-        let req = Request { target, var: "".into(), factor: names.len() as i64, directive: None, block_size, fallback: Default::default() };
-        let plan = pass.check(&program, &req).map_err(|e| fail(&current, e))?;
-        (current, program) = rw.rewrite(pass, program, &plan).map_err(|(src, d)| (src, d, EXIT_CHECK_FAILED))?;
-    }
-    for t in tiles {
-        let target = transforms::tile::resolve(&program, &t.0, &tile_text(t)).map_err(|mut d| {
-            d.message = format!("{} (after the earlier rewrites)", d.message);
-            (current.clone(), vec![d], EXIT_BAD_INPUT)
-        })?;
-        let plan = transforms::tile::plan(&program, target, t.1, t.2, target.span, None).map_err(|e| fail(&current, e))?;
-        (current, program) = rw.rewrite(&transforms::tile::TileKernel, program, &plan).map_err(|(src, d)| (src, d, EXIT_CHECK_FAILED))?;
-    }
-    for (r, key) in requests.iter().zip(&keys) {
-        let pass: &dyn Transform = *transforms::registry().iter().find(|t| t.name() == r.pass).expect("known pass");
-        let Some(target) = find_key(&program, &current.text, key) else {
-            let d = Diagnostic::error(
-                codes::OPTIMISE_UNKNOWN_LOOP,
-                format!("`{}`: the loop no longer exists after the earlier rewrites", r.text),
-                Span::DUMMY,
+/// Reports why optimising `input` stopped; the exit status that means.
+fn report_failure(failure: PipelineError, input: &SourceFile, reporter: &Reporter) -> i32 {
+    match failure {
+        PipelineError::InputDoesNotCheck(l) | PipelineError::BadRequest(l) => {
+            reporter.report(&l.source, &l.diagnostics);
+            EXIT_BAD_INPUT
+        }
+        PipelineError::NotApplicable(l) | PipelineError::OutputDoesNotCheck(l) => {
+            reporter.report(&l.source, &l.diagnostics);
+            EXIT_CHECK_FAILED
+        }
+        PipelineError::OutputDoesNotVerify(failure) => {
+            reporter.report(input, &failure.warnings);
+            // Whose fault it is comes first, in one line: an input that does not
+            // verify is the user's to fix before any optimisation.
+            match &failure.input {
+                InputVerdict::Fails(units) => errln!(
+                    "error: the input does not verify ({}): run `alpine verify {}` and fix its proof first",
+                    units.join(", "),
+                    input.name
+                ),
+                InputVerdict::DoesNotCheck => errln!("error: the input program does not check"),
+                InputVerdict::Verifies => {}
+            }
+            for (file, d) in &failure.diagnostics {
+                reporter.report(file, std::slice::from_ref(d));
+            }
+            errln!(
+                "error: the optimised program does not verify ({} of {} units failed); nothing written",
+                failure.failed_units.len(),
+                failure.units
             );
-            return Err((current, vec![d], EXIT_BAD_INPUT));
-        };
-        let req = Request {
-            target,
-            var: key.var.as_str().into(),
-            factor: r.factor,
-            directive: None,
-            block_size: None,
-            fallback: fallback.clone(),
-        };
-        let plan = pass.check(&program, &req).map_err(|e| fail(&current, e))?;
-        (current, program) = rw.rewrite(pass, program, &plan).map_err(|(src, d)| (src, d, EXIT_CHECK_FAILED))?;
+            if failure.input == InputVerdict::Verifies {
+                errln!(
+                    "note: the input verifies ({}): the rewrite broke the proof, which is a bug in alpine; please report it",
+                    failure.failed_units.join(", ")
+                );
+            }
+            EXIT_CHECK_FAILED
+        }
     }
-    for text in prefetches {
-        let target =
-            transforms::prefetch::resolve_cli(&program, &current.text, text).map_err(|d| (current.clone(), vec![d], EXIT_BAD_INPUT))?;
-        let plan = transforms::prefetch::check_target(&program, &target).map_err(|e| fail(&current, e))?;
-        let pass = &transforms::prefetch::Prefetch;
-        (current, program) = rw.rewrite(pass, program, &plan).map_err(|(src, d)| (src, d, EXIT_CHECK_FAILED))?;
-    }
-    let out = alpine::printer::print_program(&program);
-    // Every step names its text "FILE (after PASS)". A rewritten program is checked
-    // by the front end once (the steps do not parse their texts, see
-    // `Rewriter::rewrite`), `--no-verify` or not.
-    if current.name != file.name {
-        rw.check_output(&SourceFile::new(current.name, out.clone()), &program).map_err(|(src, d)| (src, d, EXIT_CHECK_FAILED))?;
-    }
-    Ok((out, notes))
 }
 
 pub fn run(args: OptimiseArgs, reporter: &Reporter) -> i32 {
@@ -446,11 +245,15 @@ pub fn run(args: OptimiseArgs, reporter: &Reporter) -> i32 {
         errln!("error: `--in-place` cannot rewrite standard input");
         return EXIT_BAD_INPUT;
     }
-    let mut requests = Vec::new();
-    for (pass, flag, list) in [("loop_unroll", "unroll", &args.unroll), ("iter_merge", "merge", &args.merge)] {
+    let mut loops = Vec::new();
+    for (flag, list) in [("unroll", &args.unroll), ("merge", &args.merge)] {
         for t in list {
-            match parse_request(pass, flag, t) {
-                Ok(r) => requests.push((position_of(flag, t), r)),
+            match parse_loop(flag, t) {
+                Ok((selector, factor)) => {
+                    let request = LoopRequest { target: LoopRef::Named(selector), factor, origin: Origin::Flag(format!("--{flag} {t}")) };
+                    let step = if flag == "unroll" { Step::Unroll(request) } else { Step::Merge(request) };
+                    loops.push((position_of(flag, t), step));
+                }
                 Err(e) => {
                     errln!("error: {e}");
                     return EXIT_BAD_INPUT;
@@ -459,8 +262,8 @@ pub fn run(args: OptimiseArgs, reporter: &Reporter) -> i32 {
         }
     }
     // Command-line order across both flags.
-    requests.sort_by_key(|(pos, _)| *pos);
-    let requests: Vec<CliRequest> = requests.into_iter().map(|(_, r)| r).collect();
+    loops.sort_by_key(|(pos, _)| *pos);
+    let loops: Vec<Step> = loops.into_iter().map(|(_, s)| s).collect();
 
     let (file, encoding) = match io::read_source_encoded(&args.file) {
         Ok(f) => f,
@@ -470,53 +273,28 @@ pub fn run(args: OptimiseArgs, reporter: &Reporter) -> i32 {
             return EXIT_BAD_INPUT;
         }
     };
-    let mut fuses = Vec::new();
-    for t in &args.fuse {
-        match parse_fuse(t) {
-            Ok(n) => fuses.push(n),
-            Err(e) => {
-                errln!("error: {e}");
-                return EXIT_BAD_INPUT;
-            }
+    let steps = match flag_steps(&args, loops) {
+        Ok(steps) => steps,
+        Err(e) => {
+            errln!("error: {e}");
+            return EXIT_BAD_INPUT;
         }
-    }
-    let mut linearise = Vec::new();
-    for t in &args.linearise {
-        match parse_linearise(t) {
-            Ok(r) => linearise.push(r),
-            Err(e) => {
-                errln!("error: {e}");
-                return EXIT_BAD_INPUT;
-            }
-        }
-    }
-    let mut tiles = Vec::new();
-    for t in &args.tile {
-        match transforms::tile::parse_cli(t) {
-            Ok(r) => tiles.push(r),
-            Err(e) => {
-                errln!("error: {e}");
-                return EXIT_BAD_INPUT;
-            }
-        }
-    }
+    };
     let opts = alpine::verify::Options { timeout_secs: args.timeout.max(1), ..Default::default() };
     let fallback = if args.no_verify {
-        transforms::fallback::Fallback::Skipped
+        Fallback::Skipped
     } else {
-        transforms::fallback::Fallback::Verify(transforms::fallback::Verifier {
-            path: Path::new(&file.name).to_path_buf(),
-            opts: opts.clone(),
-        })
+        Fallback::Verify(Verifier { path: Path::new(&file.name).to_path_buf(), opts: opts.clone() })
     };
-    let (out, notes) = match optimise_text(&file, &fuses, &linearise, args.block_size, &tiles, &requests, &args.prefetch, &fallback) {
-        Ok(r) => r,
-        Err((src, diags, status)) => {
-            reporter.report(&src, &diags);
-            return status;
-        }
+    // `--check` only compares: it does not re-verify.
+    let verify = (!args.no_verify && !args.check).then(|| opts.clone());
+    let options = pipeline::Options { directives: true, block_size: args.block_size, fallback, verify };
+    let optimised = match pipeline::run(&file, steps, &options) {
+        Ok(o) => o,
+        Err(failure) => return report_failure(failure, &file, reporter),
     };
-    reporter.report(&file, &notes);
+    let out = optimised.text;
+    reporter.report(&file, &optimised.warnings);
     if args.check {
         // Pending optimisations only: a file whose sole change would be its
         // layout is `alpine fmt --check`'s business, not this one's.
@@ -528,53 +306,11 @@ pub fn run(args: OptimiseArgs, reporter: &Reporter) -> i32 {
         return EXIT_OK;
     }
     let to_stdout = args.output.is_none() && !args.in_place && args.emit.is_none();
-    let mut verified = None;
-    if !args.no_verify {
-        let result = SourceFile::new(format!("{} (optimised)", file.name), out.clone());
-        let Ok((program, _)) = alpine::frontend_in(&result, Path::new(&file.name)) else {
-            errln!("error: the optimised program does not check (a bug in alpine)");
-            return EXIT_CHECK_FAILED;
-        };
-        // The companions of the input file are the optimised program's too.
-        let ws = alpine::workspace::Workspace::load(Path::new(&file.name), &out, &program);
-        let reports = alpine::verify::verify_program_with(&program, &ws.programs(), &ws.text, &opts);
-        let failed: Vec<_> = reports.iter().filter(|r| !r.proved()).collect();
-        if !failed.is_empty() {
-            // Whose fault it is comes first, in one line: an input that does not
-            // verify is the user's to fix before any optimisation.
-            let names: Vec<String> = failed.iter().map(|r| r.name.clone()).collect();
-            let input = input_verdict(&file, &names, &opts);
-            match &input {
-                InputVerdict::Fails(units) => errln!(
-                    "error: the input does not verify ({}): run `alpine verify {}` and fix its proof first",
-                    units.join(", "),
-                    file.name
-                ),
-                InputVerdict::DoesNotCheck => errln!("error: the input program does not check"),
-                InputVerdict::Verifies => {}
-            }
-            for r in &failed {
-                for d in r.diagnostics() {
-                    let (f, d) = ws.place(&result, d);
-                    reporter.report(f, &[d]);
-                }
-            }
-            errln!("error: the optimised program does not verify ({} of {} units failed); nothing written", failed.len(), reports.len());
-            if input == InputVerdict::Verifies {
-                errln!(
-                    "note: the input verifies ({}): the rewrite broke the proof, which is a bug in alpine; please report it",
-                    names.join(", ")
-                );
-            }
-            return EXIT_CHECK_FAILED;
-        }
-        verified = Some(reports.len());
-    }
     // Only a result that verified (or was not asked to) reaches standard output.
     if to_stdout {
         out!("{}", encoding.apply(&out));
     }
-    if let (Some(n), false) = (verified, reporter.json()) {
+    if let (Some(n), false) = (optimised.verified_units, reporter.json()) {
         errln!("verified: {}", super::count(n, "unit", "units"));
     }
     if let Some(target) = args.emit {
@@ -634,33 +370,6 @@ fn companions_left_behind(input: &Path, out_text: &str, output: &Path) -> Option
     ))
 }
 
-/// Says whose fault a failed re-verification is: the units that failed after the
-/// rewrite are verified again in the *input*. If they fail there too, the input's
-/// proof is the problem (alpine cannot tell whether the rewrite is right); if they
-/// verify, the rewrite broke the proof, which is a bug in alpine.
-#[derive(PartialEq)]
-enum InputVerdict {
-    Verifies,
-    /// The input's failing units among them.
-    Fails(Vec<String>),
-    DoesNotCheck,
-}
-
-fn input_verdict(input: &SourceFile, units: &[String], opts: &alpine::verify::Options) -> InputVerdict {
-    let Ok((program, _)) = alpine::frontend(input) else {
-        return InputVerdict::DoesNotCheck;
-    };
-    let opts = alpine::verify::Options { only: units.to_vec(), ..opts.clone() };
-    let ws = alpine::workspace::Workspace::load(Path::new(&input.name), &input.text, &program);
-    let reports = alpine::verify::verify_program_with(&program, &ws.programs(), &ws.text, &opts);
-    let failing: Vec<String> = reports.iter().filter(|r| !r.proved()).map(|r| r.name.clone()).collect();
-    if failing.is_empty() {
-        InputVerdict::Verifies
-    } else {
-        InputVerdict::Fails(failing)
-    }
-}
-
 /// Where `--flag value` stands on the command line (for command-line order).
 fn position_of(flag: &str, value: &str) -> usize {
     let args: Vec<String> = std::env::args().collect();
@@ -678,12 +387,21 @@ mod tests {
 
     #[test]
     fn parses_loop_names() {
-        assert_eq!(parse_request("loop_unroll", "unroll", "3").unwrap().selector, Selector::Only);
-        assert_eq!(parse_request("loop_unroll", "unroll", "i=3").unwrap().selector, Selector::Var("i".into()));
-        assert_eq!(parse_request("loop_unroll", "unroll", "12=3").unwrap().selector, Selector::Line(12));
-        assert_eq!(parse_request("loop_unroll", "unroll", "zero:i=3").unwrap().selector, Selector::MethodVar("zero".into(), "i".into()));
-        assert_eq!(parse_request("loop_unroll", "unroll", "i=-1").unwrap().factor, -1);
-        assert!(parse_request("loop_unroll", "unroll", "i=x").is_err());
-        assert!(parse_request("loop_unroll", "unroll", "a b=2").is_err());
+        assert_eq!(parse_loop("unroll", "3").unwrap().0, Selector::Only);
+        assert_eq!(parse_loop("unroll", "i=3").unwrap().0, Selector::Var("i".into()));
+        assert_eq!(parse_loop("unroll", "12=3").unwrap().0, Selector::Line(12));
+        assert_eq!(parse_loop("unroll", "zero:i=3").unwrap().0, Selector::MethodVar("zero".into(), "i".into()));
+        assert_eq!(parse_loop("unroll", "i=-1").unwrap().1, -1);
+        assert!(parse_loop("unroll", "i=x").is_err());
+        assert!(parse_loop("unroll", "a b=2").is_err());
+    }
+
+    #[test]
+    fn cli_keywords_follow_the_paper() {
+        assert_eq!(parse_tile("k:inter:8").unwrap(), ("k".to_string(), Tiling::Strided, 8));
+        assert_eq!(parse_tile("k:intra:8").unwrap().1, Tiling::Chunked);
+        assert!(parse_tile("k:strided:8").is_err());
+        assert!(parse_tile("k:inter").is_err());
+        assert_eq!(parse_tile("k:inter:-2").unwrap().2, -2, "refused by the check, with a span");
     }
 }

@@ -1,8 +1,9 @@
 //! Code actions: the optimisations of `src/transforms/` offered where their
-//! template matches the code at the cursor, each checked and applied by the same
-//! code as `alpine optimise` (`Transform::check` / `tile::plan` /
-//! `linearise::plan` / `prefetch::check_target`, then `Rewriter::rewrite` and
-//! `Rewriter::check_output`).
+//! template matches the code at the cursor. This file only lists candidates,
+//! each a `transforms::Step` made from the cursor's position; the library
+//! checks and applies it as `alpine optimise` does
+//! (`transforms::Rewriter::preview`: the step's check with Z3 alone, the
+//! rewrite, and the front end on the result).
 //!
 //! | at the cursor | actions |
 //! |---|---|
@@ -16,36 +17,18 @@
 //! the check's message as the reason (clients without `disabledSupport` get an
 //! action whose command shows the reason instead of editing).
 
-use crate::ast::{
-    visit, visit::Visitor, DirectiveKind, Expr, ExprKind, MatrixOrder, Member, MethodBody, Program, Span, StmtKind, TypeKind,
-};
-use crate::transforms::{
-    self, fuse, linearise, loops, merge, prefetch, tile, unroll, ApplicabilityError, LoopId, Plan, Request, Transform,
-};
+use crate::ast::{visit, visit::Visitor, DirectiveKind, Expr, ExprKind, MatrixOrder, Member, MethodBody, Program, StmtKind, TypeKind};
+use crate::diagnostics::{Diagnostic, SourceFile};
+use crate::transforms::fuse::{self, FuseRequest, Kernels};
+use crate::transforms::linearise::{LineariseRequest, MethodRef};
+use crate::transforms::prefetch::{PrefetchRequest, Prefetched};
+use crate::transforms::tile::{self, KernelRef, TileRequest};
+use crate::transforms::{self, loops, LoopId, LoopRef, LoopRequest, Origin, PipelineError, Step};
 
 /// One optimisation offered at the cursor.
 pub struct Candidate {
     pub title: String,
-    check: Check,
-}
-
-enum Check {
-    /// A pass with its `Request` (loop passes, fusion).
-    Pass(&'static dyn Transform, Request),
-    Tile {
-        target: LoopId,
-        tiling: tile::Tiling,
-        n: i64,
-        directive: Option<Span>,
-    },
-    Prefetch(prefetch::Target),
-    /// `directive`: a `gpuopt matrix_lin` asking for exactly this (its span and dimensions).
-    Linearise {
-        target: LoopId,
-        name: String,
-        order: MatrixOrder,
-        directive: Option<(Span, Expr, Expr)>,
-    },
+    step: Step,
 }
 
 /// What applying a candidate gave: the rewritten document, or why not.
@@ -64,38 +47,28 @@ pub fn candidates(p: &Program, offset: usize) -> Vec<Candidate> {
     out
 }
 
-/// Checks a candidate and, when it applies, rewrites the program and prints it
-/// (the result is checked again by the front end, as in `alpine optimise`).
-/// `rw`: the document's [`transforms::Rewriter`].
-pub fn apply(p: &Program, rw: &transforms::Rewriter, c: &Candidate) -> Applied {
-    let (pass, plan): (&dyn Transform, Result<Plan, ApplicabilityError>) = match &c.check {
-        Check::Pass(pass, req) => (*pass, pass.check(p, req)),
-        Check::Tile { target, tiling, n, directive } => (&tile::TileKernel, tile::plan(p, *target, *tiling, *n, target.span, *directive)),
-        Check::Prefetch(t) => (&prefetch::Prefetch, prefetch::check_target(p, t)),
-        Check::Linearise { target, name, order, directive } => {
-            let dims = directive.as_ref().map(|(_, r, c)| (r, c));
-            (&linearise::Linearise, linearise::plan(p, *target, name, *order, dims, directive.as_ref().map(|d| d.0)))
+/// Checks a candidate and, when it applies, rewrites the program `p` (the
+/// checked `source`) and prints it (the result is checked again by the front
+/// end, as in `alpine optimise`). `rw`: the document's [`transforms::Rewriter`].
+pub fn apply(source: &SourceFile, p: &Program, rw: &transforms::Rewriter, c: &Candidate) -> Applied {
+    match rw.preview(source, p.clone(), &c.step) {
+        Ok(text) => Applied::Text(text),
+        Err(PipelineError::BadRequest(l) | PipelineError::NotApplicable(l)) => {
+            Applied::Refused(l.diagnostics.first().map(reason).unwrap_or_default())
         }
-    };
-    let plan = match plan {
-        Ok(plan) => plan,
-        Err(e) => return Applied::Refused(reason(&e)),
-    };
-    match rw.rewrite(pass, p.clone(), &plan).and_then(|(src, p)| rw.check_output(&src, &p).map(|_| src)) {
-        Ok(src) => Applied::Text(src.text),
-        Err((_, diags)) => {
+        Err(e) => {
             // The first diagnostic says "does not check (a bug in alpine)", the next why.
-            let why: Vec<&str> = diags.iter().map(|d| d.message.as_str()).take(2).collect();
+            let why: Vec<&str> = e.located().into_iter().flat_map(|l| &l.diagnostics).map(|d| d.message.as_str()).take(2).collect();
             Applied::Refused(why.join(": "))
         }
     }
 }
 
 /// The refusal as one line: message and help.
-fn reason(e: &ApplicabilityError) -> String {
-    match &e.0.help {
-        Some(h) => format!("{} (help: {h})", e.0.message),
-        None => e.0.message.clone(),
+fn reason(d: &Diagnostic) -> String {
+    match &d.help {
+        Some(h) => format!("{} (help: {h})", d.message),
+        None => d.message.clone(),
     }
 }
 
@@ -118,17 +91,14 @@ fn loop_actions(p: &Program, offset: usize, out: &mut Vec<Candidate>) {
     // No verifier fallback for the trip count (`src/transforms/fallback.rs`): listing
     // actions must stay fast, so a loop whose trip count only alpine's verifier
     // can show gets a disabled action with Z3's reason (`alpine optimise` applies it).
-    let req = |factor, unroll| Request {
-        target: site.id,
-        var: var.clone(),
+    let req = |factor, unroll| LoopRequest {
+        target: LoopRef::At { id: site.id, var: var.clone() },
         factor,
-        directive: directive(unroll, factor),
-        block_size: None,
-        fallback: Default::default(),
+        origin: Origin::Cursor { directive: directive(unroll, factor) },
     };
-    out.push(Candidate { title: "Unroll ×2".into(), check: Check::Pass(&unroll::LoopUnroll, req(2, true)) });
-    out.push(Candidate { title: "Unroll ×4".into(), check: Check::Pass(&unroll::LoopUnroll, req(4, true)) });
-    out.push(Candidate { title: "Merge iterations ×2".into(), check: Check::Pass(&merge::IterMerge, req(2, false)) });
+    out.push(Candidate { title: "Unroll ×2".into(), step: Step::Unroll(req(2, true)) });
+    out.push(Candidate { title: "Unroll ×4".into(), step: Step::Unroll(req(4, true)) });
+    out.push(Candidate { title: "Merge iterations ×2".into(), step: Step::Merge(req(2, false)) });
 }
 
 fn par_actions(p: &Program, offset: usize, out: &mut Vec<Candidate>) {
@@ -144,15 +114,12 @@ fn par_actions(p: &Program, offset: usize, out: &mut Vec<Candidate>) {
             DirectiveKind::Fuse { count, block_size } if count.value == 2 => Some((d.span, i64::try_from(block_size.value).ok())),
             _ => None,
         });
-        let req = Request {
-            target: *id,
-            var: "".into(),
-            factor: 2,
-            directive: directive.map(|d| d.0),
+        let req = FuseRequest {
+            kernels: Kernels::At { first: *id, count: 2 },
             block_size: directive.and_then(|d| d.1),
-            fallback: Default::default(),
+            origin: Origin::Cursor { directive: directive.map(|d| d.0) },
         };
-        out.push(Candidate { title: "Fuse with next kernel".into(), check: Check::Pass(&fuse::FuseKernels, req) });
+        out.push(Candidate { title: "Fuse with next kernel".into(), step: Step::Fuse(req) });
     }
     if par.units.len() == 1 && par.units[0].iters.len() == 1 {
         // The method's `gpuopt tile` size when it has one, else a common size; the
@@ -167,7 +134,8 @@ fn par_actions(p: &Program, offset: usize, out: &mut Vec<Candidate>) {
             (tile::Tiling::Chunked, format!("Tile (intra): chunks of {n} cells, one thread each")),
         ] {
             let directive = directive.filter(|d| d.1 == tiling).map(|d| d.0);
-            out.push(Candidate { title, check: Check::Tile { target: *id, tiling, n, directive } });
+            let req = TileRequest { kernel: KernelRef::At(*id), tiling, size: n, origin: Origin::Cursor { directive } };
+            out.push(Candidate { title, step: Step::Tile(req) });
         }
     }
 }
@@ -199,16 +167,8 @@ fn prefetch_actions(p: &Program, offset: usize, out: &mut Vec<Candidate>) {
     par.units.iter().filter(|u| u.body.span.contains(offset)).for_each(|u| at.visit_block(&u.body));
     let Some((array, index)) = at.found else { return };
     let title = format!("Prefetch `{}[{}]` into a register", crate::printer::print_expr(&array), crate::printer::print_expr(&index));
-    let target = prefetch::Target {
-        class: id.class,
-        member: id.member,
-        kernel: Some(id.span),
-        array,
-        locations: vec![index],
-        at: id.span,
-        directive: None,
-    };
-    out.push(Candidate { title, check: Check::Prefetch(target) });
+    let what = Prefetched::At { class: id.class, member: id.member, kernel: Some(id.span), array, locations: vec![index] };
+    out.push(Candidate { title, step: Step::Prefetch(PrefetchRequest { what, origin: Origin::Cursor { directive: None } }) });
 }
 
 fn linearise_actions(p: &Program, offset: usize, out: &mut Vec<Candidate>) {
@@ -228,10 +188,15 @@ fn linearise_actions(p: &Program, offset: usize, out: &mut Vec<Candidate>) {
                     }
                     _ => None,
                 });
-                out.push(Candidate {
-                    title: format!("Linearise `{}` ({words})", param.name.name),
-                    check: Check::Linearise { target, name: param.name.name.to_string(), order, directive },
-                });
+                let (directive, dims) = directive.map_or((None, None), |(span, rows, cols)| (Some(span), Some((rows, cols))));
+                let req = LineariseRequest {
+                    method: MethodRef::At(target),
+                    matrix: param.name.name.clone(),
+                    order,
+                    dims,
+                    origin: Origin::Cursor { directive },
+                };
+                out.push(Candidate { title: format!("Linearise `{}` ({words})", param.name.name), step: Step::Linearise(req) });
             }
         }
     }

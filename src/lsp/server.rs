@@ -264,7 +264,7 @@ impl<'a> Server<'a> {
             let data = json!({ "uri": doc.uri, "version": doc.version, "offset": offset, "title": c.title });
             let mut action =
                 CodeAction { title: c.title.clone(), kind: Some(CodeActionKind::REFACTOR_REWRITE), data: Some(data), ..Default::default() };
-            match actions::apply(&program, &rw, &c) {
+            match actions::apply(&file, &program, &rw, &c) {
                 Applied::Text(text) => {
                     let edit = TextEdit { range: doc.index.whole(&doc.text), new_text: text };
                     action.edit =

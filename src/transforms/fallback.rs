@@ -71,9 +71,7 @@ pub fn holds_on_entry(program: &Program, id: LoopId, goal: &Expr, v: &Verifier) 
     };
     let unit = format!("{}.{}", program.classes[id.class].name.name, method.name.name);
     let mut copy = program.clone();
-    let mut found = false;
-    replace_loop(&mut copy, id, |l| {
-        found = true;
+    let found = replace_loop(&mut copy, id, |l| {
         let (mut check, _) = loops::init_stmts(l);
         check.extend(loops::invariant_conjuncts(l).into_iter().map(loops::assert_stmt));
         check.push(loops::assert_stmt(goal.clone()));

@@ -94,7 +94,7 @@
 use super::fuse_bar::{redistribute, remainders};
 use super::fuse_perm::*;
 use super::loops::{self, conjuncts};
-use super::{ApplicabilityError, LoopId, Plan, PlanDetail, Request, Transform};
+use super::{ApplicabilityError, Context, LoopId, Origin, Pass};
 use crate::ast::visit::{self, VisitMut, Visitor};
 use crate::ast::*;
 use crate::diagnostics::codes;
@@ -106,10 +106,32 @@ pub struct FuseKernels;
 pub const FUSED_LABEL: &str = "vct_fused_kernels";
 pub const FUSED_TID: &str = "vct_fused_tid";
 
+/// "Fuse these kernels", with the thread-block size of the inter-block
+/// dependency check.
+#[derive(Clone, Debug)]
+pub struct FuseRequest {
+    pub kernels: Kernels,
+    /// `None`: the whole thread range is one block.
+    pub block_size: Option<i64>,
+    pub origin: Origin,
+}
+
+/// Which kernels a [`FuseRequest`] means.
+#[derive(Clone, Debug)]
+pub enum Kernels {
+    /// `count` consecutive `par` blocks from the one at `first` (as written: the
+    /// check refuses a count below 2).
+    At { first: LoopId, count: i64 },
+    /// The run of consecutive `par` blocks with these unit names, in this order
+    /// (`--fuse K1,K2,…`), found when the step's turn comes.
+    Named(Vec<String>),
+}
+
 /// The rewrite: the `count` statements from the par at `target.span` become
-/// `fused`.
+/// `fused` (the directive on the first is replaced with it).
 #[derive(Clone, Debug)]
 pub struct FusePlan {
+    pub target: LoopId,
     pub count: usize,
     pub fused: Stmt,
 }
@@ -151,30 +173,39 @@ fn err(code: &'static str, msg: impl Into<String>, span: Span) -> ApplicabilityE
 // ------------------------------------------------------------------------------------
 // Applicability
 
-impl Transform for FuseKernels {
-    fn name(&self) -> &'static str {
-        "fuse"
-    }
+impl Pass for FuseKernels {
+    const NAME: &'static str = "fuse";
+    type Request = FuseRequest;
+    type Plan = FusePlan;
 
-    fn check(&self, program: &Program, request: &Request) -> Result<Plan, ApplicabilityError> {
-        let at = super::request_span(program, request);
-        if request.factor < 2 {
-            return Err(err(codes::OPTIMISE_FACTOR, format!("cannot fuse {} kernels: fusion needs at least 2", request.factor), at));
+    fn check(program: &Program, request: &FuseRequest, _: &Context<'_>) -> Result<FusePlan, ApplicabilityError> {
+        let (target, requested) = match &request.kernels {
+            Kernels::At { first, count } => (*first, *count),
+            Kernels::Named(names) => {
+                let target = super::select::kernel_run(program, names, request.origin.quoted()).map_err(|mut d| {
+                    d.message = format!("{} (after the earlier rewrites)", d.message);
+                    d
+                })?;
+                (target, names.len() as i64)
+            }
+        };
+        let at = request.origin.directive().unwrap_or(target.span);
+        if requested < 2 {
+            return Err(err(codes::OPTIMISE_FACTOR, format!("cannot fuse {requested} kernels: fusion needs at least 2"), at));
         }
         if let Some(n) = request.block_size {
             if n < 1 {
                 return Err(err(codes::OPTIMISE_FACTOR, format!("thread-block size {n}: it must be at least 1"), at));
             }
         }
-        let Ok(count) = usize::try_from(request.factor) else {
-            return Err(err(codes::OPTIMISE_FACTOR, format!("cannot fuse {} kernels: too many", request.factor), at));
+        let Ok(count) = usize::try_from(requested) else {
+            return Err(err(codes::OPTIMISE_FACTOR, format!("cannot fuse {requested} kernels: too many"), at));
         };
-        let Some(Member::Method(method)) = program.classes.get(request.target.class).and_then(|c| c.members.get(request.target.member))
-        else {
+        let Some(method) = super::method_at(program, target) else {
             return Err(err(codes::OPTIMISE_UNKNOWN_KERNEL, "no such kernel", at));
         };
         let MethodBody::Block(b) = &method.body else { return Err(err(codes::OPTIMISE_UNKNOWN_KERNEL, "no such kernel", at)) };
-        let (list, k) = locate(&b.stmts, request.target.span).ok_or_else(|| err(codes::OPTIMISE_UNKNOWN_KERNEL, "no such kernel", at))?;
+        let (list, k) = locate(&b.stmts, target.span).ok_or_else(|| err(codes::OPTIMISE_UNKNOWN_KERNEL, "no such kernel", at))?;
         let mut pars = Vec::new();
         for j in 0..count {
             match list.get(k + j).map(|s| &s.kind) {
@@ -259,23 +290,14 @@ impl Transform for FuseKernels {
         let mut iter = first.clone();
         iter.var.name = Ident::new(&tid, Span::DUMMY);
         let fused = fused_stmt(acc, iter, &label);
-        let target = LoopId { span: request.target.span, ..request.target };
-        Ok(Plan {
-            target,
-            shape: None,
-            factor: request.factor.unsigned_abs(),
-            directive: request.directive,
-            detail: PlanDetail::Fuse(FusePlan { count, fused }),
-        })
+        Ok(FusePlan { target, count, fused })
     }
 
-    fn apply(&self, program: &mut Program, plan: &Plan) {
-        let PlanDetail::Fuse(fp) = &plan.detail else { return };
-        let Some(Member::Method(m)) = program.classes.get_mut(plan.target.class).and_then(|c| c.members.get_mut(plan.target.member)) else {
-            return;
-        };
-        let MethodBody::Block(b) = &mut m.body else { return };
-        splice(&mut b.stmts, plan.target.span, fp.count, &fp.fused);
+    fn apply(program: &mut Program, plan: FusePlan) {
+        let m = super::method_mut(program, plan.target.class, plan.target.member);
+        let MethodBody::Block(b) = &mut m.body else { unreachable!("a kernel to fuse is in a method body") };
+        let found = splice(&mut b.stmts, plan.target.span, plan.count, &plan.fused);
+        assert!(found, "a plan is applied to the program it was checked on, which has its kernels");
     }
 }
 

@@ -64,7 +64,7 @@
 
 use super::loops::{conjuncts, Effects, Reads};
 use super::prove::encode;
-use super::{ApplicabilityError, LoopId, Plan, PlanDetail, Request, Transform};
+use super::{method_at, ApplicabilityError, Context, LoopId, Origin, Pass};
 use crate::ast::visit::{self, VisitMut, Visitor};
 use crate::ast::*;
 use crate::diagnostics::codes;
@@ -80,9 +80,34 @@ const TIMEOUT_MS: u32 = 2000;
 
 pub struct Linearise;
 
-/// What [`Linearise`] rewrites: matrix `matrix` of the plan's method.
+/// "Linearise matrix `matrix` with layout `order`".
+#[derive(Clone, Debug)]
+pub struct LineariseRequest {
+    pub method: MethodRef,
+    pub matrix: Name,
+    pub order: MatrixOrder,
+    /// The directive's `D1 D2` (rows, row length); `None`: from the annotations.
+    pub dims: Option<(Expr, Expr)>,
+    pub origin: Origin,
+}
+
+/// Which method a [`LineariseRequest`] rewrites.
+#[derive(Clone, Debug)]
+pub enum MethodRef {
+    /// This method (the span is the method's).
+    At(LoopId),
+    /// Every method that declares a 2-D array of that name, one after the other
+    /// (`--linearise M:row|col`): each application rewrites the first that
+    /// still does.
+    Declaring,
+}
+
+/// What [`Linearise`] rewrites: matrix `matrix` of the method `method`.
 #[derive(Clone, Debug)]
 pub struct LinPlan {
+    pub method: LoopId,
+    /// The directive that asked (removed by the rewrite).
+    pub directive: Option<Span>,
     pub matrix: Name,
     pub order: MatrixOrder,
     /// `D1` (rows) and `D2` (row length), as the annotations give them.
@@ -92,25 +117,22 @@ pub struct LinPlan {
     pub add_helper: bool,
 }
 
-/// The first method-level `gpuopt matrix_lin` directive of the program, as a
-/// request (`target`: the method; `var`: the matrix).
-pub fn next_request(p: &Program) -> Option<Request> {
-    p.classes.iter().enumerate().find_map(|(ci, class)| {
-        class.members.iter().enumerate().find_map(|(mi, member)| {
-            let Member::Method(m) = member else { return None };
-            m.directives.iter().find_map(|d| match &d.kind {
-                DirectiveKind::MatrixLin { matrix, .. } => Some(Request {
-                    target: LoopId { class: ci, member: mi, span: m.span },
-                    var: matrix.name.clone(),
-                    factor: 0,
-                    directive: Some(d.span),
-                    block_size: None,
-                    fallback: Default::default(),
-                }),
-                _ => None,
-            })
-        })
-    })
+/// How many times `request` is carried out: once for a method, once per
+/// method that declares the matrix for [`MethodRef::Declaring`] (refused when
+/// none does).
+pub fn applications(program: &Program, request: &LineariseRequest) -> Result<usize, ApplicabilityError> {
+    match request.method {
+        MethodRef::At(_) => Ok(1),
+        MethodRef::Declaring => match methods_declaring(program, &request.matrix).len() {
+            0 => Err(no_method_declares(&request.matrix)),
+            n => Ok(n),
+        },
+    }
+}
+
+fn no_method_declares(name: &str) -> ApplicabilityError {
+    let msg = format!("`--linearise {name}`: no method of the file has a 2-D array `{name}` (parameter or local)");
+    ApplicabilityError::new(codes::OPTIMISE_UNKNOWN_ARRAY, msg, Span::DUMMY)
 }
 
 /// The methods that declare a 2-D array named `name` (parameter or local), in
@@ -131,27 +153,29 @@ pub fn methods_declaring(p: &Program, name: &str) -> Vec<LoopId> {
 // ------------------------------------------------------------------------------------
 // Applicability
 
-impl Transform for Linearise {
-    fn name(&self) -> &'static str {
-        "matrix_lin"
-    }
+impl Pass for Linearise {
+    const NAME: &'static str = "matrix_lin";
+    type Request = LineariseRequest;
+    type Plan = LinPlan;
 
-    fn check(&self, program: &Program, request: &Request) -> Result<Plan, ApplicabilityError> {
-        let m = method_at(program, request.target)
-            .ok_or_else(|| ApplicabilityError::new(codes::OPTIMISE_UNKNOWN_ARRAY, "no such method", request.target.span))?;
-        let directive = request.directive.and_then(|s| m.directives.iter().find(|d| d.span == s));
-        let Some(Directive { kind: DirectiveKind::MatrixLin { matrix, order, rows, cols }, span }) = directive else {
-            let msg = format!("linearising `{}` needs its layout and dimensions (`gpuopt matrix_lin M R|C D1 D2;`)", request.var);
-            return Err(ApplicabilityError::new(codes::OPTIMISE_TEMPLATE, msg, request.target.span));
+    fn check(program: &Program, request: &LineariseRequest, _: &Context<'_>) -> Result<LinPlan, ApplicabilityError> {
+        let target = match request.method {
+            MethodRef::At(id) => id,
+            MethodRef::Declaring => {
+                *methods_declaring(program, &request.matrix).first().ok_or_else(|| no_method_declares(&request.matrix))?
+            }
         };
-        plan(program, request.target, &matrix.name, *order, Some((rows, cols)), Some(*span))
+        let dims = request.dims.as_ref().map(|(r, c)| (r, c));
+        plan(program, target, &request.matrix, request.order, dims, request.origin.directive())
     }
 
-    fn apply(&self, program: &mut Program, plan: &Plan) {
-        let PlanDetail::Linearise(lp) = &plan.detail else { return };
-        let Some(class) = program.classes.get_mut(plan.target.class) else { return };
-        let Some(Member::Method(m)) = class.members.get_mut(plan.target.member) else { return };
+    fn apply(program: &mut Program, plan: LinPlan) {
+        let class = program.classes.get_mut(plan.method.class).expect("a plan is applied to the program it was checked on");
+        let Some(Member::Method(m)) = class.members.get_mut(plan.method.member) else {
+            panic!("a plan is applied to the program it was checked on, which has its method")
+        };
         m.directives.retain(|d| Some(d.span) != plan.directive);
+        let lp = &plan;
         let mut r = Rewrite { plan: lp };
         for c in &mut m.contract.clauses {
             r.visit_clause_mut(c);
@@ -173,14 +197,14 @@ impl Transform for Linearise {
 
 /// Checks linearising `name` in the method `target` with layout `order`;
 /// `dims` are the directive's `D1 D2` (`None`: from the annotations).
-pub fn plan(
+fn plan(
     program: &Program,
     target: LoopId,
     name: &str,
     order: MatrixOrder,
     dims: Option<(&Expr, &Expr)>,
     directive: Option<Span>,
-) -> Result<Plan, ApplicabilityError> {
+) -> Result<LinPlan, ApplicabilityError> {
     let m =
         method_at(program, target).ok_or_else(|| ApplicabilityError::new(codes::OPTIMISE_UNKNOWN_ARRAY, "no such method", target.span))?;
     let at = directive.unwrap_or(m.name.span);
@@ -330,13 +354,7 @@ pub fn plan(
             return Err(with_dir(ApplicabilityError::new(codes::OPTIMISE_TEMPLATE, msg, h.name.span)));
         }
     };
-    Ok(Plan {
-        target,
-        shape: None,
-        factor: 0,
-        directive,
-        detail: PlanDetail::Linearise(LinPlan { matrix: Name::from(name), order, rows, cols, add_helper }),
-    })
+    Ok(LinPlan { method: target, directive, matrix: Name::from(name), order, rows, cols, add_helper })
 }
 
 /// Whether the precondition gives write permission to every cell of the 2-D
@@ -374,13 +392,6 @@ fn full_write(m: &Method, x: &str, facts: &mut Facts) -> bool {
         let (Some(hi), Some(hj)) = (upper(gi, i), upper(gj, j)) else { return false };
         cell && write && i != j && facts.equal(&hi, a) && facts.equal(&hj, b)
     })
-}
-
-fn method_at(p: &Program, id: LoopId) -> Option<&Method> {
-    match p.classes.get(id.class)?.members.get(id.member)? {
-        Member::Method(m) => Some(m),
-        _ => None,
-    }
 }
 
 fn is_2d(t: &Type) -> bool {

@@ -52,7 +52,7 @@
 use super::loops::{self, Cmp, LoopShape, UpdateOp};
 use super::prove::{encode, var_term, LoopFacts};
 use super::unroll::{peel, scoped, shift_invariants};
-use super::{loop_template, replace_loop, residual, ApplicabilityError, Plan, PlanDetail, Request, Transform};
+use super::{loop_template, replace_loop, residual, ApplicabilityError, Context, LoopId, LoopRequest, Pass};
 use crate::ast::*;
 use crate::diagnostics::codes;
 use crate::verify::smt::Term;
@@ -65,10 +65,23 @@ const MAX_SIMULATED: u64 = 10_000_000;
 
 pub struct IterMerge;
 
-/// What the check found out for the rewrite.
+/// What [`IterMerge`]'s check established: the loop, its shape, and what is
+/// known of its iteration count.
 #[derive(Clone, Debug)]
 pub struct MergePlan {
-    /// The iteration count, when it is a number.
+    pub target: LoopId,
+    pub shape: LoopShape,
+    /// `M`, the iterations merged into one.
+    pub factor: u64,
+    /// The directive that asked (removed by the rewrite).
+    pub directive: Option<Span>,
+    pub count: IterationCount,
+}
+
+/// What the check found out about the iteration count `I`.
+#[derive(Clone, Debug)]
+pub struct IterationCount {
+    /// `I`, when it is a number.
     pub iterations: Option<u64>,
     /// `I % M`: iterations peeled off in front.
     pub peel: u64,
@@ -79,46 +92,46 @@ pub struct MergePlan {
 // ------------------------------------------------------------------------------------
 // Applicability
 
-impl Transform for IterMerge {
-    fn name(&self) -> &'static str {
-        "iter_merge"
-    }
+impl Pass for IterMerge {
+    const NAME: &'static str = "iter_merge";
+    type Request = LoopRequest;
+    type Plan = MergePlan;
 
-    fn check(&self, program: &Program, request: &Request) -> Result<Plan, ApplicabilityError> {
-        super::check_factor(program, request, 2, MAX_FACTOR, "merge")?;
+    fn check(program: &Program, request: &LoopRequest, cx: &Context<'_>) -> Result<MergePlan, ApplicabilityError> {
+        let (id, var) = request.locate(program, cx)?;
+        let directive = request.origin.directive();
+        super::check_factor(super::request_span(program, id, directive), request.factor, 2, MAX_FACTOR, "merge")?;
         let m = request.factor.unsigned_abs(); // checked: 2 ≤ factor
-        let (site, shape) = loop_template(program, request)?;
+        let (site, shape) = loop_template(program, id, &var, directive)?;
         let mut facts = LoopFacts::new(&site, &shape.var, shape.start.as_ref());
-        let plan = iteration_count(&mut facts, &shape, m)?;
-        if let Some(i) = plan.iterations {
+        let count = iteration_count(&mut facts, &shape, m)?;
+        if let Some(i) = count.iterations {
             if i < m {
                 // The program's facts rule the request out: not applicable
                 // (exit 1), as for unrolling; not a malformed request.
                 return Err(ApplicabilityError::new(
                     codes::OPTIMISE_TRIP_COUNT,
                     format!("this loop runs {i} times, fewer than the {m} iterations to merge"),
-                    super::request_span(program, request),
+                    super::request_span(program, id, directive),
                 ));
             }
         }
-        Ok(Plan { target: request.target, shape: Some(shape), factor: m, directive: request.directive, detail: PlanDetail::Merge(plan) })
+        Ok(MergePlan { target: id, shape, factor: m, directive, count })
     }
 
-    fn apply(&self, program: &mut Program, plan: &Plan) {
-        let PlanDetail::Merge(mp) = &plan.detail else { return };
-        let Some(shape) = &plan.shape else { return };
-        let Some(Member::Method(method)) = program.classes[plan.target.class].members.get(plan.target.member) else { return };
+    fn apply(program: &mut Program, plan: MergePlan) {
+        let MergePlan { target, shape, factor: m, directive, count } = plan;
+        let method = super::method_mut(program, target.class, target.member);
         let counter = subst::fresh_name_in(method, "vct_mi_l");
         let start_copy = subst::fresh_name_in(method, "vct_mi_s");
         let helper = match shape.op {
-            UpdateOp::Mul => Some(add_helper(&mut program.classes[plan.target.class], "vct_mi_pow", POW)),
-            UpdateOp::Div => Some(add_helper(&mut program.classes[plan.target.class], "vct_mi_div", DIV)),
+            UpdateOp::Mul => Some(add_helper(&mut program.classes[target.class], "vct_mi_pow", POW)),
+            UpdateOp::Div => Some(add_helper(&mut program.classes[target.class], "vct_mi_div", DIV)),
             _ => None,
         };
-        let m = plan.factor;
-        replace_loop(program, plan.target, |l| {
+        let found = replace_loop(program, target, |l| {
             let (mut out, declares) = loops::init_stmts(l);
-            let start = match mp.start {
+            let start = match count.start {
                 Some(v) => loops::int(v),
                 None => {
                     out.push(decl(&start_copy, loops::var(&shape.var)));
@@ -126,11 +139,11 @@ impl Transform for IterMerge {
                 }
             };
             out.push(decl(&counter, loops::int(0)));
-            out.extend(peel(l, mp.peel, &[loops::increment(&counter)]));
+            out.extend(peel(l, count.peel, &[loops::increment(&counter)]));
 
-            let mut rest = residual(l, plan.directive);
-            shift_invariants(&mut rest, shape, mp.peel);
-            let mut contract = counter_invariants(shape, mp, m, &counter, start, helper.as_deref());
+            let mut rest = residual(l, directive);
+            shift_invariants(&mut rest, &shape, count.peel);
+            let mut contract = counter_invariants(&shape, &count, m, &counter, start, helper.as_deref());
             contract.append(&mut rest.contract.clauses);
             rest.contract.clauses = contract;
             let header_update = matches!(&l.kind, LoopKind::For { update, .. } if !update.is_empty());
@@ -143,11 +156,12 @@ impl Transform for IterMerge {
             out.push(loops::stmt(StmtKind::Loop(rest)));
             scoped(out, declares)
         });
+        assert!(found, "a plan is applied to the program it was checked on, which has its loop");
     }
 }
 
 /// Determines `I % M` (and `I` itself when it is a number), or says why not.
-fn iteration_count(facts: &mut LoopFacts, shape: &LoopShape, m: u64) -> Result<MergePlan, ApplicabilityError> {
+fn iteration_count(facts: &mut LoopFacts, shape: &LoopShape, m: u64) -> Result<IterationCount, ApplicabilityError> {
     let not_determined = |why: &str| {
         ApplicabilityError::new(
             codes::OPTIMISE_ITERATION_COUNT,
@@ -171,7 +185,7 @@ fn iteration_count(facts: &mut LoopFacts, shape: &LoopShape, m: u64) -> Result<M
             v = next;
             n += 1;
         }
-        return Ok(MergePlan { iterations: Some(n), peel: n % m, start: Some(a) });
+        return Ok(IterationCount { iterations: Some(n), peel: n % m, start: Some(a) });
     }
     // Symbolic: a closed form for `+c`/`-c`, then `I % M` by proof.
     let c = Term::int(i128::from(shape.step));
@@ -198,7 +212,7 @@ fn iteration_count(facts: &mut LoopFacts, shape: &LoopShape, m: u64) -> Result<M
     };
     let remainder = (0..m).find(|r| facts.proves(&count.emod(&Term::int(i128::from(m))).eq(&Term::int(i128::from(*r)))));
     match remainder {
-        Some(r) => Ok(MergePlan { iterations: None, peel: r, start: None }),
+        Some(r) => Ok(IterationCount { iterations: None, peel: r, start: None }),
         None => Err(not_determined(&format!(": its remainder modulo {m} is not fixed")).help(format!(
             "state how `{}` relates to the start value, e.g. a precondition making the count a multiple of {m}",
             crate::printer::print_expr(&shape.bound)
@@ -213,7 +227,7 @@ fn decl(name: &str, init: Expr) -> Stmt {
     loops::stmt(StmtKind::LocalDecl { ty: loops::int_type(), name: Ident::new(name, Span::DUMMY), init: Some(init) })
 }
 
-fn counter_invariants(shape: &LoopShape, mp: &MergePlan, m: u64, l: &str, start: Expr, helper: Option<&str>) -> Vec<Clause> {
+fn counter_invariants(shape: &LoopShape, mp: &IterationCount, m: u64, l: &str, start: Expr, helper: Option<&str>) -> Vec<Clause> {
     use loops::{bin, int, invariant, var};
     let c = int(shape.step);
     let call = |args: Vec<Expr>| {

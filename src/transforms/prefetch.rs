@@ -74,7 +74,7 @@
 use super::fuse_perm::{has_perm, rational};
 use super::loops::{self, bin, conjuncts, Effects, Reads};
 use super::prove::encode;
-use super::{ApplicabilityError, LoopId, Plan, PlanDetail, Request, Transform};
+use super::{ApplicabilityError, Context, LoopId, Origin, Pass};
 use crate::ast::visit::{self, VisitMut, Visitor};
 use crate::ast::*;
 use crate::diagnostics::{codes, Diagnostic};
@@ -84,26 +84,49 @@ use std::collections::HashSet;
 
 pub struct Prefetch;
 
+/// "Prefetch these elements of an array into registers".
+#[derive(Clone, Debug)]
+pub struct PrefetchRequest {
+    pub what: Prefetched,
+    pub origin: Origin,
+}
+
+/// What a [`PrefetchRequest`] prefetches, where.
+#[derive(Clone, Debug)]
+pub enum Prefetched {
+    /// `array` at each of `locations` in the kernels of the method `class`,
+    /// `member`: all of them (`kernel: None`, a directive) or the par block at
+    /// `kernel` (the cursor's).
+    At { class: usize, member: usize, kernel: Option<Span>, array: Expr, locations: Vec<Expr> },
+    /// `[KERNEL:]A[LOC]` as written after `--prefetch`: parsed and resolved to
+    /// the one kernel that accesses `A[LOC]` when the step's turn comes (so it
+    /// may name the thread id of a kernel fused before).
+    Named(String),
+}
+
 /// The rewrite: the method's new body.
 #[derive(Clone, Debug)]
 pub struct PrefetchPlan {
+    pub class: usize,
+    pub member: usize,
+    /// The directive that asked (removed by the rewrite).
+    pub directive: Option<Span>,
     pub body: Block,
 }
 
-/// What to prefetch, where.
+/// What to prefetch, where, resolved.
 #[derive(Clone, Debug)]
-pub struct Target {
-    pub class: usize,
-    pub member: usize,
-    /// Only this par block (a command-line request); `None`: every kernel of
-    /// the method (a directive).
-    pub kernel: Option<Span>,
+struct Target {
+    class: usize,
+    member: usize,
+    /// Only this par block; `None`: every kernel of the method.
+    kernel: Option<Span>,
     /// The array (a variable).
-    pub array: Expr,
-    pub locations: Vec<Expr>,
+    array: Expr,
+    locations: Vec<Expr>,
     /// Where problems with the request itself are reported.
-    pub at: Span,
-    pub directive: Option<Span>,
+    at: Span,
+    directive: Option<Span>,
 }
 
 fn err(code: &'static str, msg: impl Into<String>, span: Span) -> ApplicabilityError {
@@ -113,70 +136,43 @@ fn err(code: &'static str, msg: impl Into<String>, span: Span) -> ApplicabilityE
 // ------------------------------------------------------------------------------------
 // Requests
 
-impl Transform for Prefetch {
-    fn name(&self) -> &'static str {
-        "glob_to_reg"
+impl Pass for Prefetch {
+    const NAME: &'static str = "glob_to_reg";
+    type Request = PrefetchRequest;
+    type Plan = PrefetchPlan;
+
+    fn check(program: &Program, request: &PrefetchRequest, cx: &Context<'_>) -> Result<PrefetchPlan, ApplicabilityError> {
+        let directive = request.origin.directive();
+        let target = match &request.what {
+            Prefetched::At { class, member, kernel, array, locations } => {
+                let method = program.classes.get(*class).and_then(|c| c.members.get(*member)).map(|m| m.span());
+                let at = directive.or(*kernel).or(method).unwrap_or(Span::DUMMY);
+                Target {
+                    class: *class,
+                    member: *member,
+                    kernel: *kernel,
+                    array: array.clone(),
+                    locations: locations.clone(),
+                    at,
+                    directive,
+                }
+            }
+            Prefetched::Named(text) => resolve_cli(program, cx.text, text)?,
+        };
+        check_target(program, &target)
     }
 
-    fn check(&self, program: &Program, request: &Request) -> Result<Plan, ApplicabilityError> {
-        let at = request.directive.unwrap_or(request.target.span);
-        let id = request.target;
-        let Some(Member::Method(m)) = program.classes.get(id.class).and_then(|c| c.members.get(id.member)) else {
-            return Err(err(codes::OPTIMISE_UNKNOWN_KERNEL, "no such method", at));
-        };
-        let Some(DirectiveKind::GlobToReg { array, locations }) =
-            m.directives.iter().find(|d| Some(d.span) == request.directive).map(|d| &d.kind)
-        else {
-            return Err(err(codes::OPTIMISE_UNKNOWN_KERNEL, "no such `gpuopt glob_to_reg` directive", at));
-        };
-        let t = Target {
-            class: id.class,
-            member: id.member,
-            kernel: None,
-            array: array.clone(),
-            locations: locations.clone(),
-            at,
-            directive: request.directive,
-        };
-        check_target(program, &t)
-    }
-
-    fn apply(&self, program: &mut Program, plan: &Plan) {
-        let PlanDetail::Prefetch(pp) = &plan.detail else { return };
-        let Some(Member::Method(m)) = program.classes.get_mut(plan.target.class).and_then(|c| c.members.get_mut(plan.target.member)) else {
-            return;
-        };
-        m.body = MethodBody::Block(pp.body.clone());
+    fn apply(program: &mut Program, plan: PrefetchPlan) {
+        let m = super::method_mut(program, plan.class, plan.member);
+        m.body = MethodBody::Block(plan.body);
         m.directives.retain(|d| Some(d.span) != plan.directive);
     }
-}
-
-/// The first method-level `gpuopt glob_to_reg` directive, as a request (its
-/// target span is the directive's).
-pub fn next_directive(p: &Program) -> Option<Request> {
-    for (ci, class) in p.classes.iter().enumerate() {
-        for (mi, member) in class.members.iter().enumerate() {
-            let Member::Method(m) = member else { continue };
-            if let Some(d) = m.directives.iter().find(|d| matches!(d.kind, DirectiveKind::GlobToReg { .. })) {
-                let target = LoopId { class: ci, member: mi, span: d.span };
-                return Some(Request {
-                    target,
-                    var: Name::from(""),
-                    factor: 0,
-                    directive: Some(d.span),
-                    block_size: None,
-                    fallback: Default::default(),
-                });
-            }
-        }
-    }
-    None
 }
 
 /// Resolves a command-line `--prefetch [KERNEL:]A[loc]` against `program`
 /// (`text`: its source, for line numbers): the one kernel whose code accesses
 /// `A[loc]`, narrowed to the par blocks (or methods) named `KERNEL`.
-pub fn resolve_cli(program: &Program, text: &str, request: &str) -> Result<Target, Diagnostic> {
+fn resolve_cli(program: &Program, text: &str, request: &str) -> Result<Target, Diagnostic> {
     let flag = format!("--prefetch {request}");
     let (name, loc_text) = match request.split_once(':') {
         Some((k, rest)) if !k.is_empty() && k.chars().all(|c| c.is_alphanumeric() || c == '_') => (Some(k.trim()), rest),
@@ -368,7 +364,7 @@ fn is_var(e: &Expr, name: &str) -> bool {
 // Applicability
 
 /// Checks `t` and computes the rewritten method body.
-pub fn check_target(program: &Program, t: &Target) -> Result<Plan, ApplicabilityError> {
+fn check_target(program: &Program, t: &Target) -> Result<PrefetchPlan, ApplicabilityError> {
     let Some(Member::Method(method)) = program.classes.get(t.class).and_then(|c| c.members.get(t.member)) else {
         return Err(err(codes::OPTIMISE_UNKNOWN_KERNEL, "no such method", t.at));
     };
@@ -419,9 +415,7 @@ pub fn check_target(program: &Program, t: &Target) -> Result<Plan, Applicability
         return Err(err(codes::OPTIMISE_UNKNOWN_KERNEL, format!("no kernel of `{}` accesses {}", method.name, locs.join(" or ")), t.at)
             .help("prefetching rewrites the code of par blocks; name a location a kernel reads or writes"));
     }
-    let target = LoopId { class: t.class, member: t.member, span: t.at };
-    let detail = PlanDetail::Prefetch(PrefetchPlan { body: Block { stmts, span: body.span } });
-    Ok(Plan { target, shape: None, factor: 0, directive: t.directive, detail })
+    Ok(PrefetchPlan { class: t.class, member: t.member, directive: t.directive, body: Block { stmts, span: body.span } })
 }
 
 /// The contract that holds at a segment's start.

@@ -89,11 +89,11 @@
 use super::fuse_perm::has_perm;
 use super::loops::{self, conjuncts};
 use super::prove::encode;
-use super::{ApplicabilityError, LoopId, Plan, PlanDetail, Request, Transform};
+use super::{method_at, ApplicabilityError, Context, LoopId, Origin, Pass};
 use crate::ast::subst::{fresh_name_in, mentions, substitute_var, Subst};
 use crate::ast::visit::{self, VisitMut, Visitor};
 use crate::ast::*;
-use crate::diagnostics::{codes, Diagnostic};
+use crate::diagnostics::codes;
 use crate::printer::{print_expr, print_stmt};
 use crate::verify::smt::{Outcome, SmtSolver, Sort, Term};
 use std::collections::HashSet;
@@ -127,10 +127,35 @@ impl Tiling {
     }
 }
 
-/// What [`Transform::apply`] writes: the tiled kernel, the method's new contract,
+/// "Tile that kernel this way, with tile size `size`".
+#[derive(Clone, Debug)]
+pub struct TileRequest {
+    pub kernel: KernelRef,
+    pub tiling: Tiling,
+    /// As written (the check refuses a size below 1).
+    pub size: i64,
+    pub origin: Origin,
+}
+
+/// Which kernel a [`TileRequest`] means.
+#[derive(Clone, Debug)]
+pub enum KernelRef {
+    /// The `par` block at this span, or, when the span is its method's, the
+    /// method's only kernel (a `gpuopt tile` directive).
+    At(LoopId),
+    /// The par block of this name, else the only kernel of the method of this
+    /// name (`--tile KERNEL:…`), found when the step's turn comes.
+    Named(String),
+}
+
+/// What [`Pass::apply`] writes: the tiled kernel, the method's new contract,
 /// the new resource of the enclosing `invariant` block, and the helpers.
 #[derive(Clone, Debug)]
 pub struct TilePlan {
+    /// The method (its span aside).
+    pub method: LoopId,
+    /// The directive that asked (removed by the rewrite).
+    pub directive: Option<Span>,
     pub par_span: Span,
     pub kernel: Stmt,
     pub contract: Contract,
@@ -145,40 +170,43 @@ fn err(code: &'static str, msg: impl Into<String>, span: Span) -> ApplicabilityE
 // ------------------------------------------------------------------------------------
 // Applicability
 
-impl Transform for TileKernel {
-    fn name(&self) -> &'static str {
-        "tile"
-    }
+impl Pass for TileKernel {
+    const NAME: &'static str = "tile";
+    type Request = TileRequest;
+    type Plan = TilePlan;
 
-    /// From a `gpuopt tile` directive (the request's `directive`, on the method).
-    fn check(&self, program: &Program, request: &Request) -> Result<Plan, ApplicabilityError> {
-        let at = request.directive.unwrap_or(request.target.span);
-        let kind = method_at(program, request.target).and_then(|m| {
-            m.directives.iter().find(|d| Some(d.span) == request.directive).and_then(|d| match d.kind {
-                DirectiveKind::Tile { kind, .. } => Some(kind),
-                _ => None,
-            })
-        });
-        let Some(kind) = kind else {
-            return Err(err(codes::OPTIMISE_UNKNOWN_KERNEL, "no `gpuopt tile` directive here", at));
+    fn check(program: &Program, request: &TileRequest, _: &Context<'_>) -> Result<TilePlan, ApplicabilityError> {
+        let target = match &request.kernel {
+            KernelRef::At(id) => *id,
+            KernelRef::Named(name) => super::select::kernel(program, name, request.origin.quoted()).map_err(|mut d| {
+                d.message = format!("{} (after the earlier rewrites)", d.message);
+                d
+            })?,
         };
-        plan(program, request.target, Tiling::directive(kind), request.factor, at, request.directive)
+        let at = request.origin.directive().unwrap_or(target.span);
+        plan(program, target, request.tiling, request.size, at, request.origin.directive())
     }
 
-    fn apply(&self, program: &mut Program, plan: &Plan) {
-        let PlanDetail::Tile(tp) = &plan.detail else { return };
-        let Some(class) = program.classes.get_mut(plan.target.class) else { return };
-        let Some(Member::Method(m)) = class.members.get_mut(plan.target.member) else { return };
+    fn apply(program: &mut Program, plan: TilePlan) {
+        let class = program.classes.get_mut(plan.method.class).expect("a plan is applied to the program it was checked on");
+        let Some(Member::Method(m)) = class.members.get_mut(plan.method.member) else {
+            panic!("a plan is applied to the program it was checked on, which has its method")
+        };
         m.directives.retain(|d| Some(d.span) != plan.directive);
-        m.contract = tp.contract.clone();
+        m.contract = plan.contract;
+        let mut found = false;
         if let MethodBody::Block(b) = &mut m.body {
             for s in b.stmts.iter_mut() {
                 match &mut s.kind {
-                    StmtKind::Par(p) if p.span == tp.par_span => *s = tp.kernel.clone(),
+                    StmtKind::Par(p) if p.span == plan.par_span => {
+                        *s = plan.kernel.clone();
+                        found = true;
+                    }
                     StmtKind::InvariantBlock { resource, body, .. } => {
-                        if let Some(k) = body.stmts.iter().position(|s| matches!(&s.kind, StmtKind::Par(p) if p.span == tp.par_span)) {
-                            body.stmts[k] = tp.kernel.clone();
-                            if let Some(r) = &tp.invariant_resource {
+                        if let Some(k) = body.stmts.iter().position(|s| matches!(&s.kind, StmtKind::Par(p) if p.span == plan.par_span)) {
+                            body.stmts[k] = plan.kernel.clone();
+                            found = true;
+                            if let Some(r) = &plan.invariant_resource {
                                 *resource = r.clone();
                             }
                         }
@@ -187,16 +215,10 @@ impl Transform for TileKernel {
                 }
             }
         }
-        for (k, h) in tp.helpers.iter().enumerate() {
-            class.members.insert(plan.target.member + k, h.clone());
+        assert!(found, "a plan is applied to the program it was checked on, which has its kernel");
+        for (k, h) in plan.helpers.into_iter().enumerate() {
+            class.members.insert(plan.method.member + k, h);
         }
-    }
-}
-
-fn method_at(program: &Program, id: LoopId) -> Option<&Method> {
-    match program.classes.get(id.class)?.members.get(id.member)? {
-        Member::Method(m) => Some(m),
-        _ => None,
     }
 }
 
@@ -220,70 +242,6 @@ fn kernels(m: &Method) -> Vec<(&Par, Option<&Expr>)> {
 
 fn unit_name(p: &Par) -> String {
     p.units[0].name.as_ref().map_or_else(|| "<unnamed>".to_string(), |n| format!("`{n}`"))
-}
-
-/// Finds the kernel a command-line `--tile NAME:…` names: a par block named
-/// `NAME`, else the only kernel of a method named `NAME` (how an unnamed kernel
-/// is addressed).
-pub fn resolve(p: &Program, name: &str, text: &str) -> Result<LoopId, Diagnostic> {
-    let named: Vec<LoopId> = super::fuse::par_sites(p)
-        .into_iter()
-        .filter(|(_, par)| par.units.first().and_then(|u| u.name.as_ref()).is_some_and(|n| n.as_str() == name))
-        .map(|(id, _)| id)
-        .collect();
-    let methods: Vec<LoopId> = p
-        .classes
-        .iter()
-        .enumerate()
-        .flat_map(|(ci, c)| {
-            c.members.iter().enumerate().filter_map(move |(mi, m)| match m {
-                Member::Method(m) if m.name.as_str() == name => Some(LoopId { class: ci, member: mi, span: m.span }),
-                _ => None,
-            })
-        })
-        .collect();
-    let found = if named.is_empty() { methods } else { named };
-    match found.as_slice() {
-        [id] => Ok(*id),
-        [] => {
-            let known: Vec<String> = super::fuse::par_sites(p)
-                .iter()
-                .filter_map(|(_, par)| par.units.first().and_then(|u| u.name.as_ref()).map(|n| format!("`{n}`")))
-                .collect();
-            let d = Diagnostic::error(
-                codes::OPTIMISE_UNKNOWN_KERNEL,
-                format!("`{text}`: no par block and no method of the file is named `{name}`"),
-                Span::DUMMY,
-            );
-            Err(if known.is_empty() {
-                d.with_help("this file has no named par blocks: name the method of an unnamed kernel")
-            } else {
-                d.with_help(format!("the par blocks are: {}", known.join(", ")))
-            })
-        }
-        many => Err(Diagnostic::error(
-            codes::OPTIMISE_AMBIGUOUS_LOOP,
-            format!("`{text}` fits {} kernels or methods; rename one", many.len()),
-            many[0].span,
-        )),
-    }
-}
-
-/// Parses `--tile KERNEL:inter|intra:N` (paper keywords).
-pub fn parse_cli(text: &str) -> Result<(String, Tiling, i64), String> {
-    let bad = || format!("`--tile {text}`: expected KERNEL:inter:N or KERNEL:intra:N");
-    let parts: Vec<&str> = text.split(':').map(str::trim).collect();
-    let [name, kind, n] = parts.as_slice() else { return Err(bad()) };
-    if name.is_empty() || !name.chars().all(|c| c.is_alphanumeric() || c == '_') {
-        return Err(bad());
-    }
-    let tiling = match *kind {
-        "inter" => Tiling::paper(TileKind::Inter),
-        "intra" => Tiling::paper(TileKind::Intra),
-        _ => return Err(bad()),
-    };
-    let n: i64 = n.parse().map_err(|_| format!("`--tile {text}`: `{n}` is not an integer tile size"))?;
-    Ok((name.to_string(), tiling, n))
 }
 
 /// Facts of the method contract about integers, and a solver holding them.
@@ -373,14 +331,14 @@ fn forbidden(stmts: &[Stmt]) -> Option<(Span, &'static str)> {
 
 /// Checks the template and builds the rewrite of the kernel at `target` (a par
 /// span, or the method's span for its only kernel) with tile size `n`.
-pub fn plan(
+fn plan(
     program: &Program,
     target: LoopId,
     tiling: Tiling,
     n: i64,
     at: Span,
     directive: Option<Span>,
-) -> Result<Plan, ApplicabilityError> {
+) -> Result<TilePlan, ApplicabilityError> {
     let class = program.classes.get(target.class).ok_or_else(|| err(codes::OPTIMISE_UNKNOWN_KERNEL, "no such kernel", at))?;
     let method = method_at(program, target).ok_or_else(|| err(codes::OPTIMISE_UNKNOWN_KERNEL, "no such kernel", at))?;
     let all = kernels(method);
@@ -490,14 +448,7 @@ pub fn plan(
         }
     }
     let invariant_resource = inv.and_then(|r| g.requantify_all(r, t_expr, &mut facts));
-    let plan = TilePlan { par_span: par.span, kernel, contract, invariant_resource, helpers: names.helpers()? };
-    Ok(Plan {
-        target: LoopId { span: par.span, ..target },
-        shape: None,
-        factor: n.unsigned_abs(),
-        directive,
-        detail: PlanDetail::Tile(plan),
-    })
+    Ok(TilePlan { method: target, directive, par_span: par.span, kernel, contract, invariant_resource, helpers: names.helpers()? })
 }
 
 // ------------------------------------------------------------------------------------
@@ -863,15 +814,6 @@ mod tests {
         assert!(out.contains("par k(int tid = 0 .. vct_tile_ceiling(n, 4))"), "inter in a directive is chunked: {out}");
         assert!(out.contains("vct_tile_low") && !out.contains("vct_tile_newIdx"), "{out}");
         assert!(!out.contains("gpuopt"), "the directive is removed: {out}");
-    }
-
-    #[test]
-    fn cli_keywords_follow_the_paper() {
-        assert_eq!(parse_cli("k:inter:8").unwrap(), ("k".to_string(), Tiling::Strided, 8));
-        assert_eq!(parse_cli("k:intra:8").unwrap().1, Tiling::Chunked);
-        assert!(parse_cli("k:strided:8").is_err());
-        assert!(parse_cli("k:inter").is_err());
-        assert_eq!(parse_cli("k:inter:-2").unwrap().2, -2, "refused by the check, with a span");
     }
 
     #[test]

@@ -38,7 +38,7 @@
 use super::fallback::{self, Fallback, Verdict};
 use super::loops::{self, Cmp, LoopShape, UpdateOp};
 use super::prove::{encode, var_term, LoopFacts};
-use super::{loop_template, replace_loop, residual, ApplicabilityError, Plan, PlanDetail, Request, Transform};
+use super::{loop_template, replace_loop, residual, ApplicabilityError, Context, LoopId, LoopRequest, Pass};
 use crate::ast::*;
 use crate::diagnostics::codes;
 use crate::verify::encode::trunc_div;
@@ -50,28 +50,42 @@ pub const MAX_FACTOR: i64 = 1024;
 
 pub struct LoopUnroll;
 
+/// What [`LoopUnroll`]'s check established: the loop, its shape, and that it
+/// runs at least `factor` times.
+#[derive(Clone, Debug)]
+pub struct UnrollPlan {
+    pub target: LoopId,
+    pub shape: LoopShape,
+    pub factor: u64,
+    /// The directive that asked (removed by the rewrite).
+    pub directive: Option<Span>,
+}
+
 // ------------------------------------------------------------------------------------
 // Applicability
 
-impl Transform for LoopUnroll {
-    fn name(&self) -> &'static str {
-        "loop_unroll"
-    }
+impl Pass for LoopUnroll {
+    const NAME: &'static str = "loop_unroll";
+    type Request = LoopRequest;
+    type Plan = UnrollPlan;
 
-    fn check(&self, program: &Program, request: &Request) -> Result<Plan, ApplicabilityError> {
-        super::check_factor(program, request, 1, MAX_FACTOR, "unroll")?;
-        let (site, shape) = loop_template(program, request)?;
+    fn check(program: &Program, request: &LoopRequest, cx: &Context<'_>) -> Result<UnrollPlan, ApplicabilityError> {
+        let (id, var) = request.locate(program, cx)?;
+        let directive = request.origin.directive();
+        super::check_factor(super::request_span(program, id, directive), request.factor, 1, MAX_FACTOR, "unroll")?;
+        let (site, shape) = loop_template(program, id, &var, directive)?;
         let k = request.factor.unsigned_abs(); // checked: 1 ≤ factor
+        let plan = |shape| UnrollPlan { target: id, shape, factor: k, directive };
         let mut facts = LoopFacts::new(&site, &shape.var, shape.start.as_ref());
         if let Err(mut e) = prove_trip_count(&mut facts, &shape, k) {
-            let e = match &request.fallback {
+            let e = match cx.fallback {
                 Fallback::Off => e,
                 Fallback::Skipped => {
                     e.0.message.push_str(" (the fallback to alpine's verifier was skipped: `--no-verify`)");
                     e
                 }
-                Fallback::Verify(v) => match fallback::holds_on_entry(program, request.target, &trip_condition(&shape, k), v) {
-                    Verdict::Proved => return Ok(plan(request, shape, k)),
+                Fallback::Verify(v) => match fallback::holds_on_entry(program, id, &trip_condition(&shape, k), v) {
+                    Verdict::Proved => return Ok(plan(shape)),
                     Verdict::NotProved(why) => {
                         let tried = format!("alpine's verifier could not prove it either ({why})");
                         let help = match e.0.help.take() {
@@ -82,29 +96,25 @@ impl Transform for LoopUnroll {
                     }
                 },
             };
-            return Err(match request.directive {
+            return Err(match directive {
                 Some(d) => e.related(d, "requested here"),
                 None => e,
             });
         }
-        Ok(plan(request, shape, k))
+        Ok(plan(shape))
     }
 
-    fn apply(&self, program: &mut Program, plan: &Plan) {
-        let Some(shape) = &plan.shape else { return };
-        replace_loop(program, plan.target, |l| {
+    fn apply(program: &mut Program, plan: UnrollPlan) {
+        let found = replace_loop(program, plan.target, |l| {
             let (mut out, declares) = loops::init_stmts(l);
             out.extend(peel(l, plan.factor, &[]));
             let mut rest = residual(l, plan.directive);
-            shift_invariants(&mut rest, shape, plan.factor);
+            shift_invariants(&mut rest, &plan.shape, plan.factor);
             out.push(loops::stmt(StmtKind::Loop(rest)));
             scoped(out, declares)
         });
+        assert!(found, "a plan is applied to the program it was checked on, which has its loop");
     }
-}
-
-fn plan(request: &Request, shape: LoopShape, k: u64) -> Plan {
-    Plan { target: request.target, shape: Some(shape), factor: k, directive: request.directive, detail: PlanDetail::Unroll }
 }
 
 /// The loop runs at least `k` times, as a PVL condition on the state in which
@@ -263,7 +273,8 @@ pub fn scoped(out: Vec<Stmt>, declares: bool) -> Vec<Stmt> {
 mod tests {
     use super::*;
     use crate::diagnostics::SourceFile;
-    use crate::transforms::next_directive;
+    use crate::transforms::step::next_directive;
+    use crate::transforms::{Context, Step};
 
     use crate::transforms::tests::apply_first_directive as run;
 
@@ -291,8 +302,8 @@ mod tests {
         let src = PLUS.replace('K', "6").replace("requires N >= 3;", "requires N == 5;");
         let file = SourceFile::new("t.pvl", src.as_str());
         let (p, _) = crate::frontend(&file).unwrap();
-        let (t, req) = next_directive(&p, None).unwrap();
-        let e = t.check(&p, &req).unwrap_err().0;
+        let step = next_directive(&p, None).unwrap();
+        let e = step.check(&p, &Context::z3_only(&src)).unwrap_err().0;
         assert!(e.message.contains("at least 5 times"), "{}", e.message);
         assert_eq!(e.help.as_deref(), Some("the annotations rule out `N >= 6`: use a factor of at most 5"));
     }
@@ -302,8 +313,8 @@ mod tests {
         let src = PLUS.replace('K', "3").replace("requires N >= 3;", "").replace("loop_invariant i <= N;", "");
         let file = SourceFile::new("t.pvl", src.as_str());
         let (p, _) = crate::frontend(&file).unwrap();
-        let (t, req) = next_directive(&p, None).unwrap();
-        let e = t.check(&p, &req).unwrap_err().0;
+        let step = next_directive(&p, None).unwrap();
+        let e = step.check(&p, &Context::z3_only(&src)).unwrap_err().0;
         assert!(e.message.contains("nothing bounds `N` from below"), "{}", e.message);
         assert_eq!(e.help.as_deref(), Some("add e.g. `requires N >= 3`"));
     }
@@ -327,11 +338,10 @@ mod tests {
         requires |shrink(segs)| > 0; void m(seq<int> segs) { int x = 0; gpuopt loop_unroll x 1; \
         loop_invariant 0 <= x && x <= |segs|; while (x < |segs|) { x = x + 1; } } }";
 
-    fn check_with(src: &str, fallback: Fallback) -> Result<Plan, crate::diagnostics::Diagnostic> {
+    fn check_with(src: &str, fallback: Fallback) -> Result<UnrollPlan, crate::diagnostics::Diagnostic> {
         let (p, _) = crate::frontend(&SourceFile::new("t.pvl", src)).unwrap();
-        let (t, mut req) = next_directive(&p, None).unwrap();
-        req.fallback = fallback;
-        t.check(&p, &req).map_err(|e| e.0)
+        let Some(Step::Unroll(req)) = next_directive(&p, None) else { panic!("an unroll directive") };
+        LoopUnroll::check(&p, &req, &Context { text: src, fallback: &fallback }).map_err(|e| e.0)
     }
 
     fn verifier() -> Fallback {
@@ -391,8 +401,9 @@ mod tests {
         assert!(check_with(src, verifier()).is_ok());
         assert!(check_with(&src.replace("n >= 0", "n >= -1"), verifier()).is_err());
         let (p, _) = crate::frontend(&SourceFile::new("t.pvl", src)).unwrap();
-        let (_, req) = next_directive(&p, None).unwrap();
-        let (_, shape) = loop_template(&p, &req).unwrap();
+        let Some(Step::Unroll(req)) = next_directive(&p, None) else { panic!("an unroll directive") };
+        let Some((id, var)) = req.locate(&p, &Context::z3_only(src)).ok() else { panic!("a loop") };
+        let (_, shape) = loop_template(&p, id, &var, req.origin.directive()).unwrap();
         assert_eq!(crate::printer::print_expr(&trip_condition(&shape, 2)), "i < f(n) + 1 && i + 1 < f(n) + 1");
     }
 
