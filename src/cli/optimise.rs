@@ -225,9 +225,9 @@ fn report_failure(failure: PipelineError, input: &SourceFile, reporter: &Reporte
                 reporter.report(file, std::slice::from_ref(d));
             }
             errln!(
-                "error: the optimised program does not verify ({} of {} units failed); nothing written",
+                "error: the optimised program does not verify ({} of {} failed); nothing written",
                 failure.failed_units.len(),
-                failure.units
+                super::count(failure.units, "unit", "units")
             );
             if failure.input == InputVerdict::Verifies {
                 errln!(
