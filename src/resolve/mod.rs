@@ -21,6 +21,7 @@ pub mod env;
 pub mod scope;
 pub mod types;
 
+mod typeck_call;
 mod typeck_expr;
 mod typeck_stmt;
 
