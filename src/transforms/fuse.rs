@@ -384,14 +384,10 @@ pub fn par_sites(p: &Program) -> Vec<(LoopId, &Par)> {
         }
     }
     let mut out = Vec::new();
-    for (ci, class) in p.classes.iter().enumerate() {
-        for (mi, member) in class.members.iter().enumerate() {
-            let Member::Method(m) = member else { continue };
-            let MethodBody::Block(b) = &m.body else { continue };
-            let mut c = Collect(Vec::new());
-            b.stmts.iter().for_each(|s| walk(&mut c, s));
-            out.extend(c.0.into_iter().map(|par| (LoopId { class: ci, member: mi, span: par.span }, par)));
-        }
+    for (ci, mi, _, _, b) in super::method_bodies(p) {
+        let mut c = Collect(Vec::new());
+        b.stmts.iter().for_each(|s| walk(&mut c, s));
+        out.extend(c.0.into_iter().map(|par| (LoopId { class: ci, member: mi, span: par.span }, par)));
     }
     out
 }

@@ -225,23 +225,32 @@ pub fn loop_sites(p: &Program) -> Vec<LoopSite<'_>> {
         }
     }
     let mut out = Vec::new();
-    for (ci, class) in p.classes.iter().enumerate() {
-        for (mi, member) in class.members.iter().enumerate() {
-            let Member::Method(m) = member else { continue };
-            let MethodBody::Block(b) = &m.body else { continue };
-            let mut c = Collect { out: Vec::new(), stack: Vec::new() };
-            walk(&mut c, &b.stmts);
-            out.extend(c.out.into_iter().map(|(lp, before, path)| LoopSite {
-                id: LoopId { class: ci, member: mi, span: lp.span },
-                class,
-                method: m,
-                lp,
-                before,
-                path,
-            }));
-        }
+    for (ci, mi, class, m, b) in method_bodies(p) {
+        let mut c = Collect { out: Vec::new(), stack: Vec::new() };
+        walk(&mut c, &b.stmts);
+        out.extend(c.out.into_iter().map(|(lp, before, path)| LoopSite {
+            id: LoopId { class: ci, member: mi, span: lp.span },
+            class,
+            method: m,
+            lp,
+            before,
+            path,
+        }));
     }
     out
+}
+
+/// Every method with a body: class index, member index, class, method, body.
+pub fn method_bodies(p: &Program) -> impl Iterator<Item = (usize, usize, &Class, &Method, &Block)> {
+    p.classes.iter().enumerate().flat_map(|(ci, class)| {
+        class.members.iter().enumerate().filter_map(move |(mi, member)| match member {
+            Member::Method(m) => match &m.body {
+                MethodBody::Block(b) => Some((ci, mi, class, m, b)),
+                _ => None,
+            },
+            _ => None,
+        })
+    })
 }
 
 /// The loop a request names.

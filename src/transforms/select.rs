@@ -137,22 +137,11 @@ pub fn kernel_run(p: &Program, names: &[String], flag: &str) -> Result<LoopId, D
     }
     match found.as_slice() {
         [(id, _)] => Ok(*id),
-        [] => {
-            let known: Vec<String> = fuse::par_sites(p)
-                .iter()
-                .filter_map(|(_, par)| par.units.first().and_then(|u| u.name.as_ref()).map(|n| format!("`{n}`")))
-                .collect();
-            let d = Diagnostic::error(
-                codes::OPTIMISE_UNKNOWN_KERNEL,
-                format!("`{flag}`: no consecutive par blocks of the file are named {}", names.join(", ")),
-                Span::DUMMY,
-            );
-            Err(if known.is_empty() {
-                d.with_help("this file has no named par blocks")
-            } else {
-                d.with_help(format!("the par blocks are: {}", known.join(", ")))
-            })
-        }
+        [] => Err(unknown_kernel(
+            p,
+            format!("`{flag}`: no consecutive par blocks of the file are named {}", names.join(", ")),
+            "this file has no named par blocks",
+        )),
         many => {
             let mut d =
                 Diagnostic::error(codes::OPTIMISE_AMBIGUOUS_LOOP, format!("`{flag}` fits {} runs of kernels", many.len()), many[0].1);
@@ -187,26 +176,30 @@ pub fn kernel(p: &Program, name: &str, text: &str) -> Result<LoopId, Diagnostic>
     let found = if named.is_empty() { methods } else { named };
     match found.as_slice() {
         [id] => Ok(*id),
-        [] => {
-            let known: Vec<String> = fuse::par_sites(p)
-                .iter()
-                .filter_map(|(_, par)| par.units.first().and_then(|u| u.name.as_ref()).map(|n| format!("`{n}`")))
-                .collect();
-            let d = Diagnostic::error(
-                codes::OPTIMISE_UNKNOWN_KERNEL,
-                format!("`{text}`: no par block and no method of the file is named `{name}`"),
-                Span::DUMMY,
-            );
-            Err(if known.is_empty() {
-                d.with_help("this file has no named par blocks: name the method of an unnamed kernel")
-            } else {
-                d.with_help(format!("the par blocks are: {}", known.join(", ")))
-            })
-        }
+        [] => Err(unknown_kernel(
+            p,
+            format!("`{text}`: no par block and no method of the file is named `{name}`"),
+            "this file has no named par blocks: name the method of an unnamed kernel",
+        )),
         many => Err(Diagnostic::error(
             codes::OPTIMISE_AMBIGUOUS_LOOP,
             format!("`{text}` fits {} kernels or methods; rename one", many.len()),
             many[0].span,
         )),
+    }
+}
+
+/// A flag names no kernel: `message`, with the names of the file's par blocks as
+/// help (or `none` when it has no named one).
+fn unknown_kernel(p: &Program, message: String, none: &str) -> Diagnostic {
+    let known: Vec<String> = fuse::par_sites(p)
+        .iter()
+        .filter_map(|(_, par)| par.units.first().and_then(|u| u.name.as_ref()).map(|n| format!("`{n}`")))
+        .collect();
+    let d = Diagnostic::error(codes::OPTIMISE_UNKNOWN_KERNEL, message, Span::DUMMY);
+    if known.is_empty() {
+        d.with_help(none)
+    } else {
+        d.with_help(format!("the par blocks are: {}", known.join(", ")))
     }
 }
