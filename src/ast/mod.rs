@@ -71,6 +71,20 @@ pub struct Program {
     pub span: Span,
 }
 
+impl Program {
+    /// The names of the predicates (`resource p(..) = ..;`) of every class.
+    pub fn predicate_names(&self) -> std::collections::HashSet<&str> {
+        self.classes
+            .iter()
+            .flat_map(|c| &c.members)
+            .filter_map(|m| match m {
+                Member::Method(m) if m.is_predicate() => Some(m.name.as_str()),
+                _ => None,
+            })
+            .collect()
+    }
+}
+
 #[derive(Clone, Debug, PartialEq, Eq)]
 pub struct Comment {
     /// The comment's text including its `//` or `/*` `*/` delimiters, without the

@@ -543,16 +543,7 @@ impl<'p> Interp<'p> {
             return Ok(known);
         }
         let m = self.method(class, name)?;
-        let predicates: std::collections::HashSet<&str> = self
-            .program
-            .classes
-            .iter()
-            .flat_map(|c| &c.members)
-            .filter_map(|m| match m {
-                Member::Method(m) if m.is_predicate() => Some(m.name.as_str()),
-                _ => None,
-            })
-            .collect();
+        let predicates = self.program.predicate_names();
         let mut resource = false;
         let mut yields = false;
         for c in &m.contract.clauses {

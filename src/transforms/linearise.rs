@@ -605,16 +605,7 @@ impl Uses<'_> {
     /// A method the program declares under `name` that is not a pure function
     /// and whose contract holds resources (it may take and replace rows).
     fn may_change_rows(&self, name: &str) -> bool {
-        let preds: HashSet<&str> = self
-            .program
-            .classes
-            .iter()
-            .flat_map(|c| &c.members)
-            .filter_map(|m| match m {
-                Member::Method(m) if m.is_predicate() => Some(m.name.as_str()),
-                _ => None,
-            })
-            .collect();
+        let preds = self.program.predicate_names();
         let is_pred = |n: &str| preds.contains(n);
         self.program.classes.iter().flat_map(|c| &c.members).any(|mb| match mb {
             Member::Method(m) if m.name.as_str() == name => {
