@@ -22,7 +22,7 @@ impl Encoder<'_> {
     pub fn map_fns(&mut self, key: &Ty, val: &Ty) -> MapFns {
         let (k, v) = (self.sort_of(key), self.sort_of(val));
         let f = MapFns::new(k, v);
-        if self.theories_done.insert(f.sort.to_string()) {
+        if self.theories.instances.insert(f.sort.to_string()) {
             for a in f.axioms() {
                 self.smt.assert(a);
             }
@@ -34,7 +34,7 @@ impl Encoder<'_> {
     pub fn set_fns(&mut self, elem: &Ty) -> SetFns {
         let e = self.sort_of(elem);
         let f = SetFns::new(e);
-        if self.theories_done.insert(f.sort.to_string()) {
+        if self.theories.instances.insert(f.sort.to_string()) {
             for a in f.axioms() {
                 self.smt.assert(a);
             }
@@ -45,7 +45,7 @@ impl Encoder<'_> {
     /// `keysMap(m)`: the key set of `m`.
     fn map_keys(&mut self, kt: &Ty, vt: &Ty, m: &Term) -> Term {
         let (mf, sf) = (self.map_fns(kt, vt), self.set_fns(kt));
-        if self.theories_done.insert(format!("keys:{}", mf.sort)) {
+        if self.theories.instances.insert(format!("keys:{}", mf.sort)) {
             for a in sf.keys_axioms(&mf) {
                 self.smt.assert(a);
             }
@@ -57,7 +57,7 @@ impl Encoder<'_> {
     pub fn bag_fns(&mut self, elem: &Ty) -> BagFns {
         let e = self.sort_of(elem);
         let f = BagFns::new(e);
-        if self.theories_done.insert(f.sort.to_string()) {
+        if self.theories.instances.insert(f.sort.to_string()) {
             for a in f.axioms() {
                 self.smt.assert(a);
             }

@@ -155,7 +155,7 @@ impl Encoder<'_> {
         };
         let Some(st) = cx.state.clone() else {
             self.unsupported(format!("a heap read (`{}`) in a pure function", self.snippet(e)), e.span);
-            let s = self.families[&loc.fam].val.clone();
+            let s = self.heap.families[&loc.fam].val.clone();
             return self.fresh_const("unsupported", s);
         };
         let m = self.read_mask_at(&st, &loc.fam, loc.args.clone());

@@ -158,24 +158,46 @@ pub struct UnitCx<'a> {
 }
 
 pub struct Encoder<'a> {
-    pub prog: &'a ir::Program,
+    prog: &'a ir::Program,
     /// The source text, for quoting expressions in messages.
-    pub src: &'a str,
-    pub smt: SmtSolver,
-    pub opts: &'a Options,
+    src: &'a str,
+    pub(super) smt: SmtSolver,
+    opts: &'a Options,
     fresh: u32,
-    pub failures: Vec<Failure>,
-    seq_done: HashSet<Sort>,
-    /// The map, bag and set instances (and map key sets) whose axioms are
-    /// asserted, by name.
-    theories_done: HashSet<String>,
-    pub families: HashMap<Rc<str>, state::FamilyInfo>,
-    epoch_zero_done: HashSet<Rc<str>>,
-    /// Heap and mask versions in flattened form ([`state`]).
-    flat_defs: state::FlatDefs,
+    pub(super) failures: Vec<Failure>,
+    /// The theories (sequences, maps, bags, sets) whose axioms are asserted.
+    theories: Theories,
+    /// What the heap and mask encoding keeps ([`state`]).
+    heap: state::HeapState,
     /// What the encoding of pure functions keeps ([`functions`]).
     functions: functions::FunctionState,
-    pub checks: u32,
+    pub(super) checks: u32,
+    /// What is known about obligations and facts already sent to Z3.
+    obligations: Obligations,
+    /// The par blocks whose thread body is being encoded, innermost last.
+    par_stack: Vec<par::ParCx>,
+    /// What the encoding of quantified permissions keeps ([`qp`]).
+    qp: qp::QpState,
+    /// Time limits of the unit (`limits.rs`).
+    limits: limits::UnitLimits,
+    /// Monotonic functions, proved once per program (`induction.rs`); their
+    /// axioms come with the function axioms.
+    pub(super) monotone: Vec<induction::Monotone>,
+}
+
+/// The theories whose axioms a unit has asserted (each once).
+#[derive(Default)]
+struct Theories {
+    /// Sequence theories, by element sort.
+    seq: HashSet<Sort>,
+    /// The map, bag and set instances (and map key sets), by name.
+    instances: HashSet<String>,
+}
+
+/// The obligation cache of a unit: what it has checked and assumed, so that a
+/// question already answered is not sent to Z3 again.
+#[derive(Default)]
+struct Obligations {
     /// Obligations already checked, `(guard, hyp ⇒ goal)`, with their outcome. A
     /// check is followed by assuming what it checked (the solver never retracts),
     /// so asking the same question again is redundant: sorting programs re-check
@@ -186,17 +208,8 @@ pub struct Encoder<'a> {
     /// the same guard or one of its ancestors needs no Z3 query (about one check
     /// in seven of a kernel re-proves a precondition it has just assumed).
     known: HashSet<(Term, Term)>,
-    /// The guard each sub/side guard implies ([`Self::sub_guard`], [`Self::side_guard`]).
+    /// The guard each sub/side guard implies ([`Encoder::sub_guard`], [`Encoder::side_guard`]).
     guard_parent: HashMap<Term, Term>,
-    /// The par blocks whose thread body is being encoded, innermost last.
-    par_stack: Vec<par::ParCx>,
-    /// What the encoding of quantified permissions keeps ([`qp`]).
-    qp: qp::QpState,
-    /// Time limits of the unit (`limits.rs`).
-    pub limits: limits::UnitLimits,
-    /// Monotonic functions, proved once per program (`induction.rs`); their
-    /// axioms come with the function axioms.
-    pub monotone: Vec<induction::Monotone>,
 }
 
 /// How many guards up [`Encoder::is_known`] looks for an assumed fact.
@@ -221,16 +234,11 @@ impl<'a> Encoder<'a> {
             opts,
             fresh: 0,
             failures: Vec::new(),
-            seq_done: HashSet::new(),
-            theories_done: HashSet::new(),
-            families: HashMap::new(),
-            epoch_zero_done: HashSet::new(),
-            flat_defs: HashMap::new(),
+            theories: Theories::default(),
+            heap: state::HeapState::default(),
             functions: functions::FunctionState::default(),
             checks: 0,
-            checked: HashMap::new(),
-            known: HashSet::new(),
-            guard_parent: HashMap::new(),
+            obligations: Obligations::default(),
             par_stack: Vec::new(),
             qp: qp::QpState::default(),
             limits: limits::UnitLimits::start(),
@@ -279,7 +287,7 @@ impl<'a> Encoder<'a> {
     pub fn sub_guard(&mut self, parent: &Term, cond: &Term) -> Term {
         let g = self.fresh_const("g", Sort::Bool);
         self.smt.assert(g.eq(&parent.and2(cond)));
-        self.guard_parent.insert(g.clone(), parent.clone());
+        self.obligations.guard_parent.insert(g.clone(), parent.clone());
         g
     }
 
@@ -290,7 +298,7 @@ impl<'a> Encoder<'a> {
     pub fn side_guard(&mut self, parent: &Term) -> Term {
         let g = self.fresh_const("g", Sort::Bool);
         self.smt.assert(g.implies(parent));
-        self.guard_parent.insert(g.clone(), parent.clone());
+        self.obligations.guard_parent.insert(g.clone(), parent.clone());
         g
     }
 
@@ -300,7 +308,7 @@ impl<'a> Encoder<'a> {
         }
         self.smt.assert(guard.implies(&fact));
         for c in conjuncts(&fact) {
-            self.known.insert((guard.clone(), c.clone()));
+            self.obligations.known.insert((guard.clone(), c.clone()));
         }
     }
 
@@ -309,10 +317,10 @@ impl<'a> Encoder<'a> {
     fn is_known(&self, guard: &Term, fact: &Term) -> bool {
         let mut g = guard;
         for _ in 0..KNOWN_DEPTH {
-            if self.known.contains(&(g.clone(), fact.clone())) {
+            if self.obligations.known.contains(&(g.clone(), fact.clone())) {
                 return true;
             }
-            match self.guard_parent.get(g) {
+            match self.obligations.guard_parent.get(g) {
                 Some(p) => g = p,
                 None => return false,
             }
@@ -326,19 +334,19 @@ impl<'a> Encoder<'a> {
         let hyp = Term::and(conds.to_vec());
         let fact = hyp.implies(&goal);
         let key = (guard.clone(), fact.clone());
-        if let Some(&ok) = self.checked.get(&key) {
+        if let Some(&ok) = self.obligations.checked.get(&key) {
             // Entailed by the assumption made after the first check; a failure
             // was reported then.
             return ok;
         }
         if conjuncts(&goal).iter().all(|c| self.is_known(guard, c)) {
             // The goal itself is assumed on this path: `conds ⇒ goal` holds.
-            self.checked.insert(key, true);
+            self.obligations.checked.insert(key, true);
             return true;
         }
         let ok = self.prove(guard, &hyp, &goal, Some((env, blame)));
         self.assume(guard, fact);
-        self.checked.insert(key, ok);
+        self.obligations.checked.insert(key, ok);
         ok
     }
 
@@ -525,7 +533,7 @@ impl<'a> Encoder<'a> {
     /// first use.
     pub fn seq_fns(&mut self, elem: Sort) -> seq::SeqFns {
         let f = seq::SeqFns::new(elem.clone());
-        if self.seq_done.insert(elem) {
+        if self.theories.seq.insert(elem) {
             for a in f.axioms() {
                 self.smt.assert(a);
             }

@@ -124,7 +124,7 @@ impl Encoder<'_> {
             // The locations a thread holds have the values they had when the
             // threads were forked (VerCors' `allLocationsSame`): sound, because
             // nobody else can have changed them.
-            let mut fams: Vec<std::rc::Rc<str>> = self.families.keys().cloned().collect();
+            let mut fams: Vec<std::rc::Rc<str>> = self.heap.families.keys().cloned().collect();
             fams.sort();
             for fam in fams {
                 self.same_where_held(&g, &p.state, &at_fork, &fam);

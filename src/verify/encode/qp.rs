@@ -117,7 +117,7 @@ impl Encoder<'_> {
     /// pattern, ground instances via [`Encoder::read_mask_at`] in any case).
     /// The caller has proved injectivity and (on exhale) checked the amount.
     pub fn qp_inverse_update(&mut self, guard: &Term, cond: &Term, st: &mut State, leaf: QpLeaf) {
-        let dom = self.families[leaf.fam].dom.clone();
+        let dom = self.heap.families[leaf.fam].dom.clone();
         let invs: Vec<Rc<str>> = leaf.vars.iter().map(|(v, _)| Rc::from(self.fresh_name(&format!("inv[{v}]")).as_str())).collect();
         let field_receiver = leaf.inhale && dom.len() == 1;
         let extra = if field_receiver { leaf.args[0].ne(&super::null_of(&leaf.args[0].sort())) } else { Term::tru() };
@@ -164,7 +164,7 @@ impl Encoder<'_> {
     /// location, positive and strictly below what is held wherever something
     /// is held, so a `read` never takes everything.
     pub fn wildcard_fn(&mut self, guard: &Term, st: &State, fam: &Rc<str>, args: &[Term]) -> Term {
-        let dom = self.families[fam].dom.clone();
+        let dom = self.heap.families[fam].dom.clone();
         let wf = self.fresh_name("wildcard_fn");
         let vars: Vec<(Rc<str>, Sort)> = dom.iter().map(|s| (Rc::from(self.fresh_name("x").as_str()), s.clone())).collect();
         let xs: Vec<Term> = vars.iter().map(|(n, s)| Term::konst(n, s.clone())).collect();

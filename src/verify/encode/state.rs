@@ -52,6 +52,17 @@ pub struct FlatDef {
 /// Flattened definitions by version name.
 pub type FlatDefs = HashMap<Rc<str>, FlatDef>;
 
+/// What the heap and mask encoding keeps for a unit.
+#[derive(Default)]
+pub struct HeapState {
+    /// Every location family met so far: its domain and value sorts.
+    pub(super) families: HashMap<Rc<str>, FamilyInfo>,
+    /// The families whose epoch-zero axioms are asserted.
+    epoch_zero_done: std::collections::HashSet<Rc<str>>,
+    /// Heap and mask versions in flattened form.
+    flat_defs: FlatDefs,
+}
+
 #[derive(Clone, Debug)]
 pub struct FamilyInfo {
     pub dom: Vec<Sort>,
@@ -85,12 +96,12 @@ impl Encoder<'_> {
 
     pub fn family(&mut self, key: &str, dom: Vec<Sort>, val: Sort) -> Rc<str> {
         let k: Rc<str> = Rc::from(key);
-        self.families.entry(k.clone()).or_insert(FamilyInfo { dom, val });
+        self.heap.families.entry(k.clone()).or_insert(FamilyInfo { dom, val });
         k
     }
 
     fn info(&self, fam: &str) -> FamilyInfo {
-        self.families.get(fam).cloned().expect("family registered before use")
+        self.heap.families.get(fam).cloned().expect("family registered before use")
     }
 
     fn heap_name(&self, st: &State, fam: &Rc<str>) -> Rc<str> {
@@ -102,7 +113,7 @@ impl Encoder<'_> {
             return n.clone();
         }
         let n: Rc<str> = Rc::from(format!("M[{fam}]~{}", st.epoch));
-        if self.epoch_zero_done.insert(n.clone()) {
+        if self.heap.epoch_zero_done.insert(n.clone()) {
             // The base mask of a state is empty.
             let (vars, args) = self.bound_vars(fam);
             let app = Term::app(&n, args, Sort::Real);
@@ -159,7 +170,7 @@ impl Encoder<'_> {
         // stated over an intermediate version (a quantified postcondition of
         // a par block, a good-mask bound) still meet their trigger terms.
         self.smt.assert(Term::forall(vars.clone(), vec![vec![new.clone()]], new.eq(&body), name));
-        let flat = match self.flat_defs.get(old) {
+        let flat = match self.heap.flat_defs.get(old) {
             Some(def) if def.steps < FLAT_STEPS => {
                 let map: HashMap<Rc<str>, Term> = def.vars.iter().cloned().zip(args.iter().cloned()).collect();
                 let inner = def.body.subst(&map);
@@ -175,7 +186,7 @@ impl Encoder<'_> {
             }
             None => (1, body),
         };
-        self.flat_defs.insert(name.clone(), FlatDef { steps, vars: vars.iter().map(|v| v.0.clone()).collect(), body });
+        self.heap.flat_defs.insert(name.clone(), FlatDef { steps, vars: vars.iter().map(|v| v.0.clone()).collect(), body });
     }
 
     /// New heap version: `H'(x) = f(x, H(x))`.

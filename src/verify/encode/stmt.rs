@@ -251,7 +251,7 @@ impl Encoder<'_> {
                         "fresh_array",
                     ),
                 );
-                let default = match self.families[&fam].val {
+                let default = match self.heap.families[&fam].val {
                     Sort::Int => Some(Term::int(0)),
                     Sort::Bool => Some(Term::fls()),
                     _ => None,
