@@ -1,12 +1,178 @@
 //! Membership tests for fixed word lists (keywords, reserved words).
 //!
-//! The builder asks "is this a reserved word?" for every identifier it builds and the
-//! printer asks "is this a keyword?" for every name it prints. A `matches!` or a
+//! The PVL keywords live here, once: the builder asks "is this a keyword?" for every
+//! identifier it builds (a keyword cannot be a name) and the printer for every name it
+//! prints (a keyword must be escaped). A `matches!` or a
 //! linear `contains` over ~150 strings cost ~1000 instructions per question (about 5%
 //! of the front-end benchmark); this open-addressing table answers with one hash and
 //! usually one comparison.
 
 use std::sync::OnceLock;
+
+/// Words that are keywords of PVL (VerCors 1 lexer, reference §1.4) and so cannot
+/// be written as plain identifiers. `C` and `R` are re-admitted as identifiers;
+/// backslash words can never collide with an identifier.
+const KEYWORDS: &[&str] = &[
+    // structure / statements
+    "class",
+    "kernel",
+    "barrier",
+    "invariant",
+    "if",
+    "else",
+    "while",
+    "for",
+    "goto",
+    "return",
+    "vec",
+    "par",
+    "and",
+    "lock",
+    "unlock",
+    "wait",
+    "notify",
+    "fork",
+    "join",
+    "new",
+    "static",
+    "global",
+    "local",
+    "unfolding",
+    "in",
+    "id",
+    "thread_local",
+    "inline",
+    "pure",
+    "assert",
+    "label",
+    "action",
+    "atomic",
+    "ghost",
+    // values
+    "this",
+    "null",
+    "true",
+    "false",
+    "current_thread",
+    "read",
+    "write",
+    "none",
+    "None",
+    "empty",
+    // types
+    "int",
+    "boolean",
+    "void",
+    "resource",
+    "seq",
+    "set",
+    "bag",
+    "map",
+    "tuple",
+    "option",
+    "string",
+    "process",
+    "frac",
+    "zfrac",
+    "rational",
+    "bool",
+    "loc",
+    "pointer",
+    // contracts
+    "requires",
+    "ensures",
+    "context",
+    "context_everywhere",
+    "loop_invariant",
+    "given",
+    "yields",
+    "kernel_invariant",
+    "signals",
+    "modifies",
+    "accessible",
+    "with",
+    "then",
+    // proof statements
+    "fold",
+    "unfold",
+    "assume",
+    "inhale",
+    "exhale",
+    "open",
+    "close",
+    "create",
+    "qed",
+    "apply",
+    "use",
+    "destroy",
+    "split",
+    "merge",
+    "choose",
+    "refute",
+    "witness",
+    "send",
+    "to",
+    "recv",
+    "from",
+    "transfer",
+    "csl_subject",
+    "spec_ignore",
+    "axiom",
+    // built-in functions
+    "Perm",
+    "Value",
+    "PointsTo",
+    "HPerm",
+    "APerm",
+    "ArrayPerm",
+    "perm",
+    "head",
+    "tail",
+    "isEmpty",
+    "held",
+    "idle",
+    "running",
+    "Some",
+    "Hist",
+    "Future",
+    "AbstractState",
+    "AddsTo",
+    "Contribution",
+    "Reducible",
+    "buildMap",
+    "cardMap",
+    "disjointMap",
+    "equalsMap",
+    "getFromMap",
+    "itemsMap",
+    "keysMap",
+    "removeFromMap",
+    "valuesMap",
+    "getFst",
+    "getSnd",
+    "getOption",
+    "getOrElseOption",
+    "remove",
+    "removeAt",
+    // Alpinist
+    "gpuopt",
+    "loop_unroll",
+    "iter_merge",
+    "matrix_lin",
+    "glob_to_reg",
+    "tile",
+    "fuse",
+    "inter",
+    "intra",
+];
+
+static KEYWORD_SET: LazyWordSet = LazyWordSet::new(KEYWORDS);
+
+/// Whether `name` is a PVL keyword: it cannot be a name, and must be escaped
+/// (`` `name` ``) to be printed as an identifier.
+pub fn is_keyword(name: &str) -> bool {
+    KEYWORD_SET.contains(name)
+}
 
 /// A set of words, built once from a static list.
 pub(crate) struct WordSet {

@@ -28,7 +28,7 @@
 
 use super::Printer;
 use crate::ast::*;
-use crate::words::LazyWordSet;
+use crate::words::is_keyword;
 
 pub(super) const COND: u8 = 1;
 pub(super) const IMPLIES: u8 = 2;
@@ -75,163 +75,6 @@ fn is_bin(e: &Expr, ops: &[BinOp]) -> bool {
     matches!(&e.kind, ExprKind::Binary { op, .. } if ops.contains(op))
 }
 
-/// Words that are keywords of PVL (VerCors 1 lexer, reference §1.4) and so cannot
-/// be written as plain identifiers. `C` and `R` are re-admitted as identifiers;
-/// backslash words can never collide with an identifier.
-const KEYWORDS: &[&str] = &[
-    // structure / statements
-    "class",
-    "kernel",
-    "barrier",
-    "invariant",
-    "if",
-    "else",
-    "while",
-    "for",
-    "goto",
-    "return",
-    "vec",
-    "par",
-    "and",
-    "lock",
-    "unlock",
-    "wait",
-    "notify",
-    "fork",
-    "join",
-    "new",
-    "static",
-    "global",
-    "local",
-    "unfolding",
-    "in",
-    "id",
-    "thread_local",
-    "inline",
-    "pure",
-    "assert",
-    "label",
-    "action",
-    "atomic",
-    "ghost",
-    // values
-    "this",
-    "null",
-    "true",
-    "false",
-    "current_thread",
-    "read",
-    "write",
-    "none",
-    "None",
-    "empty",
-    // types
-    "int",
-    "boolean",
-    "void",
-    "resource",
-    "seq",
-    "set",
-    "bag",
-    "map",
-    "tuple",
-    "option",
-    "string",
-    "process",
-    "frac",
-    "zfrac",
-    "rational",
-    "bool",
-    "loc",
-    "pointer",
-    // contracts
-    "requires",
-    "ensures",
-    "context",
-    "context_everywhere",
-    "loop_invariant",
-    "given",
-    "yields",
-    "kernel_invariant",
-    "signals",
-    "modifies",
-    "accessible",
-    "with",
-    "then",
-    // proof statements
-    "fold",
-    "unfold",
-    "assume",
-    "inhale",
-    "exhale",
-    "open",
-    "close",
-    "create",
-    "qed",
-    "apply",
-    "use",
-    "destroy",
-    "split",
-    "merge",
-    "choose",
-    "refute",
-    "witness",
-    "send",
-    "to",
-    "recv",
-    "from",
-    "transfer",
-    "csl_subject",
-    "spec_ignore",
-    "axiom",
-    // built-in functions
-    "Perm",
-    "Value",
-    "PointsTo",
-    "HPerm",
-    "APerm",
-    "ArrayPerm",
-    "perm",
-    "head",
-    "tail",
-    "isEmpty",
-    "held",
-    "idle",
-    "running",
-    "Some",
-    "Hist",
-    "Future",
-    "AbstractState",
-    "AddsTo",
-    "Contribution",
-    "Reducible",
-    "buildMap",
-    "cardMap",
-    "disjointMap",
-    "equalsMap",
-    "getFromMap",
-    "itemsMap",
-    "keysMap",
-    "removeFromMap",
-    "valuesMap",
-    "getFst",
-    "getSnd",
-    "getOption",
-    "getOrElseOption",
-    "remove",
-    "removeAt",
-    // Alpinist
-    "gpuopt",
-    "loop_unroll",
-    "iter_merge",
-    "matrix_lin",
-    "glob_to_reg",
-    "tile",
-    "fuse",
-    "inter",
-    "intra",
-];
-
 /// Backslash words of the v1 lexer (without the backslash). A fraction `a\b` is
 /// printed tight unless its right operand starts with one of these words, where
 /// `a\result` would lex as `a`, `\result`.
@@ -261,13 +104,6 @@ const BACKSLASH_WORDS: &[&str] = &[
     "ltid",
     "gtid",
 ];
-
-/// Whether `name` is a PVL keyword (and so must be escaped to be an identifier).
-pub fn is_keyword(name: &str) -> bool {
-    KEYWORD_SET.contains(name)
-}
-
-static KEYWORD_SET: LazyWordSet = LazyWordSet::new(KEYWORDS);
 
 /// Whether `name` can be printed as it is (a plain identifier that is no keyword).
 fn is_plain(name: &str) -> bool {

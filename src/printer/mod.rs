@@ -81,7 +81,8 @@ mod tests;
 
 use crate::ast::*;
 
-pub use expr::{escape_ident, is_keyword};
+pub use crate::words::is_keyword;
+pub use expr::escape_ident;
 pub use respan::print_respanned;
 
 /// The whole file, comments included, ending with exactly one `'\n'`.

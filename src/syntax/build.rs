@@ -7,10 +7,10 @@ use std::cell::{Cell, RefCell};
 
 use pest::iterators::Pair;
 
-use super::errors::is_reserved;
 use super::parser::fast::Rule;
 use crate::ast::*;
 use crate::diagnostics::{codes, Diagnostic};
+use crate::words::is_keyword;
 
 type P<'i> = Pair<'i, Rule>;
 
@@ -246,7 +246,7 @@ impl<'s> Builder<'s> {
         let name = if text.len() >= 2 && text.starts_with('`') && text.ends_with('`') {
             &text[1..text.len() - 1]
         } else {
-            if is_reserved(text) {
+            if is_keyword(text) {
                 self.report_reserved(text, span);
             }
             text

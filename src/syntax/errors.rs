@@ -7,7 +7,7 @@ use super::comments::BracketInfo;
 use super::parser::diag::Rule;
 use crate::ast::Span;
 use crate::diagnostics::{codes, Diagnostic};
-use crate::words::LazyWordSet;
+use crate::words::is_keyword;
 
 /// How an expected item ranks when the message is composed: closers first, then
 /// "things" (a statement, an expression, ...); operators and other ways of continuing
@@ -186,161 +186,6 @@ fn describe(r: Rule) -> (Rank, &'static str) {
     }
 }
 
-/// The v1 reserved words (§1.4) that cannot be names (`C` and `R` can).
-const RESERVED: &[&str] = &[
-    "class",
-    "kernel",
-    "barrier",
-    "invariant",
-    "if",
-    "else",
-    "while",
-    "for",
-    "goto",
-    "return",
-    "vec",
-    "par",
-    "and",
-    "lock",
-    "unlock",
-    "wait",
-    "notify",
-    "fork",
-    "join",
-    "new",
-    "static",
-    "global",
-    "local",
-    "unfolding",
-    "in",
-    "id",
-    "thread_local",
-    "inline",
-    "pure",
-    "assert",
-    "label",
-    "action",
-    "atomic",
-    "ghost",
-    "this",
-    "null",
-    "true",
-    "false",
-    "current_thread",
-    "read",
-    "write",
-    "none",
-    "None",
-    "empty",
-    "int",
-    "boolean",
-    "void",
-    "resource",
-    "seq",
-    "set",
-    "bag",
-    "map",
-    "tuple",
-    "option",
-    "string",
-    "process",
-    "frac",
-    "zfrac",
-    "rational",
-    "bool",
-    "loc",
-    "pointer",
-    "requires",
-    "ensures",
-    "context",
-    "context_everywhere",
-    "loop_invariant",
-    "given",
-    "yields",
-    "kernel_invariant",
-    "signals",
-    "modifies",
-    "accessible",
-    "with",
-    "then",
-    "fold",
-    "unfold",
-    "assume",
-    "inhale",
-    "exhale",
-    "open",
-    "close",
-    "create",
-    "qed",
-    "apply",
-    "use",
-    "destroy",
-    "split",
-    "merge",
-    "choose",
-    "refute",
-    "witness",
-    "send",
-    "to",
-    "recv",
-    "from",
-    "transfer",
-    "csl_subject",
-    "spec_ignore",
-    "axiom",
-    "Perm",
-    "Value",
-    "PointsTo",
-    "HPerm",
-    "APerm",
-    "ArrayPerm",
-    "perm",
-    "head",
-    "tail",
-    "isEmpty",
-    "held",
-    "idle",
-    "running",
-    "Some",
-    "Hist",
-    "Future",
-    "AbstractState",
-    "AddsTo",
-    "Contribution",
-    "Reducible",
-    "buildMap",
-    "cardMap",
-    "disjointMap",
-    "equalsMap",
-    "getFromMap",
-    "itemsMap",
-    "keysMap",
-    "removeFromMap",
-    "valuesMap",
-    "getFst",
-    "getSnd",
-    "getOption",
-    "getOrElseOption",
-    "remove",
-    "removeAt",
-    "gpuopt",
-    "loop_unroll",
-    "iter_merge",
-    "matrix_lin",
-    "glob_to_reg",
-    "tile",
-    "fuse",
-    "inter",
-    "intra",
-];
-
-static RESERVED_SET: LazyWordSet = LazyWordSet::new(RESERVED);
-
-/// Whether `word` is a v1 reserved word (§1.4) that cannot be a name (`C` and `R` can).
-pub fn is_reserved(word: &str) -> bool {
-    RESERVED_SET.contains(word)
-}
-
 /// Multi-character tokens, longest first (§1.6).
 const TOKENS: &[&str] = &["==>", "==", "!=", "<=", ">=", "&&", "||", "**", "++", "--", "->", "-*", "::", "..", "{:", ":}"];
 
@@ -494,7 +339,7 @@ pub fn convert(err: &Error<Rule>, src: &str, brackets: Option<&BracketInfo>) -> 
     }
 
     // A reserved word where a name was expected.
-    if words.contains(&"an identifier") && is_reserved(tok) {
+    if words.contains(&"an identifier") && is_keyword(tok) {
         return Diagnostic::error(codes::RESERVED, format!("{} is a reserved word and cannot be used as a name", quote(tok)), tok_span)
             .with_label("reserved word")
             .with_help(format!("rename it, or quote it with backticks: `` `{tok}` ``"));
