@@ -98,11 +98,44 @@ pub struct Comment {
     pub line_code_end: Option<u32>,
 }
 
+/// The name of the pseudo-class that holds a file's top-level (class-free) methods,
+/// pure functions and predicates. No source name can be it: `$` is not an identifier
+/// character, and the builder rejects a backtick-quoted class of this name.
+pub const GLOBAL_CLASS: &str = "$toplevel";
+
+/// A class, or a run of top-level declarations ([`Class::is_global`]).
+///
+/// Top-level declarations between two classes form one global `Class` named
+/// [`GLOBAL_CLASS`], so a file keeps its order of declarations; every such run is a
+/// part of one namespace (the type checker merges them). Their methods are static
+/// (`Modifiers::is_static` is set by the parser, and the printer does not write it).
 #[derive(Clone, Debug, PartialEq)]
 pub struct Class {
     pub name: Ident,
     pub members: Vec<Member>,
     pub span: Span,
+}
+
+impl Class {
+    /// A run of top-level declarations rather than a class.
+    pub fn is_global(&self) -> bool {
+        is_global_class(&self.name.name)
+    }
+}
+
+/// Whether `class` is the name of the top-level pseudo-class.
+pub fn is_global_class(class: &str) -> bool {
+    class == GLOBAL_CLASS
+}
+
+/// How a method is named to users: `C.m` for a member of class `C`, `m` for a
+/// top-level method or function.
+pub fn qualified_name(class: &str, method: &str) -> String {
+    if is_global_class(class) {
+        method.to_string()
+    } else {
+        format!("{class}.{method}")
+    }
 }
 
 // A class has a handful of members; boxing methods would only add indirection.

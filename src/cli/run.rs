@@ -155,7 +155,7 @@ fn find_method<'p>(program: &'p alpine::ast::Program, name: &str) -> Result<(Str
                 .iter()
                 .flat_map(|c| {
                     c.members.iter().filter_map(move |m| match m {
-                        Member::Method(m) if !m.is_predicate() => Some(format!("{}.{}", c.name, m.name)),
+                        Member::Method(m) if !m.is_predicate() => Some(alpine::ast::qualified_name(&c.name.name, &m.name.name)),
                         _ => None,
                     })
                 })

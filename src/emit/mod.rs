@@ -177,7 +177,7 @@ fn build(program: &Program, target: Target) -> R<Unit> {
                     let h = host(target, class, m, b, &mut called)?;
                     unit.hosts.push(h);
                 }
-                _ if !m.is_pure_function() && !m.is_predicate() => unit.skipped.push(format!("{}.{}", class.name, m.name)),
+                _ if !m.is_pure_function() && !m.is_predicate() => unit.skipped.push(qualified_name(&class.name.name, &m.name.name)),
                 _ => {}
             }
         }
@@ -266,7 +266,7 @@ fn host(target: Target, class: &Class, m: &Method, b: &Block, called: &mut BTree
         }
         cx.locals.insert(p.name.name.clone(), t);
     }
-    let prefix = format!("{}_{}", class.name, m.name);
+    let prefix = qualified_name(&class.name.name, &m.name.name);
     let mut kernels: Vec<Kernel> = Vec::new();
     let labels: Vec<String> = collect_labels(&b.stmts);
     let mut hook = |cx: &mut Ctx, p: &Par, indent: &str| -> R<String> {

@@ -201,6 +201,9 @@ impl Printer<'_> {
                 self.ident(field);
             }
             ExprKind::Call { receiver, method, args } => {
+                // A call of a top-level function is written without a receiver; the
+                // type checker names the pseudo-class (see `resolve::typeck_call`).
+                let receiver = receiver.as_ref().filter(|r| !matches!(&r.kind, ExprKind::Var(c) if is_global_class(&c.name)));
                 if let Some(r) = receiver {
                     self.postfix_base(r);
                     self.w(".");

@@ -151,6 +151,8 @@ pub(crate) struct Printer<'c> {
     code_end: usize,
     /// What the current output line may take trailing comments after.
     trailing: comments::Trailing,
+    /// Printing top-level declarations (see [`Printer::globals`]).
+    in_globals: bool,
 }
 
 const INDENT: &str = "    ";
@@ -167,6 +169,7 @@ impl<'c> Printer<'c> {
             rec: None,
             code_end: 0,
             trailing: comments::Trailing::default(),
+            in_globals: false,
         }
     }
 
@@ -262,6 +265,9 @@ impl<'c> Printer<'c> {
     }
 
     fn class(&mut self, c: &Class) {
+        if c.is_global() {
+            return self.globals(c);
+        }
         let begin = self.out.len();
         self.comments_before(c.span);
         if !c.span.is_dummy() {
@@ -274,6 +280,32 @@ impl<'c> Printer<'c> {
         self.class_header_ended(c);
         self.nl();
         self.indent += 1;
+        self.members(c);
+        self.indent -= 1;
+        self.comments_inside(c.span);
+        self.write_indent();
+        self.w("}");
+        self.ended(c.span);
+        self.nl();
+        self.mark(&c.span, begin);
+        self.last_end = (!c.span.is_dummy()).then_some(c.span.end);
+    }
+
+    /// A run of top-level declarations: the members, unindented, without a class
+    /// around them and without the `static` every one of them has.
+    fn globals(&mut self, c: &Class) {
+        if !c.span.is_dummy() {
+            self.blank_line_before(c.span.start);
+        }
+        self.in_globals = true;
+        self.members(c);
+        self.in_globals = false;
+        self.last_end = (!c.span.is_dummy()).then_some(c.span.end);
+    }
+
+    /// The members of `c`, separated by one blank line (consecutive fields only
+    /// where the author separated them).
+    fn members(&mut self, c: &Class) {
         let mut prev: Option<(bool, Span)> = None;
         for m in &c.members {
             let is_field = matches!(m, Member::Field(_));
@@ -297,14 +329,6 @@ impl<'c> Printer<'c> {
                 self.last_end = (!last.is_dummy()).then_some(last.end);
             }
         }
-        self.indent -= 1;
-        self.comments_inside(c.span);
-        self.write_indent();
-        self.w("}");
-        self.ended(c.span);
-        self.nl();
-        self.mark(&c.span, begin);
-        self.last_end = (!c.span.is_dummy()).then_some(c.span.end);
     }
 
     fn member(&mut self, m: &Member) {
@@ -337,7 +361,7 @@ impl<'c> Printer<'c> {
         self.comments_before(header);
         self.write_indent();
         let mods = [
-            (m.modifiers.is_static, "static "),
+            (m.modifiers.is_static && !self.in_globals, "static "),
             (m.modifiers.is_pure, "pure "),
             (m.modifiers.is_inline, "inline "),
             (m.modifiers.is_thread_local, "thread_local "),

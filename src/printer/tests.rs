@@ -673,3 +673,22 @@ fn respanning_refuses_lossy_shapes() {
     let barrier_a = barrier(Contract::default(), None, vec![id("i")]);
     respans_as_parsed(in_method(vec![barrier_a, assign("x", n(2))]));
 }
+
+/// Top-level declarations print at the top level, in the order written, without
+/// the `static` the parser gives them; a call of a top-level function from a class
+/// prints without the receiver the type checker names.
+#[test]
+fn top_level_declarations_round_trip() {
+    let src = "pure int twice(int x) = 2 * x;\n\nclass A {\n    int f(int y) {\n        return twice(y);\n    }\n}\n\nrequires n >= 0;\nvoid main(int n) {\n}\n\nresource ok(int n) = n > 0;\n";
+    let mut p = crate::syntax::parse(src).expect("parses");
+    assert_eq!(p.classes.len(), 3);
+    assert!(p.classes[0].is_global() && !p.classes[1].is_global() && p.classes[2].is_global());
+    assert_eq!(print_program(&p), src);
+    let diags = crate::resolve::check_program(&mut p);
+    assert!(diags.is_empty(), "{diags:?}");
+    let Member::Method(f) = &p.classes[1].members[0] else { unreachable!() };
+    let MethodBody::Block(b) = &f.body else { unreachable!() };
+    let StmtKind::Return(Some(e)) = &b.stmts[0].kind else { unreachable!() };
+    assert!(matches!(&e.kind, ExprKind::Call { receiver: Some(r), .. } if matches!(&r.kind, ExprKind::Var(c) if is_global_class(&c.name))));
+    assert_eq!(print_program(&p), src);
+}

@@ -189,6 +189,13 @@ impl ProgramEnv {
     /// as imported.
     pub fn import(&mut self, other: &ProgramEnv) {
         for (name, info) in &other.classes {
+            if let (true, Some(own)) = (crate::ast::is_global_class(name), self.classes.get_mut(name)) {
+                // One namespace of top-level declarations: add what this file lacks.
+                for (method, overloads) in &info.methods {
+                    own.methods.entry(method.clone()).or_insert_with(|| overloads.clone());
+                }
+                continue;
+            }
             if !self.classes.contains_key(name) {
                 let mut info = info.clone();
                 info.imported = true;
@@ -216,11 +223,13 @@ pub fn build_env(program: &Program) -> (ProgramEnv, Vec<Diagnostic>) {
     let mut diags = Vec::new();
     for (ci, class) in program.classes.iter().enumerate() {
         let cname = class.name.name.clone();
+        // Every run of top-level declarations adds to one namespace.
+        let earlier_globals = if class.is_global() { env.classes.remove(&cname) } else { None };
         if let Some(first) = env.classes.get(&cname) {
             diags.push(duplicate("class", &cname, class.name.span, first.name_span));
             continue;
         }
-        let mut info = ClassInfo {
+        let mut info = earlier_globals.unwrap_or_else(|| ClassInfo {
             name: cname.clone(),
             name_span: class.name.span,
             index: ci,
@@ -228,7 +237,7 @@ pub fn build_env(program: &Program) -> (ProgramEnv, Vec<Diagnostic>) {
             methods: BTreeMap::new(),
             constructors: Vec::new(),
             imported: false,
-        };
+        });
         for (mi, member) in class.members.iter().enumerate() {
             match member {
                 Member::Field(f) => {

@@ -15,6 +15,16 @@ impl<'e> Checker<'e> {
         let env = self.env;
         // Which class to look the method up in; `None` = unknown (already reported).
         let class: Option<Name> = match receiver {
+            None if self.is_global_call(&method.name) => {
+                // A call of a top-level function from a class: name the pseudo-class,
+                // so that every later pass sees an ordinary static call (the printer
+                // writes it back without the receiver).
+                let at = Span { start: method.span.start, end: method.span.start };
+                let global = Name::from(GLOBAL_CLASS);
+                *receiver =
+                    Some(Box::new(Expr { kind: ExprKind::Var(Ident::new(GLOBAL_CLASS, at)), span: at, ty: Ty::Class(global.clone()) }));
+                Some(global)
+            }
             None => Some(self.class.clone()),
             Some(r) => {
                 let static_class = match &r.kind {
@@ -64,9 +74,12 @@ impl<'e> Checker<'e> {
         let Some(info) = class.as_ref().and_then(|c| env.class(c)) else { return Ty::Unknown };
         let overloads = info.overloads(&method.name);
         if overloads.is_empty() {
-            let mut d =
-                Diagnostic::error(codes::UNDEFINED_METHOD, format!("no method `{}` in class `{}`", method.name, info.name), method.span)
-                    .with_label("unknown method");
+            let message = if is_global_class(&info.name) {
+                format!("no method, function or predicate `{}` is declared", method.name)
+            } else {
+                format!("no method `{}` in class `{}`", method.name, info.name)
+            };
+            let mut d = Diagnostic::error(codes::UNDEFINED_METHOD, message, method.span).with_label("unknown method");
             if let Some(s) = scope::suggest(&method.name, info.methods.keys().map(|k| &**k)) {
                 d = d.with_help(format!("did you mean `{s}`?"));
             } else if info.field(&method.name).is_some() {
@@ -82,6 +95,14 @@ impl<'e> Checker<'e> {
             }
             None => Ty::Unknown,
         }
+    }
+
+    /// Whether a call of `method` without a receiver, in the current class, calls a
+    /// top-level method or function: the class has no method of that name, the top
+    /// level has.
+    fn is_global_call(&self, method: &str) -> bool {
+        let has = |class: &str| self.env.class(class).is_some_and(|c| c.has_method(method));
+        !is_global_class(&self.class) && !has(&self.class) && has(GLOBAL_CLASS)
     }
 
     /// Checks already-typed arguments against `sig`: arity, then each type.

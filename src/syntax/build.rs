@@ -267,13 +267,30 @@ impl<'s> Builder<'s> {
     pub fn program(&self, p: P) -> Program {
         let span = self.sp(&p);
         let mut classes = Vec::new();
+        // The current run of top-level declarations (see `ast::GLOBAL_CLASS`).
+        let mut globals: Vec<Member> = Vec::new();
         for c in kids(p) {
-            if c.as_rule() == Rule::class_decl {
-                if let Ok(c) = self.class(c) {
-                    classes.push(c);
+            match c.as_rule() {
+                Rule::class_decl => {
+                    flush_globals(&mut globals, &mut classes);
+                    if let Ok(c) = self.class(c) {
+                        classes.push(c);
+                    }
                 }
+                Rule::global_decl => {
+                    let before = globals.len();
+                    let _ = self.member(c, &mut globals);
+                    for m in &mut globals[before..] {
+                        if let Member::Method(m) = m {
+                            // A top-level method has no receiver: it is static.
+                            m.modifiers.is_static = true;
+                        }
+                    }
+                }
+                _ => {}
             }
         }
+        flush_globals(&mut globals, &mut classes);
         Program { classes, comments: Vec::new(), blank_lines: Vec::new(), span }
     }
 
@@ -281,6 +298,9 @@ impl<'s> Builder<'s> {
         let span = self.sp(&p);
         let mut it = kids(p);
         let name = self.ident(self.need(it.next(), "a class name", span)?);
+        if is_global_class(&name.name) {
+            self.report_reserved(&name.name, name.span);
+        }
         let mut members = Vec::new();
         for m in it {
             // Keep going after a bad member: report as much as possible at once.
@@ -867,4 +887,15 @@ fn place_noun(p: Place) -> &'static str {
         Place::Barrier => "a barrier",
         Place::Field => "a field",
     }
+}
+
+/// Ends a run of top-level declarations: one global pseudo-class spanning them.
+fn flush_globals(globals: &mut Vec<Member>, classes: &mut Vec<Class>) {
+    let (Some(first), Some(last)) = (globals.first(), globals.last()) else { return };
+    let span = first.span().to(last.span());
+    classes.push(Class {
+        name: Ident::new(GLOBAL_CLASS, Span { start: span.start, end: span.start }),
+        members: std::mem::take(globals),
+        span,
+    });
 }

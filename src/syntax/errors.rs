@@ -45,6 +45,7 @@ fn describe(r: Rule) -> (Rank, &'static str) {
         Rule::int_lit => (Thing, "an integer literal"),
         Rule::k_class | Rule::class_decl => (Thing, "`class`"),
         Rule::program => (Thing, "`class`"),
+        Rule::global_decl => (Thing, "a class, method, function or predicate"),
         Rule::member | Rule::member_kw | Rule::method_decl | Rule::ctor_decl | Rule::field_decl => {
             (Thing, "a field, method or constructor")
         }

@@ -830,3 +830,23 @@ fn for_header_with_two_declarations() {
     // Several declarators of one declaration still work.
     assert_eq!(body("int a = 1, b, c = 3;").len(), 3);
 }
+
+#[test]
+fn top_level_methods_functions_and_predicates() {
+    let p = prog("pure int f(int x) = x;\nrequires true;\nvoid m() {}\nclass A {}\nresource r() = true;\nint g();\n");
+    let names: Vec<(&str, Vec<&str>)> = p
+        .classes
+        .iter()
+        .map(|c| (c.name.as_str(), c.members.iter().map(|m| if let Member::Method(m) = m { m.name.as_str() } else { "field" }).collect()))
+        .collect();
+    assert_eq!(names, [(GLOBAL_CLASS, vec!["f", "m"]), ("A", vec![]), (GLOBAL_CLASS, vec!["r", "g"])]);
+    for c in &p.classes {
+        for m in &c.members {
+            let Member::Method(m) = m else { unreachable!() };
+            assert!(m.modifiers.is_static, "top-level `{}` is static", m.name);
+        }
+    }
+    // Fields and constructors need a class.
+    assert!(!err("int x;\n").is_empty());
+    assert!(!err("A() {}\n").is_empty());
+}

@@ -69,7 +69,7 @@ pub fn holds_on_entry(program: &Program, id: LoopId, goal: &Expr, v: &Verifier) 
     let Some(Member::Method(method)) = program.classes.get(id.class).and_then(|c| c.members.get(id.member)) else {
         return Verdict::NotProved("no such method".into());
     };
-    let unit = format!("{}.{}", program.classes[id.class].name.name, method.name.name);
+    let unit = crate::ast::qualified_name(&program.classes[id.class].name.name, &method.name.name);
     let mut copy = program.clone();
     let found = replace_loop(&mut copy, id, |l| {
         let (mut check, _) = loops::init_stmts(l);

@@ -188,12 +188,12 @@ pub fn verify_program_observed(
     let mut units: Vec<(UnitRef, String, Span)> = Vec::new();
     for (i, f) in ir.functions.iter().enumerate() {
         if f.body.is_some() && own.contains(&*f.class) {
-            units.push((UnitRef::Function(i), format!("{}.{}", f.class, f.name), f.span));
+            units.push((UnitRef::Function(i), ast::qualified_name(&f.class, &f.name), f.span));
         }
     }
     for (i, m) in ir.methods.iter().enumerate() {
         if m.body.is_some() && own.contains(&*m.class) {
-            units.push((UnitRef::Method(i), format!("{}.{}", m.class, m.name), m.span));
+            units.push((UnitRef::Method(i), ast::qualified_name(&m.class, &m.name), m.span));
         }
     }
     units.retain(|u| opts.selects(&u.1));

@@ -21,12 +21,17 @@ pub(super) fn with_companions(program: &ast::Program, companions: &[&ast::Progra
         return None;
     }
     let mut out = program.clone();
-    let mut seen: HashSet<Name> = program.classes.iter().map(|c| c.name.name.clone()).collect();
+    let mut seen: HashSet<Name> = program.classes.iter().filter(|c| !c.is_global()).map(|c| c.name.name.clone()).collect();
+    // Top-level declarations share one namespace: a companion's are imported unless
+    // a file before it declares the name.
+    let mut seen_globals: HashSet<Name> = program.classes.iter().filter(|c| c.is_global()).flat_map(|c| member_names(c)).collect();
     for class in companions.iter().flat_map(|p| &p.classes) {
-        if !seen.insert(class.name.name.clone()) {
+        let mut class = class.clone();
+        if class.is_global() {
+            class.members.retain(|m| seen_globals.insert(member_name(m)));
+        } else if !seen.insert(class.name.name.clone()) {
             continue;
         }
-        let mut class = class.clone();
         for m in &mut class.members {
             if let Member::Method(m) = m {
                 if matches!(m.body, MethodBody::Block(_)) && !m.is_pure_function() {
@@ -37,6 +42,17 @@ pub(super) fn with_companions(program: &ast::Program, companions: &[&ast::Progra
         out.classes.push(class);
     }
     Some(out)
+}
+
+fn member_name(m: &Member) -> Name {
+    match m {
+        Member::Field(f) => f.name.name.clone(),
+        Member::Method(m) => m.name.name.clone(),
+    }
+}
+
+fn member_names(c: &ast::Class) -> impl Iterator<Item = Name> + '_ {
+    c.members.iter().map(member_name)
 }
 
 #[cfg(test)]

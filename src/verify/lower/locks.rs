@@ -329,6 +329,10 @@ impl Lower<'_> {
 
     /// `target = new C(args)`: a fresh object, then the constructor call on it.
     pub(super) fn lower_new(&mut self, target: Name, class: &ast::Ident, args: &[Expr], span: Span, out: &mut Vec<Stmt>) {
+        let declares_constructor = self.methods.iter().any(|m| m.class == class.name && m.name == class.name);
+        if !declares_constructor && args.is_empty() && !self.locks.contains_key(&class.name) {
+            return self.default_constructor(target, class, span, out);
+        }
         let Some(callee) = self.find_method(&class.name, &class.name, args) else {
             return self.unsupported(format!("`new {}` without a matching constructor", class.name), span);
         };
@@ -351,6 +355,45 @@ impl Lower<'_> {
             out.push(Stmt::Inhale { expr: token(var.clone(), IDLE, span), span });
         }
         out.push(Stmt::Assign { name: target, value: var, span });
+    }
+}
+
+impl Lower<'_> {
+    /// `new C()` of a class that declares no constructor (and has no lock invariant
+    /// to establish): as in VerCors and Java, a fresh object with write permission
+    /// to every field, each at its type's default value (`0`, `false`, `null`; no
+    /// value is assumed for fields of other types).
+    fn default_constructor(&mut self, target: Name, class: &ast::Ident, span: Span, out: &mut Vec<Stmt>) {
+        let tmp: Name = Name::from(format!("$new{}", span.start));
+        let ty = Ty::Class(class.name.clone());
+        let obj = Expr { kind: ExprKind::Var(ast::Ident::new(&*tmp, span)), span, ty: ty.clone() };
+        out.push(Stmt::Local { name: tmp, ty, span });
+        out.push(Stmt::Fresh { obj: obj.clone(), span });
+        for (c, field, fty) in self.fields.iter() {
+            if *c != class.name || &**field == HELD {
+                continue;
+            }
+            let loc = Expr {
+                kind: ExprKind::Field { obj: Box::new(obj.clone()), field: ast::Ident::new(&**field, span) },
+                span,
+                ty: fty.clone(),
+            };
+            let amount = Expr { kind: ExprKind::Write, span, ty: Ty::Frac };
+            out.push(Stmt::Inhale {
+                expr: Expr { kind: ExprKind::Perm { loc: Box::new(loc.clone()), amount: Box::new(amount) }, span, ty: Ty::Resource },
+                span,
+            });
+            let default = match fty {
+                Ty::Int => ExprKind::IntLit(0),
+                Ty::Bool => ExprKind::BoolLit(false),
+                Ty::Class(_) | Ty::Array(_) => ExprKind::Null,
+                _ => continue,
+            };
+            let default = Expr { kind: default, span, ty: if matches!(fty, Ty::Int | Ty::Bool) { fty.clone() } else { Ty::Null } };
+            let eq = Expr { kind: ExprKind::Binary { op: ast::BinOp::Eq, lhs: Box::new(loc), rhs: Box::new(default) }, span, ty: Ty::Bool };
+            out.push(Stmt::Inhale { expr: eq, span });
+        }
+        out.push(Stmt::Assign { name: target, value: obj, span });
     }
 }
 

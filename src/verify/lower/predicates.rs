@@ -89,7 +89,13 @@ impl crate::ast::visit::VisitMut for Expand<'_> {
     fn visit_expr_mut(&mut self, e: &mut Expr) {
         crate::ast::visit::walk_expr_mut(self, e);
         let ExprKind::Call { receiver, method, args } = &e.kind else { return };
-        let Some(overloads) = self.preds.get(&(self.class.clone(), method.name.clone())) else { return };
+        // A top-level predicate is called through the pseudo-class (see
+        // `resolve::typeck_call`); its body has no `this` to rebind.
+        let (class, receiver) = match receiver.as_deref() {
+            Some(Expr { kind: ExprKind::Var(c), .. }) if ast::is_global_class(&c.name) => (c.name.clone(), None),
+            r => (self.class.clone(), r),
+        };
+        let Some(overloads) = self.preds.get(&(class, method.name.clone())) else { return };
         let fits = |p: &&Inline| {
             p.tys.len() == args.len() && p.tys.iter().zip(args.iter()).all(|(t, a)| *t == a.ty || matches!(a.ty, crate::ast::Ty::Null))
         };
@@ -99,7 +105,7 @@ impl crate::ast::visit::VisitMut for Expand<'_> {
         let Some(pred) = overloads.iter().find(fits).or(if untyped && overloads.len() == 1 { overloads.first() } else { None }) else {
             return;
         };
-        if !matches!(receiver.as_deref(), None | Some(Expr { kind: ExprKind::This, .. })) {
+        if !matches!(receiver, None | Some(Expr { kind: ExprKind::This, .. })) {
             self.unsupported.push((format!("inline predicate `{}` used through another receiver", method.name), e.span));
             return;
         }
