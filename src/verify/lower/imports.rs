@@ -24,7 +24,7 @@ pub(super) fn with_companions(program: &ast::Program, companions: &[&ast::Progra
     let mut seen: HashSet<Name> = program.classes.iter().filter(|c| !c.is_global()).map(|c| c.name.name.clone()).collect();
     // Top-level declarations share one namespace: a companion's are imported unless
     // a file before it declares the name.
-    let mut seen_globals: HashSet<Name> = program.classes.iter().filter(|c| c.is_global()).flat_map(|c| member_names(c)).collect();
+    let mut seen_globals: HashSet<Name> = program.classes.iter().filter(|c| c.is_global()).flat_map(member_names).collect();
     for class in companions.iter().flat_map(|p| &p.classes) {
         let mut class = class.clone();
         if class.is_global() {
