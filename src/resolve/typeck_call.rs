@@ -16,9 +16,9 @@ impl<'e> Checker<'e> {
         // Which class to look the method up in; `None` = unknown (already reported).
         let class: Option<Name> = match receiver {
             None if self.is_global_call(&method.name) => {
-                // A call of a top-level function from a class: name the pseudo-class,
-                // so that every later pass sees an ordinary static call (the printer
-                // writes it back without the receiver).
+                // A call of a top-level function: name the pseudo-class, so that
+                // every later pass sees an ordinary static call (the printer writes
+                // it back without the receiver).
                 let at = Span { start: method.span.start, end: method.span.start };
                 let global = Name::from(GLOBAL_CLASS);
                 *receiver =
@@ -97,12 +97,14 @@ impl<'e> Checker<'e> {
         }
     }
 
-    /// Whether a call of `method` without a receiver, in the current class, calls a
-    /// top-level method or function: the class has no method of that name, the top
-    /// level has.
+    /// Whether a call of `method` without a receiver calls a top-level method or
+    /// function: the top level declares it, and the current class (if a class)
+    /// does not. Such calls get the pseudo-class as receiver even between top-level
+    /// declarations, so that a top-level predicate's body means the same wherever
+    /// the verifier unfolds it.
     fn is_global_call(&self, method: &str) -> bool {
         let has = |class: &str| self.env.class(class).is_some_and(|c| c.has_method(method));
-        !is_global_class(&self.class) && !has(&self.class) && has(GLOBAL_CLASS)
+        (is_global_class(&self.class) || !has(&self.class)) && has(GLOBAL_CLASS)
     }
 
     /// Checks already-typed arguments against `sig`: arity, then each type.

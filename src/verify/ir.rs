@@ -158,6 +158,10 @@ pub enum Stmt {
     Exhale {
         expr: Expr,
         span: Span,
+        /// The exhale of a `fold` or `unfold`: the permission moves into or out of
+        /// a predicate instance the same thread holds, so the heap keeps its values
+        /// (see `lower/resources.rs`).
+        moves: bool,
     },
     Assert {
         expr: Expr,

@@ -329,7 +329,7 @@ impl Lower<'_> {
                     ast::SpecStmtKind::Assert => Stmt::Assert { expr, span },
                     ast::SpecStmtKind::Assume => Stmt::Assume { expr, span },
                     ast::SpecStmtKind::Inhale => Stmt::Inhale { expr, span },
-                    ast::SpecStmtKind::Exhale => Stmt::Exhale { expr, span },
+                    ast::SpecStmtKind::Exhale => Stmt::Exhale { expr, span, moves: false },
                     ast::SpecStmtKind::Fold | ast::SpecStmtKind::Unfold => {
                         self.lower_fold(matches!(kind, ast::SpecStmtKind::Unfold), &expr, span, out);
                         return;

@@ -58,6 +58,9 @@ pub struct ExCx {
     pub related: Vec<(Span, String)>,
     /// `assert`: check only, change nothing.
     pub check_only: bool,
+    /// The permission moves into or out of a predicate instance this thread holds
+    /// (`fold`/`unfold`): the heap keeps its values (see `lower/resources.rs`).
+    pub keeps_heap: bool,
     /// Multiply permission amounts by this (par host side).
     pub scale: Option<Term>,
 }
@@ -75,6 +78,7 @@ impl ExCx {
             perm_span: Some(call),
             related: vec![(clause, format!("this precondition of the {kind}"))],
             check_only: false,
+            keeps_heap: false,
             scale: None,
         }
     }
@@ -156,8 +160,10 @@ impl Encoder<'_> {
         let mut work = st.clone();
         let mut touched = BTreeSet::new();
         let mut check_only = true;
+        let mut keeps_heap = true;
         for (e, ex) in parts {
             check_only &= ex.check_only;
+            keeps_heap &= ex.keeps_heap;
             let mut run = Run {
                 mode: Mode::Exhale(ex),
                 guard: guard.clone(),
@@ -174,8 +180,10 @@ impl Encoder<'_> {
         if check_only {
             return;
         }
-        for fam in touched {
-            self.havoc_heap(&mut work, &fam);
+        if !keeps_heap {
+            for fam in touched {
+                self.havoc_heap(&mut work, &fam);
+            }
         }
         *st = work;
     }
@@ -409,6 +417,10 @@ impl Encoder<'_> {
                 self.check(&run.guard.clone(), Some(run.frame.env), std::slice::from_ref(cond), held.ge(&p), b);
                 if !ex.check_only {
                     self.update_mask(st, &fam, |xs| cond.and2(&here(xs)).ite(&p.neg(), &Term::real(0, 1)));
+                    // The instance's footprint is given away: every heap family,
+                    // where no direct permission is left (an over-approximation;
+                    // see `lower/resources.rs`).
+                    run.touched.extend(self.heap_families());
                 }
             }
         }

@@ -148,6 +148,7 @@ impl Encoder<'_> {
                                 perm_span: None,
                                 related: vec![],
                                 check_only: false,
+                                keeps_heap: false,
                                 scale: None,
                             },
                         )
@@ -173,6 +174,7 @@ impl Encoder<'_> {
                         perm_span: Some(s.span),
                         related: vec![(span, "the par block".into())],
                         check_only: false,
+                        keeps_heap: false,
                         scale: scale_of(&unused, bounds),
                     };
                     parts.push((q, ex, non_empty.clone()));
@@ -309,6 +311,7 @@ impl Encoder<'_> {
                             perm_span: None,
                             related: vec![(span, "the barrier".into())],
                             check_only: false,
+                            keeps_heap: false,
                             scale: None,
                         },
                     )
@@ -477,6 +480,7 @@ impl Encoder<'_> {
                     perm_span: Some(spec),
                     related: vec![(span, "the barrier".into())],
                     check_only: false,
+                    keeps_heap: false,
                     scale: scale_of(&unused, &pcx.bounds),
                 },
             ));

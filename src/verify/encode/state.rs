@@ -34,6 +34,9 @@ use crate::verify::smt::Sort;
 use std::collections::{BTreeMap, HashMap};
 use std::rc::Rc;
 
+/// The name prefix of the families of predicate instances (`pred:C.p`).
+pub const PREDICATE_FAMILY_PREFIX: &str = "pred:";
+
 /// How many versions are defined over one base before a new base is taken
 /// (the chain Z3 walks is this many times shorter; the bodies this many steps
 /// long).
@@ -98,6 +101,13 @@ impl Encoder<'_> {
         let k: Rc<str> = Rc::from(key);
         self.heap.families.entry(k.clone()).or_insert(FamilyInfo { dom, val });
         k
+    }
+
+    /// Every family of heap locations met so far (not the predicate-instance
+    /// families, which have no heap values): the families a predicate instance's
+    /// footprint may lie in.
+    pub fn heap_families(&self) -> Vec<Rc<str>> {
+        self.heap.families.keys().filter(|k| !k.starts_with(PREDICATE_FAMILY_PREFIX)).cloned().collect()
     }
 
     fn info(&self, fam: &str) -> FamilyInfo {

@@ -153,6 +153,7 @@ impl Encoder<'_> {
                         perm_span: None,
                         related,
                         check_only: false,
+                        keeps_heap: false,
                         scale: None,
                     },
                 )
@@ -275,16 +276,23 @@ impl Encoder<'_> {
                 self.inhale(&path.guard.clone(), &mut st, &fr, expr, &Term::tru(), None, true);
                 path.state = st;
             }
-            Stmt::Exhale { expr, span } | Stmt::Assert { expr, span } => {
+            Stmt::Exhale { expr, span, .. } | Stmt::Assert { expr, span } => {
                 let assert = matches!(s, Stmt::Assert { .. });
+                let moves = matches!(s, Stmt::Exhale { moves: true, .. });
                 let ex = ExCx {
                     code: if assert { codes::ASSERT_FAILED } else { codes::EXHALE_FAILED },
-                    what: if assert { "assertion may not hold".into() } else { "exhale may fail".into() },
+                    what: match (assert, moves) {
+                        (true, _) => "assertion may not hold".into(),
+                        (false, true) => "`fold`/`unfold` may fail".into(),
+                        (false, false) => "exhale may fail".into(),
+                    },
                     span: Some(*span),
                     perm_code: codes::PERMISSION,
-                    perm_span: None,
+                    // A fold's body is written at the predicate: blame the `fold`.
+                    perm_span: moves.then_some(*span),
                     related: vec![],
                     check_only: assert,
+                    keeps_heap: moves,
                     scale: None,
                 };
                 let fr = self.frame(path, ucx);
@@ -516,6 +524,7 @@ fn inv_parts<'s>(invariants: &'s [Spec], code: &'static str, what: &str, loop_sp
                     perm_span: None,
                     related: vec![(loop_span, "the loop".into())],
                     check_only: false,
+                    keeps_heap: false,
                     scale: None,
                 },
             )

@@ -1,11 +1,12 @@
 //! Predicate instances outside inhale/exhale: where an instance `p(e..)` lives (its
 //! mask family and location), and `\unfolding p(e..) in e'`.
 //!
-//! Predicates have pure bodies (`lower/resources.rs` rejects others), so whenever an
-//! instance is held its body holds: `\unfolding` checks that the instance is held
-//! and then assumes the body's facts (under the expression's conditions) for the
-//! well-definedness of `e'`, whose value does not depend on the unfolding.
+//! Whenever an instance is held its body holds, and the locations it frames keep
+//! their values (see `lower/resources.rs`): `\unfolding` checks that the instance is
+//! held, then inhales the body (under the expression's conditions) into a copy of
+//! the state, in which `e'` is evaluated: it may read what the body frames.
 
+use super::assertion::Frame;
 use super::expr::ECx;
 use super::{Blame, Encoder, Env, Term};
 use crate::ast::{Expr, ExprKind, Name, Ty};
@@ -57,7 +58,7 @@ impl Encoder<'_> {
             dom.push(self.sort_of(ty));
             at.push(self.expr(a, cx));
         }
-        Some((self.family(&format!("pred:{}.{}", pred.class, pred.name), dom, Sort::Bool), at))
+        Some((self.family(&format!("{}{}.{}", super::state::PREDICATE_FAMILY_PREFIX, pred.class, pred.name), dom, Sort::Bool), at))
     }
 
     /// `\unfolding p(args) in body`.
@@ -88,24 +89,30 @@ impl Encoder<'_> {
             );
             self.check(&cx.guard.clone(), Some(cx.env), &cx.conds.clone(), held.gt(&Term::real(0, 1)), b);
         }
-        // The body's facts, with the parameters bound to the arguments (the
-        // receiver, if any, comes first in `at`).
+        // The body, with the parameters bound to the arguments (the receiver, if
+        // any, comes first in `at`), inhaled into a copy of the state: its facts
+        // hold (the instance is held, and its locations keep their values while
+        // it is, see `lower/resources.rs`), and `e'` may read what it frames.
         let class = match receiver.as_deref().map(|r| &r.ty) {
             Some(Ty::Class(c)) => c.clone(),
             _ => cx.class.clone(),
         };
-        if let Some(p) = self.prog.predicates.iter().find(|p| p.class == class && p.name == method.name).cloned() {
-            let vals = &at[at.len() - p.params.len()..];
-            let mut env = Env::default();
-            env.push();
-            for ((n, _), v) in p.params.iter().zip(vals) {
-                env.declare(n.clone(), v.clone());
-            }
-            let mut pcx = ECx::new(&cx.guard, &env, None, &p.class);
-            pcx.check = false;
-            let facts = self.expr(&p.body, &mut pcx);
-            self.assume(&cx.guard.clone(), Term::and(cx.conds.clone()).implies(&facts));
+        let Some(p) = self.prog.predicates.iter().find(|p| p.class == class && p.name == method.name).cloned() else {
+            return self.expr(body, cx);
+        };
+        let vals = &at[at.len() - p.params.len()..];
+        let mut env = Env::default();
+        env.push();
+        for ((n, _), v) in p.params.iter().zip(vals) {
+            env.declare(n.clone(), v.clone());
         }
-        self.expr(body, cx)
+        let this = if p.is_static { None } else { at.first().cloned() };
+        let fr = Frame { env: &env, this, old: None, result: None, class: p.class.clone() };
+        let mut unfolded = st;
+        self.inhale(&cx.guard.clone(), &mut unfolded, &fr, &p.body, &Term::and(cx.conds.clone()), None, false);
+        let outer = cx.state.replace(unfolded);
+        let value = self.expr(body, cx);
+        cx.state = outer;
+        value
     }
 }

@@ -209,7 +209,7 @@ impl Lower<'_> {
         };
         let held = held_perm(this_expr(&self.class, obj.span), span);
         let inhale = |e: &Expr| Stmt::Inhale { expr: e.clone(), span };
-        let exhale = |e: &Expr| Stmt::Exhale { expr: e.clone(), span };
+        let exhale = |e: &Expr| Stmt::Exhale { expr: e.clone(), span, moves: false };
         match kind {
             SyncKind::Lock => out.extend([inhale(&inv), inhale(&held)]),
             SyncKind::Unlock => out.extend([exhale(&held), exhale(&inv)]),
@@ -235,7 +235,7 @@ impl Lower<'_> {
             );
         };
         if kind == SyncKind::Fork {
-            out.push(Stmt::Exhale { expr: token(obj.clone(), IDLE, obj.span), span });
+            out.push(Stmt::Exhale { expr: token(obj.clone(), IDLE, obj.span), span, moves: false });
         }
         out.push(Stmt::Call(ir::Call {
             target: None,
@@ -296,7 +296,7 @@ impl Lower<'_> {
         }
         out.extend(body);
         if let Some(inv) = inv {
-            out.push(Stmt::Exhale { expr: inv, span: name_span });
+            out.push(Stmt::Exhale { expr: inv, span: name_span, moves: false });
         }
         out
     }

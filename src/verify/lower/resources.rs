@@ -2,20 +2,32 @@
 //!
 //! As in Viper, an instance `p(v..)` is an abstract resource: a permission amount
 //! per receiver and argument tuple (a mask family of its own, see
-//! `Encoder::predicate_instance`), and its body's facts are known only after an
-//! `unfold`. Lowering turns
+//! `Encoder::predicate_instance`), and its body's permissions and facts are had
+//! only after an `unfold`. Lowering turns
 //! * `fold p(e..)` into `exhale body[e../x..]; inhale p(e..)`, and
 //! * `unfold p(e..)` into `exhale p(e..); inhale body[e../x..]`,
 //!
 //! so contracts, invariants, `assert`, `inhale`/`exhale` and calls handle instances
 //! like any other permission.
 //!
-//! Only bodies that neither hold permissions nor read the heap are supported
-//! (their facts are then stable: whoever holds an instance, the body held when it
-//! was folded and still holds, since nothing it depends on can change). A body with
-//! `Perm`/`PointsTo`, another predicate, a field, an array cell, `this`, `\old`,
-//! `\unfolding` or a heap-reading function would need snapshots of the heap it
-//! frames; such a predicate is reported at its name, never silently accepted.
+//! **Values (soundness argument).** The exhales of `fold` and `unfold` are marked
+//! `moves`: they do not havoc the heap, because the permission only moves between
+//! the instance and its body, both held by the same thread, and nobody else can
+//! write a location while a part of the permission to it is inside an instance
+//! this thread holds (writing takes full permission). So a folded location keeps
+//! its value until the instance itself is given away. Every other exhale of an
+//! instance (a call's precondition, a par block, a loop invariant, an `exhale`)
+//! havocs the heap of every location family where the thread holds no direct
+//! permission (`Encoder::predicate_instance`): an over-approximation of the
+//! instance's footprint (sound: it only forgets values; incomplete where another
+//! instance still held frames a location of the same family). `\unfolding p(e..)
+//! \in e'` inhales the body into a copy of the state for `e'`, so `e'` reads the
+//! current values (`encode/unfolding.rs`).
+//!
+//! Not supported (reported at the predicate, never silently accepted): bodies that
+//! mention `\old`, lock/thread tokens, history permissions or `\matrix`; abstract
+//! predicates, contracts on predicates, overloaded predicates and `fold`/`unfold`
+//! of another object's predicate.
 
 use super::ir::{self, Stmt};
 use super::Lower;
@@ -48,11 +60,8 @@ pub(super) fn declare(declared: &[(Name, &ast::Method)], out: &mut ir::Program) 
             out.unsupported.push((format!("a contract on predicate `{}`", m.name), m.name.span));
             continue;
         }
-        if let Some((what, span)) = heap_dependence(body, class, out) {
-            out.unsupported.push((
-                format!("predicate `{}` whose body {what} (only bodies of pure facts over the arguments are supported)", m.name),
-                span,
-            ));
+        if let Some((what, span)) = unsupported_part(body) {
+            out.unsupported.push((format!("predicate `{}` whose body {what}", m.name), span));
             continue;
         }
         if out.predicates.iter().any(|p| p.class == *class && p.name == m.name.name) {
@@ -74,43 +83,24 @@ pub(super) fn declare(declared: &[(Name, &ast::Method)], out: &mut ir::Program) 
     defs
 }
 
-/// The first part of `body` whose value could depend on the heap or that holds a
-/// permission, with a description.
-fn heap_dependence(body: &Expr, class: &Name, prog: &ir::Program) -> Option<(&'static str, Span)> {
+/// The first part of `body` that a predicate body may not contain, with a
+/// description: `\old` (a predicate has no pre-state) and the lock, thread and
+/// history resources, whose instances are not permissions of the heap.
+fn unsupported_part(body: &Expr) -> Option<(&'static str, Span)> {
     use crate::ast::visit::{walk_expr, Visitor};
-    struct V<'p> {
-        class: &'p Name,
-        prog: &'p ir::Program,
+    struct V {
         found: Option<(&'static str, Span)>,
     }
-    impl Visitor for V<'_> {
+    impl Visitor for V {
         fn visit_expr(&mut self, e: &Expr) {
             if self.found.is_some() {
                 return;
             }
             let what = match &e.kind {
-                ExprKind::Perm { .. } | ExprKind::PointsTo { .. } | ExprKind::Value(_) => Some("holds a permission"),
-                ExprKind::Quant { kind: ast::QuantKind::ForallStar, .. } => Some("holds a permission"),
-                ExprKind::Call { .. } if e.ty == Ty::Resource => Some("holds another predicate"),
-                ExprKind::This | ExprKind::Field { .. } => Some("reads the heap"),
-                ExprKind::Index { base, .. } if !matches!(base.ty, Ty::Seq(_) | Ty::Map(..)) => Some("reads the heap"),
-                ExprKind::Old(_) | ExprKind::Unfolding { .. } => Some("reads the heap"),
-                ExprKind::Builtin {
-                    func: Builtin::Held | Builtin::Idle | Builtin::Running | Builtin::HPerm | Builtin::APerm | Builtin::Matrix,
-                    ..
-                } => Some("holds a permission"),
-                ExprKind::Call { receiver, method, .. } => {
-                    let own = matches!(receiver.as_deref(), None | Some(Expr { kind: ExprKind::This, .. }));
-                    let mut fns =
-                        self.prog.functions.iter().enumerate().filter(|(_, f)| f.class == *self.class && f.name == method.name).peekable();
-                    if !own || fns.peek().is_none() {
-                        Some("calls something other than a pure function of its class")
-                    } else if fns.any(|(i, _)| crate::verify::ir::facts::reads_heap(self.prog, i)) {
-                        Some("calls a function that reads the heap")
-                    } else {
-                        None
-                    }
-                }
+                ExprKind::Old(_) => Some("mentions `\\old`"),
+                ExprKind::Builtin { func: Builtin::Held | Builtin::Idle | Builtin::Running, .. } => Some("holds a lock or thread token"),
+                ExprKind::Builtin { func: Builtin::HPerm | Builtin::APerm, .. } => Some("holds a history permission"),
+                ExprKind::Builtin { func: Builtin::Matrix, .. } => Some("uses `\\matrix`"),
                 _ => None,
             };
             match what {
@@ -119,7 +109,7 @@ fn heap_dependence(body: &Expr, class: &Name, prog: &ir::Program) -> Option<(&'s
             }
         }
     }
-    let mut v = V { class, prog, found: None };
+    let mut v = V { found: None };
     v.visit_expr(body);
     v.found
 }
@@ -132,23 +122,98 @@ impl Lower<'_> {
             self.unsupported(format!("`{kw}` of something other than a predicate instance"), e.span);
             return;
         };
-        if !matches!(receiver.as_deref(), None | Some(Expr { kind: ExprKind::This, .. })) {
-            self.unsupported(format!("`{kw}` of a predicate of another object"), e.span);
-            return;
-        }
-        let Some(def) = self.preds.get(&(self.class.clone(), method.name.clone())) else {
-            self.unsupported(format!("`{kw}` of `{}`, which is not a supported predicate of this class", method.name), e.span);
+        // A predicate of this object, a top-level one (named through the
+        // pseudo-class, see `resolve::typeck_call`), or one of another object,
+        // whose body then speaks of that object instead of `this`.
+        let (class, other) = match receiver.as_deref() {
+            None | Some(Expr { kind: ExprKind::This, .. }) => (self.class.clone(), None),
+            Some(Expr { kind: ExprKind::Var(c), .. }) if ast::is_global_class(&c.name) => (c.name.clone(), None),
+            Some(r) => match &r.ty {
+                Ty::Class(c) => (c.clone(), Some(r)),
+                _ => {
+                    self.unsupported(format!("`{kw}` of a predicate of an object of unknown class"), e.span);
+                    return;
+                }
+            },
+        };
+        let Some(def) = self.preds.get(&(class.clone(), method.name.clone())) else {
+            self.unsupported(format!("`{kw}` of `{}`, which is not a supported predicate of class `{class}`", method.name), e.span);
             return;
         };
-        // A quantifier of the body that would capture an argument is renamed.
-        let map: HashMap<Name, Expr> = def.params.iter().cloned().zip(args.iter().cloned()).collect();
-        let body = substitute(&def.body, &map);
+        // One simultaneous substitution of the parameters (and, for another
+        // object, of the receiver for `this`), so that no argument or receiver is
+        // rewritten again; a quantifier of the body that would capture one is
+        // renamed.
+        let mut map: HashMap<Name, Expr> = def.params.iter().cloned().zip(args.iter().cloned()).collect();
+        let mut body = def.body.clone();
+        if let Some(r) = other {
+            // A parameter shadows a field of the same name.
+            let fields: Vec<Name> =
+                self.fields.iter().filter(|(c, f, _)| *c == class && !def.params.contains(f)).map(|(_, f, _)| f.clone()).collect();
+            match rebind_this(&body, &fields) {
+                Some(b) => body = b,
+                None => {
+                    self.unsupported(
+                        format!("`{kw}` of `{}` of another object: a binder of its body is named like a field", method.name),
+                        e.span,
+                    );
+                    return;
+                }
+            }
+            map.insert(Name::from(RECEIVER), r.clone());
+        }
+        let body = substitute(&body, &map);
+        // Permission moves between the instance and its body; the values of the
+        // locations stay (see the module comment).
         if unfold {
-            out.push(Stmt::Exhale { expr: e.clone(), span });
+            out.push(Stmt::Exhale { expr: e.clone(), span, moves: true });
             out.push(Stmt::Inhale { expr: body, span });
         } else {
-            out.push(Stmt::Exhale { expr: body, span });
+            out.push(Stmt::Exhale { expr: body, span, moves: true });
             out.push(Stmt::Inhale { expr: e.clone(), span });
         }
     }
+}
+
+/// The variable [`rebind_this`] puts for the receiver (no source name has a `$`).
+const RECEIVER: &str = "$receiver";
+
+/// `body`, a predicate body of class `C`, about another object than `this`: `this`
+/// and the implicit field reads `f` (names of `fields`, the fields of `C` that no
+/// parameter shadows) become the variable [`RECEIVER`] and `RECEIVER.f`, for the
+/// caller to substitute. `None` when a quantifier or `\let` of the body binds a
+/// field's name (it would have to be told apart from the field).
+fn rebind_this(body: &Expr, fields: &[Name]) -> Option<Expr> {
+    use crate::ast::visit::{walk_expr, walk_expr_mut, VisitMut, Visitor};
+    struct Binders<'f>(&'f [Name], bool);
+    impl Visitor for Binders<'_> {
+        fn visit_expr(&mut self, e: &Expr) {
+            if let ExprKind::Quant { binder, .. } | ExprKind::Let { binder, .. } = &e.kind {
+                self.1 |= self.0.contains(&binder.name.name);
+            }
+            walk_expr(self, e);
+        }
+    }
+    let mut clash = Binders(fields, false);
+    clash.visit_expr(body);
+    if clash.1 {
+        return None;
+    }
+    struct Rebind<'r>(&'r [Name]);
+    impl VisitMut for Rebind<'_> {
+        fn visit_expr_mut(&mut self, e: &mut Expr) {
+            let receiver = |e: &Expr, ty: Ty| Expr { kind: ExprKind::Var(ast::Ident::new(RECEIVER, e.span)), span: e.span, ty };
+            match &e.kind {
+                ExprKind::This => *e = receiver(e, e.ty.clone()),
+                ExprKind::Var(x) if self.0.contains(&x.name) => {
+                    let field = x.clone();
+                    e.kind = ExprKind::Field { obj: Box::new(receiver(e, Ty::Unknown)), field };
+                }
+                _ => walk_expr_mut(self, e),
+            }
+        }
+    }
+    let mut out = body.clone();
+    Rebind(fields).visit_expr_mut(&mut out);
+    Some(out)
 }

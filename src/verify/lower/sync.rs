@@ -54,7 +54,7 @@ impl Lower<'_> {
         }
         let p = rename_free(resource, &renaming);
         // 2. Establish it, run the body with the invariant open, take `P` back.
-        out.push(Stmt::Exhale { expr: p.clone(), span: resource.span });
+        out.push(Stmt::Exhale { expr: p.clone(), span: resource.span, moves: false });
         self.invariants.push(OpenInvariant { name: name.name.clone(), resource: p.clone(), in_atomic: false });
         let inner = self.block(&body.stmts);
         self.invariants.pop();
@@ -104,7 +104,7 @@ impl Lower<'_> {
         // exhale of each, all from the same state).
         for &k in opened.iter().rev() {
             self.invariants[k].in_atomic = false;
-            out.push(Stmt::Exhale { expr: self.invariants[k].resource.clone(), span });
+            out.push(Stmt::Exhale { expr: self.invariants[k].resource.clone(), span, moves: false });
         }
     }
 }
