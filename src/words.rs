@@ -26,6 +26,9 @@ const KEYWORDS: &[&str] = &[
     "return",
     "vec",
     "par",
+    // VerCors 2 par regions
+    "parallel",
+    "sequential",
     "and",
     "lock",
     "unlock",

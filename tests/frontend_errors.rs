@@ -833,6 +833,127 @@ fn ok_twins() {
 }
 
 // ---------------------------------------------------------------------------------
+/// The sizes of a sized array type (`int[n]`, VerCors) are integers, in scope where
+/// the type is written (parameters see each other).
+#[test]
+fn sized_array_type_sizes() {
+    expect(
+        r#"class A {
+  void m() {
+    int[true] x;
+  }
+}
+"#,
+        codes::TYPE_MISMATCH,
+        3,
+        9,
+        1,
+    );
+    expect(
+        r#"class A {
+  void m(int[n] a, boolean[3][k] b, int n) {
+  }
+}
+"#,
+        codes::UNDEFINED_NAME,
+        2,
+        31,
+        1,
+    );
+    // `int[n][n + 1]` is `int[][]`: its row is an `int[]` of any size.
+    expect_ok(
+        r#"class A {
+  int[4] buf;
+  requires a != null;
+  void m(int[n][n + 1] a, int n) {
+    int[n * 2] b = a[0];
+    assert (\forall int[n] c; c != null; c.length >= 0);
+  }
+}
+"#,
+    );
+}
+
+/// `vec` blocks type-check like a par unit: integer bounds, an `int` variable that
+/// cannot be assigned, scoped to the block.
+#[test]
+fn vec_blocks() {
+    expect(
+        r#"class A {
+  void m(int[] a) {
+    vec (int i = 0 .. true) {
+      a[i] = 0;
+    }
+  }
+}
+"#,
+        codes::TYPE_MISMATCH,
+        3,
+        23,
+        1,
+    );
+    expect(
+        r#"class A {
+  void m() {
+    vec (int i = 0 .. 4) {
+      i = 1;
+    }
+    int j = i;
+  }
+}
+"#,
+        codes::NOT_ASSIGNABLE,
+        4,
+        7,
+        2,
+    );
+}
+
+/// VerCors 2 par forms: regions, unnamed blocks without iterators; barriers name
+/// the block of a region they are in.
+#[test]
+fn par_regions_and_forms() {
+    expect_ok(
+        r#"class A {
+  void m(int n) {
+    parallel {
+      par k(int i = 0 .. n) context true; {
+        barrier(k) { requires true; ensures true; }
+      }
+      par context true; { }
+    }
+    sequential {
+      par (int i = 0 .. n) { int t = i; }
+      par w { }
+    }
+  }
+}
+"#,
+    );
+    expect(
+        r#"class A {
+  void m(int n) {
+    sequential {
+      par (int i = 0 .. n) { }
+      par { int t = i; }
+    }
+  }
+}
+"#,
+        codes::UNDEFINED_NAME,
+        5,
+        21,
+        1,
+    );
+}
+
+#[test]
+fn syntax_nested_and_empty_regions() {
+    expect_syntax("class A {\n  void m() {\n    parallel {\n      sequential { par { } }\n    }\n  }\n}\n", codes::SYNTAX, 4);
+    expect_syntax("class A {\n  void m() {\n    parallel {\n    }\n  }\n}\n", codes::SYNTAX, 3);
+    expect_syntax("class A {\n  void m() {\n    int parallel = 1;\n  }\n}\n", codes::RESERVED, 3);
+}
+
 // Syntax errors come from the parser (only code and line are asserted).
 
 #[test]

@@ -79,7 +79,7 @@ fn generate(gen: &Path) -> usize {
                     let mut call = Vec::new();
                     let mut arrays = Vec::new();
                     for (i, (q, a)) in m.params.iter().zip(&args).enumerate() {
-                        let bools = matches!(&q.ty.kind, alpine::ast::TypeKind::Array(e) if e.kind == alpine::ast::TypeKind::Boolean);
+                        let bools = matches!(&q.ty.kind, alpine::ast::TypeKind::Array(e, _) if e.kind == alpine::ast::TypeKind::Boolean);
                         if matches!(a, Value::Array(_)) {
                             body += &format!("    let mut a{i} = {};\n", rust_value(a, bools));
                             call.push(format!("&mut a{i}"));

@@ -253,7 +253,7 @@ fn prefetched_corpus_kernels_compute_the_same_final_state() {
         let (before, _) = alpine::frontend(&SourceFile::new("orig.pvl", text)).expect("original checks");
         let (after, _) = alpine::frontend(&SourceFile::new("opt.pvl", out)).expect("optimised checks");
         let method = before.classes.iter().find(|c| c.name.as_str() == class).unwrap().members.iter().find_map(|m| match m {
-            alpine::ast::Member::Method(m) if m.params.iter().any(|p| matches!(p.ty.kind, alpine::ast::TypeKind::Array(_))) => {
+            alpine::ast::Member::Method(m) if m.params.iter().any(|p| matches!(p.ty.kind, alpine::ast::TypeKind::Array(..))) => {
                 Some(m.name.to_string())
             }
             _ => None,

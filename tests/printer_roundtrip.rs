@@ -125,6 +125,7 @@ const ZOO: &str = r#"//:: cases Zoo
 // -*- tab-width:2 -*-
 class Zoo {
     int x, y;
+    int[4] buf;
     int[] a;
     seq<seq<int>> s;
 
@@ -258,6 +259,34 @@ class Zoo {
         }
         par () {
         }
+        par worker context x == 1; x = 2;
+        par
+            requires true;
+        {
+        }
+        gpuopt fuse 2 1;
+        parallel {
+            par a(int i = 0 .. n)
+                requires true;
+            {
+            }
+            par {
+            }
+        }
+        context true;
+        sequential {
+            par (int i = 0 .. n) context true; {
+            }
+            par b {
+                x = 1;
+            }
+        }
+        vec (int i = 0 .. n) {
+            x = i;
+        }
+        int[n] sized = null;
+        boolean[3][n + 1] flags;
+        assert (\forall int[2] q; q != null; q.length == 2);
         return x with { g = 1; };
         // end of body
     }
@@ -487,7 +516,14 @@ fn simple_stmt(r: &mut Rng) -> Stmt {
     match r.below(4) {
         0 => st(StmtKind::Assign { target: ex(ExprKind::Var(name(r))), value: gen(r, 2) }),
         1 => st(StmtKind::IncDec { target: name(r), op: IncDec::Inc }),
-        2 => st(StmtKind::LocalDecl { ty: Type::new(TypeKind::Int, Span::DUMMY), name: name(r), init: Some(gen(r, 1)) }),
+        2 => {
+            // `int x`, or a sized array type `int[e] x` / `int[e][f] x` (VerCors 2).
+            let mut ty = Type::new(TypeKind::Int, Span::DUMMY);
+            for _ in 0..[0, 0, 1, 2][r.below(4) as usize] {
+                ty = Type::new(TypeKind::Array(Box::new(ty), Some(Box::new(gen(r, 1)))), Span::DUMMY);
+            }
+            st(StmtKind::LocalDecl { ty, name: name(r), init: Some(gen(r, 1)) })
+        }
         _ => st(StmtKind::Expr(ex(ExprKind::Call { receiver: None, method: name(r), args: vec![gen(r, 1)] }))),
     }
 }
@@ -554,7 +590,18 @@ fn gen_stmt(r: &mut Rng, depth: u32) -> Stmt {
             };
             st(StmtKind::Barrier(Barrier { label: name(r), invariants: vec![], contract, body, span: Span::DUMMY }))
         }
+        7 if r.below(4) == 0 => st(StmtKind::Vec(Box::new(VecBlock {
+            iter: ParIter {
+                var: Param { ty: Type::new(TypeKind::Int, Span::DUMMY), name: name(r), span: Span::DUMMY },
+                lo: gen(r, 1),
+                hi: gen(r, 1),
+                span: Span::DUMMY,
+            },
+            body: gen_block(r, d),
+            span: Span::DUMMY,
+        }))),
         7 => {
+            let form = [ParForm::And, ParForm::Parallel, ParForm::Sequential][r.below(3) as usize];
             let units = (0..1 + r.below(2))
                 .map(|_| ParUnit {
                     name: if r.below(2) == 0 { None } else { Some(name(r)) },
@@ -573,7 +620,7 @@ fn gen_stmt(r: &mut Rng, depth: u32) -> Stmt {
                     span: Span::DUMMY,
                 })
                 .collect();
-            st(StmtKind::Par(Par { directives: vec![], contract: Contract::default(), units, span: Span::DUMMY }))
+            st(StmtKind::Par(Par { directives: vec![], contract: Contract::default(), form, units, span: Span::DUMMY }))
         }
         8 => st(StmtKind::Return(if r.below(2) == 0 { None } else { Some(gen(r, 2)) })),
         9 => st(StmtKind::Spec { kind: SpecStmtKind::Assert, expr: gen(r, 3) }),

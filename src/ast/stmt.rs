@@ -132,6 +132,9 @@ pub enum StmtKind {
     },
     Barrier(Barrier),
     Par(Par),
+    /// `vec (int i = lo .. hi) { ... }` — a vector block (VerCors grammar; VerCors
+    /// itself rejects it, and so does alpine's verifier).
+    Vec(Box<VecBlock>),
     Block(Block),
 }
 
@@ -175,18 +178,49 @@ pub struct Barrier {
     pub span: Span,
 }
 
-/// A par statement: one or more units joined with `and`, all running concurrently.
+/// A par statement: one or more units, all running concurrently (`par A .. and B ..`,
+/// `parallel { par A .. par B .. }`) or one after the other (`sequential { .. }`).
 #[derive(Clone, Debug, PartialEq)]
 pub struct Par {
     /// `gpuopt fuse F N;` written before `par`.
     pub directives: Vec<Directive>,
     /// Region contract written before the keyword `par` (always empty in practice).
     pub contract: Contract,
+    /// How the units are written and composed.
+    pub form: ParForm,
+    /// At least one unit (the parser rejects an empty region).
     pub units: Vec<ParUnit>,
     pub span: Span,
 }
 
-/// `NAME(int i = lo .. hi, int j = lo .. hi) contract { body }`
+/// The concrete form of a [`Par`] statement. The first two mean the same: every
+/// unit's threads run concurrently with the other units' threads.
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
+pub enum ParForm {
+    /// `par A(..) .. and B(..) ..` (a single `par` block too).
+    #[default]
+    And,
+    /// `parallel { par A(..) .. par B(..) .. }` (VerCors 2).
+    Parallel,
+    /// `sequential { par A(..) .. par B(..) .. }` (VerCors 2): the units run one
+    /// after the other, each one's threads concurrently.
+    Sequential,
+}
+
+impl ParForm {
+    /// The region keyword (`None` for `par .. and ..`).
+    pub fn keyword(self) -> Option<&'static str> {
+        match self {
+            ParForm::And => None,
+            ParForm::Parallel => Some("parallel"),
+            ParForm::Sequential => Some("sequential"),
+        }
+    }
+}
+
+/// `NAME(int i = lo .. hi, int j = lo .. hi) contract { body }`; the name and the
+/// parenthesised iterators are optional (`par context P; { .. }` is one thread).
+/// A body written as another statement than a block is kept as a block holding it.
 #[derive(Clone, Debug, PartialEq)]
 pub struct ParUnit {
     pub name: Option<Ident>,
@@ -230,4 +264,12 @@ fn clause_exprs(c: &Clause) -> Vec<&Expr> {
         Modifies(es) | Accessible(es) => es.iter().collect(),
         Given(_) | Yields(_) => vec![],
     }
+}
+
+/// `vec (int i = lo .. hi) { body }`.
+#[derive(Clone, Debug, PartialEq)]
+pub struct VecBlock {
+    pub iter: ParIter,
+    pub body: Block,
+    pub span: Span,
 }

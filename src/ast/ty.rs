@@ -1,6 +1,6 @@
 //! Syntactic types (as written) and semantic types (as checked).
 
-use super::{Ident, Name, Span};
+use super::{Expr, Ident, Name, Span};
 
 /// A type as written in the source, with its span.
 #[derive(Clone, Debug, PartialEq)]
@@ -28,8 +28,11 @@ pub enum TypeKind {
     Option(Box<Type>),
     Map(Box<Type>, Box<Type>),
     Tuple(Box<Type>, Box<Type>),
-    /// `T[]` — a nullable reference to a heap array.
-    Array(Box<Type>),
+    /// `T[]` — a nullable reference to a heap array. `T[n]` (VerCors' sized array
+    /// type) keeps its size expression for printing; it means `T[]` (nothing is
+    /// known about the length, as in VerCors). In `int[m][n]` the outer array has
+    /// the size `m`: `Array(Array(int, n), m)`.
+    Array(Box<Type>, Option<Box<Expr>>),
     /// A class name used as a type.
     Class(Ident),
 }
@@ -55,7 +58,7 @@ impl Type {
             TypeKind::Option(t) => Ty::Option(Box::new(t.to_ty())),
             TypeKind::Map(k, v) => Ty::Map(Box::new(k.to_ty()), Box::new(v.to_ty())),
             TypeKind::Tuple(a, b) => Ty::Tuple(Box::new(a.to_ty()), Box::new(b.to_ty())),
-            TypeKind::Array(t) => Ty::Array(Box::new(t.to_ty())),
+            TypeKind::Array(t, _) => Ty::Array(Box::new(t.to_ty())),
             TypeKind::Class(c) => Ty::Class(c.name.clone()),
         }
     }

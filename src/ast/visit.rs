@@ -228,6 +228,12 @@ pub fn walk_stmt<V: Visitor + ?Sized>(v: &mut V, s: &Stmt) {
                 v.visit_block(&u.body);
             }
         }
+        StmtKind::Vec(vb) => {
+            v.visit_param(&vb.iter.var);
+            v.visit_expr(&vb.iter.lo);
+            v.visit_expr(&vb.iter.hi);
+            v.visit_block(&vb.body);
+        }
         StmtKind::Block(b) => v.visit_block(b),
     }
 }
@@ -506,7 +512,13 @@ pub fn walk_param_mut<V: VisitMut + ?Sized>(v: &mut V, p: &mut Param) {
 
 pub fn walk_type_mut<V: VisitMut + ?Sized>(v: &mut V, t: &mut Type) {
     match &mut t.kind {
-        TypeKind::Seq(x) | TypeKind::Set(x) | TypeKind::Bag(x) | TypeKind::Option(x) | TypeKind::Array(x) => v.visit_type_mut(x),
+        TypeKind::Seq(x) | TypeKind::Set(x) | TypeKind::Bag(x) | TypeKind::Option(x) => v.visit_type_mut(x),
+        TypeKind::Array(x, size) => {
+            v.visit_type_mut(x);
+            if let Some(n) = size {
+                v.visit_expr_mut(n);
+            }
+        }
         TypeKind::Map(a, b) | TypeKind::Tuple(a, b) => {
             v.visit_type_mut(a);
             v.visit_type_mut(b);
@@ -620,6 +632,14 @@ pub fn walk_stmt_mut<V: VisitMut + ?Sized>(v: &mut V, s: &mut Stmt) {
                 v.visit_span_mut(&mut u.span);
             }
             v.visit_span_mut(&mut p.span);
+        }
+        StmtKind::Vec(vb) => {
+            v.visit_param_mut(&mut vb.iter.var);
+            v.visit_expr_mut(&mut vb.iter.lo);
+            v.visit_expr_mut(&mut vb.iter.hi);
+            v.visit_span_mut(&mut vb.iter.span);
+            v.visit_block_mut(&mut vb.body);
+            v.visit_span_mut(&mut vb.span);
         }
         StmtKind::Block(b) => v.visit_block_mut(b),
     }

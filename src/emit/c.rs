@@ -597,6 +597,7 @@ pub fn stmt(cx: &mut Ctx, s: &Stmt, indent: &str, on_par: &mut Option<ParHook>) 
             Ok(out)
         }
         StmtKind::Barrier(b) => barrier(cx, b, indent),
+        StmtKind::Vec(v) => Err(unsupported(v.span, "`vec` blocks cannot be emitted")),
         StmtKind::Par(p) => match (cx.mode, on_par.as_mut()) {
             (Mode::Host, Some(hook)) => hook(cx, p, indent),
             _ => Err(unsupported(p.span, "nested par blocks cannot be emitted")),

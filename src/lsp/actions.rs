@@ -176,8 +176,8 @@ fn linearise_actions(p: &Program, offset: usize, out: &mut Vec<Candidate>) {
         for (mi, member) in class.members.iter().enumerate() {
             let Member::Method(m) = member else { continue };
             let Some(param) = m.params.iter().find(|x| x.span.contains(offset)) else { continue };
-            let TypeKind::Array(inner) = &param.ty.kind else { continue };
-            if !matches!(inner.kind, TypeKind::Array(_)) {
+            let TypeKind::Array(inner, _) = &param.ty.kind else { continue };
+            if !matches!(inner.kind, TypeKind::Array(..)) {
                 continue;
             }
             let target = LoopId { class: ci, member: mi, span: m.span };

@@ -74,6 +74,33 @@ impl Printer<'_> {
         self.comments_until(span.start, None);
     }
 
+    /// [`Printer::comments_before`] for a par unit written without a name or
+    /// iterators, whose span starts after its keyword (`par`, `and`) on a line of
+    /// its own: a comment that trails a token in `lo..span.start` (the keyword, or
+    /// the `()` of VerCors 1's `par ()`) stays pending, to trail the keyword.
+    pub(super) fn comments_before_keyword(&mut self, span: Span, lo: u32) {
+        if span.is_dummy() {
+            return;
+        }
+        while let Some(c) = self.comments.get(self.next_comment) {
+            if c.span.end > span.start || c.line_code_end.is_some_and(|at| lo <= at && at < span.start) {
+                break;
+            }
+            self.next_comment += 1;
+            self.blank_line_before(c.span.start);
+            self.comment_line(c);
+            self.last_end = Some(c.span.end);
+        }
+    }
+
+    /// [`Printer::ended`] for a keyword whose end lies in `lo..=hi` (a par unit's
+    /// `par`/`and` before a unit without name or iterators, a region's `{`).
+    pub(super) fn keyword_ended(&mut self, lo: u32, hi: u32) {
+        if lo <= hi {
+            self.ended_within(lo, hi);
+        }
+    }
+
     /// Print (at line start) every pending comment ending at or before `pos`, up to
     /// the first one that trails the token ending at `keep` (if any), which stays
     /// pending.

@@ -248,7 +248,7 @@ impl Printer<'_> {
                 self.named_call(class, args);
             }
             ExprKind::NewArray { elem, dims } => {
-                if matches!(elem.kind, TypeKind::Array(_)) {
+                if matches!(elem.kind, TypeKind::Array(..)) {
                     // `new T[][n]` cannot be written.
                     self.inexact();
                 }
@@ -427,11 +427,53 @@ impl Printer<'_> {
             TypeKind::Option(a) => self.ty_app("option", &[a]),
             TypeKind::Map(k, v) => self.ty_app("map", &[k, v]),
             TypeKind::Tuple(a, b) => self.ty_app("tuple", &[a, b]),
-            TypeKind::Array(a) => {
+            TypeKind::Array(_, Some(_)) => self.sized_array(t),
+            TypeKind::Array(a, None) => {
                 self.ty(a);
                 self.w("[]");
             }
             TypeKind::Class(c) => self.ident(c),
+        }
+    }
+
+    /// `T[m][n]`: the array levels of `t` from the outside in hold the sizes in
+    /// written order, and the level `k` from the inside spans the text up to the
+    /// `k`-th size (as the parser makes them). A level without a size among sized
+    /// ones (never parsed: all or none are sized) is printed as `T[]` throughout.
+    fn sized_array(&mut self, t: &Type) {
+        let mut levels = vec![t];
+        let mut base = t;
+        while let TypeKind::Array(inner, _) = &base.kind {
+            base = inner;
+            levels.push(base);
+        }
+        levels.pop();
+        let sizes: Option<Vec<&Expr>> = levels
+            .iter()
+            .map(|l| match &l.kind {
+                TypeKind::Array(_, size) => size.as_deref(),
+                _ => None,
+            })
+            .collect();
+        let Some(sizes) = sizes else {
+            self.inexact();
+            self.ty(base);
+            for _ in &levels {
+                self.w("[]");
+            }
+            return;
+        };
+        let begin = self.out.len();
+        self.ty(base);
+        for (k, size) in sizes.iter().enumerate() {
+            self.w("[");
+            self.expr(size, COND);
+            self.w("]");
+            // The level `k + 1` from the inside; the outermost is marked by `ty`.
+            let level = levels[levels.len() - 1 - k];
+            if k + 1 < levels.len() {
+                self.mark(&level.span, begin);
+            }
         }
     }
 

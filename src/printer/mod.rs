@@ -590,6 +590,7 @@ impl<'c> Printer<'c> {
         match &s.kind {
             StmtKind::Loop(l) => self.mark_as(&l.span, at),
             StmtKind::Par(p) => self.mark_as(&p.span, at),
+            StmtKind::Vec(v) => self.mark_as(&v.span, at),
             StmtKind::Barrier(b) => self.mark_as(&b.span, at),
             _ => {}
         }
@@ -684,6 +685,7 @@ impl<'c> Printer<'c> {
                 self.block(b);
                 self.nl();
             }
+            StmtKind::Vec(v) => self.vec_block(v),
             // Constructs that start with their own directive/clause lines; only
             // reachable through `else` (`else while ...`), where the keyword `else`
             // is already on the line: put them on the next line.
@@ -908,48 +910,108 @@ impl<'c> Printer<'c> {
         }
     }
 
+    /// `par A(..) .. and B(..) ..`, or a region `parallel { par .. par .. }` /
+    /// `sequential { .. }` with its units one level deeper.
     fn par(&mut self, p: &Par) {
         for d in &p.directives {
             self.directive(d);
         }
         self.clauses(&p.contract);
-        for (i, u) in p.units.iter().enumerate() {
-            self.comments_before(u.span);
+        let region = p.form.keyword();
+        // Where the text before the next unit's own tokens starts (for comments
+        // trailing a keyword whose position the tree does not record).
+        let mut lo = p.contract.clauses.last().map(|c| c.span).or(p.directives.last().map(|d| d.span)).map_or(p.span.start, |s| s.end);
+        if let Some(kw) = region {
             self.write_indent();
-            self.w(if i == 0 { "par" } else { "and" });
-            self.w(" ");
-            let begin = self.out.len();
-            if let Some(n) = &u.name {
-                self.ident(n);
+            self.w(kw);
+            self.w(" {");
+            if let Some(u) = p.units.first().filter(|u| !p.span.is_dummy() && !u.span.is_dummy()) {
+                self.keyword_ended(lo, u.span.start);
             }
-            self.w("(");
-            for (j, it) in u.iters.iter().enumerate() {
-                if j > 0 {
-                    self.w(", ");
-                }
-                let it_begin = self.out.len();
-                self.param(&it.var);
-                self.w(" = ");
-                self.expr(&it.lo, 1);
-                self.w(" .. ");
-                self.expr(&it.hi, 1);
-                self.mark(&it.span, it_begin);
-            }
-            self.w(")");
-            self.par_header_ended(u);
-            if u.contract.is_empty() {
-                self.w(" ");
+            self.nl();
+            self.indent += 1;
+        }
+        for (i, u) in p.units.iter().enumerate() {
+            let bare = u.name.is_none() && u.iters.is_empty();
+            if bare {
+                self.comments_before_keyword(u.span, lo);
             } else {
-                self.nl();
-                self.indent += 1;
-                self.clauses(&u.contract);
-                self.indent -= 1;
-                self.write_indent();
+                self.comments_before(u.span);
             }
-            self.block(&u.body);
-            self.mark(&u.span, begin);
+            self.write_indent();
+            self.w(if i == 0 || region.is_some() { "par" } else { "and" });
+            if bare && !u.span.is_dummy() {
+                let next = u.contract.clauses.first().map_or(u.body.span, |c| c.span);
+                self.keyword_ended(lo, next.start);
+            }
+            self.par_unit(u);
+            lo = u.body.span.end;
+        }
+        if region.is_some() {
+            self.indent -= 1;
+            self.comments_inside(p.span);
+            self.write_indent();
+            self.w("}");
+            self.ended(p.span);
             self.nl();
         }
+    }
+
+    /// A par unit after its `par`/`and`: `NAME(iters)` (the parentheses only where
+    /// there are iterators or a name: `par { .. }`, `par requires P; { .. }` are read
+    /// by VerCors 1 and 2 alike), its contract, its body.
+    fn par_unit(&mut self, u: &ParUnit) {
+        let begin = self.out.len();
+        if u.name.is_some() || !u.iters.is_empty() {
+            self.w(" ");
+        }
+        if let Some(n) = &u.name {
+            self.ident(n);
+        }
+        if u.name.is_some() || !u.iters.is_empty() {
+            self.iter_list(&u.iters);
+            self.par_header_ended(u);
+        }
+        if u.contract.is_empty() {
+            self.w(" ");
+        } else {
+            self.nl();
+            self.indent += 1;
+            self.clauses(&u.contract);
+            self.indent -= 1;
+            self.write_indent();
+        }
+        self.block(&u.body);
+        self.mark(&u.span, begin);
+        self.nl();
+    }
+
+    /// `(int i = lo .. hi, ..)`
+    fn iter_list(&mut self, iters: &[ParIter]) {
+        self.w("(");
+        for (j, it) in iters.iter().enumerate() {
+            if j > 0 {
+                self.w(", ");
+            }
+            let it_begin = self.out.len();
+            self.param(&it.var);
+            self.w(" = ");
+            self.expr(&it.lo, 1);
+            self.w(" .. ");
+            self.expr(&it.hi, 1);
+            self.mark(&it.span, it_begin);
+        }
+        self.w(")");
+    }
+
+    /// `vec (int i = lo .. hi) { .. }`
+    fn vec_block(&mut self, v: &VecBlock) {
+        self.w("vec ");
+        self.iter_list(std::slice::from_ref(&v.iter));
+        self.header_ended(v.iter.span, v.body.span);
+        self.w(" ");
+        self.block(&v.body);
+        self.nl();
     }
 
     fn ident_list(&mut self, ids: &[Ident]) {

@@ -286,7 +286,7 @@ fn keywords_are_escaped() {
 
 #[test]
 fn types() {
-    assert_eq!(print_type(&t(TypeKind::Array(Box::new(int())))), "int[]");
+    assert_eq!(print_type(&t(TypeKind::Array(Box::new(int()), None))), "int[]");
     assert_eq!(print_type(&t(TypeKind::Map(Box::new(int()), Box::new(t(TypeKind::Boolean))))), "map<int,boolean>");
     assert_eq!(print_type(&t(TypeKind::Seq(Box::new(t(TypeKind::Seq(Box::new(int()))))))), "seq<seq<int>>");
     assert_eq!(print_type(&t(TypeKind::Tuple(Box::new(int()), Box::new(t(TypeKind::Frac))))), "tuple<int,frac>");
@@ -440,6 +440,7 @@ fn par_blocks() {
     let p = st(StmtKind::Par(Par {
         directives: vec![dir(DirectiveKind::Fuse { count: num(2), block_size: num(1) })],
         contract: Contract::default(),
+        form: ParForm::And,
         units: vec![
             unit(
                 Some("k"),
@@ -456,9 +457,75 @@ fn par_blocks() {
         print_stmt(&p),
         "gpuopt fuse 2 1;\n\
          par k(int tid = 0 .. n, int j = 0 .. m)\n    requires Perm(a[tid], write);\n{\n    x = 1;\n}\n\
-         and ()\n    ensures q;\n{\n}\n\
+         and\n    ensures q;\n{\n}\n\
          and (int i = 0 .. a.length) {\n}"
     );
+}
+
+fn par(form: ParForm, units: Vec<ParUnit>) -> Stmt {
+    st(StmtKind::Par(Par { directives: vec![], contract: Contract::default(), form, units, span: D }))
+}
+
+#[test]
+fn par_regions_and_unit_forms() {
+    // Without iterators: `par {`, `par NAME() {`; with a contract, on lines of its own.
+    assert_eq!(print_stmt(&par(ParForm::And, vec![unit(None, vec![], vec![], vec![])])), "par {\n}");
+    assert_eq!(print_stmt(&par(ParForm::And, vec![unit(Some("w"), vec![], vec![], vec![])])), "par w() {\n}");
+    assert_eq!(
+        print_stmt(&par(ParForm::And, vec![unit(None, vec![], vec![ClauseKind::Context(v("p"))], vec![assign("x", n(1))])])),
+        "par\n    context p;\n{\n    x = 1;\n}"
+    );
+    let units = || {
+        vec![
+            unit(Some("a"), vec![("i", v("n"))], vec![ClauseKind::Requires(v("p"))], vec![]),
+            unit(None, vec![], vec![], vec![assign("x", n(1))]),
+        ]
+    };
+    assert_eq!(
+        print_stmt(&par(ParForm::Parallel, units())),
+        "parallel {\n    par a(int i = 0 .. n)\n        requires p;\n    {\n    }\n    par {\n        x = 1;\n    }\n}"
+    );
+    assert_eq!(
+        print_stmt(&par(ParForm::Sequential, units())),
+        "sequential {\n    par a(int i = 0 .. n)\n        requires p;\n    {\n    }\n    par {\n        x = 1;\n    }\n}"
+    );
+    let vec_block = st(StmtKind::Vec(Box::new(VecBlock {
+        iter: ParIter { var: param(int(), "i"), lo: n(0), hi: v("n"), span: D },
+        body: block(vec![assign("x", n(1))]),
+        span: D,
+    })));
+    assert_eq!(print_stmt(&vec_block), "vec (int i = 0 .. n) {\n    x = 1;\n}");
+    for s in [par(ParForm::Parallel, units()), par(ParForm::Sequential, units()), vec_block] {
+        respans_as_parsed(in_method(vec![s]));
+    }
+}
+
+fn sized(elem: Type, size: Expr) -> Type {
+    t(TypeKind::Array(Box::new(elem), Some(Box::new(size))))
+}
+
+#[test]
+fn sized_array_types() {
+    assert_eq!(print_type(&sized(int(), v("n"))), "int[n]");
+    // The outer level's size first: `int[m][n + 1]`.
+    assert_eq!(print_type(&sized(sized(int(), bin(BinOp::Add, v("n"), n(1))), v("m"))), "int[m][n + 1]");
+    assert_eq!(print_type(&sized(t(TypeKind::Seq(Box::new(sized(int(), n(2))))), n(3))), "seq<int[2]>[3]");
+    // Sized and unsized levels mixed (never parsed): printed without sizes.
+    let mixed = sized(t(TypeKind::Array(Box::new(int()), None)), v("m"));
+    assert_eq!(print_type(&mixed), "int[][]");
+    let decl = |ty| st(StmtKind::LocalDecl { ty, name: id("x"), init: None });
+    let mut p = in_method(vec![decl(mixed)]);
+    let text = print_program(&p);
+    assert_eq!(print_respanned(&mut p), Err(text));
+    // Respanned as parsed: each level spans the text up to its dimension.
+    let p = respans_as_parsed(in_method(vec![decl(sized(sized(int(), v("n")), v("m")))]));
+    let text = print_program(&p);
+    let Member::Method(m) = &p.classes[0].members[0] else { unreachable!() };
+    let MethodBody::Block(b) = &m.body else { unreachable!() };
+    let StmtKind::LocalDecl { ty, .. } = &b.stmts[0].kind else { unreachable!() };
+    let TypeKind::Array(inner, Some(outer_size)) = &ty.kind else { unreachable!() };
+    let at = |s: Span| &text[s.start()..s.end()];
+    assert_eq!((at(ty.span), at(inner.span), at(outer_size.span)), ("int[m][n]", "int[m]", "m"));
 }
 
 #[test]
@@ -526,7 +593,7 @@ fn directives() {
 #[test]
 fn methods_and_classes() {
     use BinOp::*;
-    let arr = t(TypeKind::Array(Box::new(int())));
+    let arr = t(TypeKind::Array(Box::new(int()), None));
     let mut f = method("f", Some(int()), vec![param(int(), "x"), param(arr, "a")], MethodBody::Expr(bin(Add, v("x"), n(1))));
     f.modifiers = Modifiers { is_static: true, is_pure: true, is_inline: true, is_thread_local: true };
     f.contract = contract(vec![

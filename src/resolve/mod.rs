@@ -59,6 +59,7 @@ pub fn check_program_with(p: &mut Program, imports: &[&Program]) -> Vec<Diagnost
             match member {
                 Member::Field(f) => {
                     checker.check_type(&f.ty);
+                    checker.check_sizes(&mut f.ty);
                 }
                 Member::Method(m) => {
                     if is_first {
@@ -174,7 +175,7 @@ impl<'e> Checker<'e> {
                 }
                 self.report(d);
             }
-            TypeKind::Seq(e) | TypeKind::Set(e) | TypeKind::Bag(e) | TypeKind::Option(e) | TypeKind::Array(e) => {
+            TypeKind::Seq(e) | TypeKind::Set(e) | TypeKind::Bag(e) | TypeKind::Option(e) | TypeKind::Array(e, _) => {
                 self.check_type(e);
             }
             TypeKind::Map(k, v) | TypeKind::Tuple(k, v) => {

@@ -35,7 +35,7 @@ fn ty(k: TypeKind) -> Type {
     Type::new(k, S)
 }
 fn arr(k: TypeKind) -> Type {
-    ty(TypeKind::Array(Box::new(ty(k))))
+    ty(TypeKind::Array(Box::new(ty(k)), None))
 }
 fn param(t: Type, n: &str) -> Param {
     Param { ty: t, name: id(n), span: S }

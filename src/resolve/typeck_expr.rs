@@ -261,10 +261,12 @@ impl<'e> Checker<'e> {
                 }
             }
             ExprKind::Quant { kind, binder, guard, body } => {
+                self.check_sizes(&mut binder.ty);
                 let kind = *kind;
                 self.quant(kind, binder, guard, body)
             }
             ExprKind::Let { binder, value, body } => {
+                self.check_sizes(&mut binder.ty);
                 let bt = self.check_type(&binder.ty);
                 self.expect(value, &bt);
                 self.scopes.push();
@@ -365,6 +367,27 @@ impl<'e> Checker<'e> {
                 Ty::Unknown
             }
             None => self.method.ret.clone(),
+        }
+    }
+
+    /// The size expressions of a sized array type (`int[n]`, `int[m][n]`) are
+    /// integers. They are not part of the type (VerCors drops them: `int[n]` is
+    /// `int[]`) and nothing evaluates them; they are checked where the type is
+    /// written, like a precondition.
+    pub(crate) fn check_sizes(&mut self, t: &mut Type) {
+        match &mut t.kind {
+            TypeKind::Array(e, size) => {
+                if let Some(n) = size {
+                    self.at(Position::Requires, |c| c.expect_int(n));
+                }
+                self.check_sizes(e);
+            }
+            TypeKind::Seq(e) | TypeKind::Set(e) | TypeKind::Bag(e) | TypeKind::Option(e) => self.check_sizes(e),
+            TypeKind::Map(a, b) | TypeKind::Tuple(a, b) => {
+                self.check_sizes(a);
+                self.check_sizes(b);
+            }
+            _ => {}
         }
     }
 

@@ -52,6 +52,18 @@ impl<'e> Checker<'e> {
                 let _ = self.scopes.declare(VarInfo { name: p.name.name.clone(), ty, kind, span: p.name.span });
             }
         }
+        // Array sizes in the signature may name any parameter (`int[n] a, int n`).
+        if let Some(t) = &mut m.ret {
+            self.check_sizes(t);
+        }
+        for p in &mut m.params {
+            self.check_sizes(&mut p.ty);
+        }
+        for c in &mut m.contract.clauses {
+            if let ClauseKind::Given(p) | ClauseKind::Yields(p) = &mut c.kind {
+                self.check_sizes(&mut p.ty);
+            }
+        }
 
         // Directive arguments (`gpuopt matrix_lin M R D1 D2`, `glob_to_reg a tid`)
         // may name variables of par blocks further down (such as `tid`), so they
@@ -126,6 +138,7 @@ impl<'e> Checker<'e> {
                 }
             }
             ClauseKind::Signals(p, e) => {
+                self.check_sizes(&mut p.ty);
                 let ty = self.check_type(&p.ty);
                 self.scopes.push();
                 self.declare_binder(p, ty);
@@ -187,6 +200,7 @@ impl<'e> Checker<'e> {
         let span = s.span;
         match &mut s.kind {
             StmtKind::LocalDecl { ty, name, init } => {
+                self.check_sizes(ty);
                 let t = self.check_type(ty);
                 if let Some(e) = init {
                     self.expect_value(e, &t);
@@ -243,6 +257,7 @@ impl<'e> Checker<'e> {
             }
             StmtKind::Barrier(b) => self.barrier(b),
             StmtKind::Par(p) => self.par(p),
+            StmtKind::Vec(v) => self.vec_block(v),
             StmtKind::Block(b) => self.block(b),
         }
     }
@@ -469,6 +484,24 @@ impl<'e> Checker<'e> {
         if let Some(body) = &mut b.body {
             self.block(body);
         }
+    }
+
+    /// `vec (int i = lo .. hi) { .. }`: checked like a par unit without a contract.
+    fn vec_block(&mut self, v: &mut VecBlock) {
+        self.scopes.push();
+        for bound in [&mut v.iter.lo, &mut v.iter.hi] {
+            let t = self.at(Position::Code, |c| c.expr(bound));
+            if !matches!(t, Ty::Int | Ty::Unknown) {
+                self.mismatch(bound.span, "`int`", &t, "vec bounds must be integers");
+            }
+        }
+        let t = self.check_type(&v.iter.var.ty);
+        if !matches!(t, Ty::Int | Ty::Unknown) {
+            self.mismatch(v.iter.var.ty.span, "`int`", &t, "vec iteration variables must be integers");
+        }
+        self.declare_local(&v.iter.var.name, t, VarKind::ParIter);
+        self.block(&mut v.body);
+        self.scopes.pop();
     }
 
     fn par(&mut self, p: &mut Par) {

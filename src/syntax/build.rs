@@ -52,6 +52,7 @@ fn is_noise(r: Rule) -> bool {
             | Rule::k_barrier
             | Rule::k_par
             | Rule::k_and
+            | Rule::k_vec
             | Rule::k_new
             | Rule::k_with
             | Rule::k_then
@@ -698,6 +699,12 @@ impl<'s> Builder<'s> {
             }
             Rule::barrier_stmt => StmtKind::Barrier(self.barrier(inner, span)?),
             Rule::prefixed_stmt => self.prefixed(inner, span)?,
+            Rule::vec_stmt => {
+                let mut it = kids(inner);
+                let iter = self.par_iter(self.need(it.next(), "an iterator", span)?)?;
+                let body = self.block(self.need(it.next(), "a block", span)?)?;
+                StmtKind::Vec(Box::new(VecBlock { iter, body, span }))
+            }
             Rule::decl_stmt => {
                 let d = self.need(kids(inner).next(), "a declaration", span)?;
                 self.decl(d, span, out)?;
@@ -802,7 +809,13 @@ impl<'s> Builder<'s> {
                     for u in kids(k) {
                         units.push(self.par_unit(u)?);
                     }
-                    return Ok(StmtKind::Par(Par { directives, contract, units, span }));
+                    return Ok(StmtKind::Par(Par { directives, contract, form: ParForm::And, units, span }));
+                }
+                Rule::par_region => {
+                    let directives = self.place_directives(directives, Place::ParRegion);
+                    let contract = self.place_clauses(clauses, Place::ParRegion);
+                    let (form, units) = self.par_region(k)?;
+                    return Ok(StmtKind::Par(Par { directives, contract, form, units, span }));
                 }
                 _ => clauses.push(self.clause(k)?),
             }
@@ -850,6 +863,62 @@ impl<'s> Builder<'s> {
         Ok(())
     }
 
+    /// `parallel { par .. par .. }` / `sequential { .. }`: its form and units. A
+    /// nested or empty region is reported (not supported).
+    fn par_region(&self, p: P) -> R<(ParForm, Vec<ParUnit>)> {
+        let span = self.sp(&p);
+        let mut it = kids(p);
+        let kw = self.need(it.next(), "`parallel` or `sequential`", span)?;
+        let (kw_text, kw_span) = self.txt_sp(&kw);
+        let form = if kw_text == "parallel" { ParForm::Parallel } else { ParForm::Sequential };
+        let mut units = Vec::new();
+        let mut failed = false;
+        for k in it {
+            match k.as_rule() {
+                Rule::region_par => {
+                    let ks = self.sp(&k);
+                    match self.par_unit(self.need(kids(k).next(), "a par block", ks)?) {
+                        Ok(u) => units.push(u),
+                        Err(()) => failed = true,
+                    }
+                }
+                _ => {
+                    let inner = self.sp(&k);
+                    self.push(
+                        Diagnostic::error(codes::SYNTAX, "nested `parallel`/`sequential` regions are not supported", inner)
+                            .with_label("a region inside a region")
+                            .with_help(
+                                "write the inner region's `par` blocks directly in this region, or split the region into statements",
+                            ),
+                    );
+                    failed = true;
+                }
+            }
+        }
+        if failed {
+            return Err(());
+        }
+        if units.is_empty() {
+            return self.fail(
+                Diagnostic::error(codes::SYNTAX, format!("empty `{kw_text}` region"), kw_span)
+                    .with_label("no `par` block in this region")
+                    .with_help("a region needs at least one `par` block; an empty one does nothing and can be removed"),
+            );
+        }
+        Ok((form, units))
+    }
+
+    fn par_iter(&self, k: P) -> R<ParIter> {
+        let is = self.sp(&k);
+        let mut it = kids(k);
+        let ty = self.ty(self.need(it.next(), "a type", is)?)?;
+        let vname = self.ident(self.need(it.next(), "a name", is)?);
+        let var = Param { span: ty.span.to(vname.span), ty, name: vname };
+        let lo = self.expr(self.need(it.next(), "a lower bound", is)?)?;
+        let hi = self.expr(self.need(it.next(), "an upper bound", is)?)?;
+        Ok(ParIter { var, lo, hi, span: is })
+    }
+
     fn par_unit(&self, p: P) -> R<ParUnit> {
         let span = self.sp(&p);
         let mut name = None;
@@ -859,17 +928,15 @@ impl<'s> Builder<'s> {
         for k in kids(p) {
             match k.as_rule() {
                 Rule::ident => name = Some(self.ident(k)),
-                Rule::par_iter => {
-                    let is = self.sp(&k);
-                    let mut it = kids(k);
-                    let ty = self.ty(self.need(it.next(), "a type", is)?)?;
-                    let vname = self.ident(self.need(it.next(), "a name", is)?);
-                    let var = Param { span: ty.span.to(vname.span), ty, name: vname };
-                    let lo = self.expr(self.need(it.next(), "a lower bound", is)?)?;
-                    let hi = self.expr(self.need(it.next(), "an upper bound", is)?)?;
-                    iters.push(ParIter { var, lo, hi, span: is });
+                Rule::par_iter => iters.push(self.par_iter(k)?),
+                // The body: a block, or another statement kept in a block of its own.
+                Rule::stmt => {
+                    let s = self.one_stmt(k)?;
+                    body = Some(match s.kind {
+                        StmtKind::Block(b) => b,
+                        _ => Block { span: s.span, stmts: vec![s] },
+                    });
                 }
-                Rule::block => body = Some(self.block(k)?),
                 _ => clauses.push(self.clause(k)?),
             }
         }

@@ -654,15 +654,29 @@ impl<'s> Builder<'s> {
 
     // ---- types ----------------------------------------------------------------------
 
-    /// `type_ = { base_type ~ array_dim* }`
+    /// `type_ = { base_type ~ (sized_dim+ | array_dim*) }`. The `k`-th array level
+    /// from the inside spans the text up to the `k`-th dimension written; its size is
+    /// the `k`-th written from the end (`int[m][n]`: the outer array, spanning the
+    /// whole text, has the size `m`; the inner one, spanning `int[m]`, has `n`).
     pub(crate) fn ty(&self, p: P) -> R<Type> {
         let span = self.sp(&p);
         let mut it = kids(p);
         let base = self.need(it.next(), "a type", span)?;
         let mut t = self.base_type(base)?;
+        let mut dims = Vec::new();
         for dim in it {
-            let s = t.span.to(self.sp(&dim));
-            t = Type::new(TypeKind::Array(Box::new(t)), s);
+            let end = self.sp(&dim);
+            let size = match dim.as_rule() {
+                Rule::sized_dim => Some(Box::new(self.expr(self.need(kids(dim).next(), "an array size", end)?)?)),
+                _ => None,
+            };
+            dims.push((end, size));
+        }
+        let ends: Vec<Span> = dims.iter().map(|(s, _)| *s).collect();
+        for end in ends {
+            let size = dims.pop().and_then(|(_, size)| size);
+            let s = t.span.to(end);
+            t = Type::new(TypeKind::Array(Box::new(t), size), s);
         }
         Ok(t)
     }

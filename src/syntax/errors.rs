@@ -54,6 +54,7 @@ fn describe(r: Rule) -> (Rank, &'static str) {
         Rule::expr_body | Rule::abstract_body => (Thing, "a method body"),
         Rule::type_
         | Rule::array_dim
+        | Rule::sized_dim
         | Rule::prim_type
         | Rule::coll_kw
         | Rule::coll_type
@@ -106,17 +107,21 @@ fn describe(r: Rule) -> (Rank, &'static str) {
         | Rule::barrier_stmt
         | Rule::k_barrier
         | Rule::prefixed_stmt
+        | Rule::vec_stmt
+        | Rule::k_vec
         | Rule::decl_stmt
         | Rule::incdec_stmt
         | Rule::assign_or_expr => (Thing, "a statement"),
         Rule::k_else => (Continuation, "`else`"),
         Rule::barrier_tags => (Thing, "a barrier label"),
         Rule::barrier_a | Rule::barrier_b => (Thing, "`{` or a contract clause"),
-        Rule::while_loop | Rule::k_while | Rule::for_loop | Rule::k_for | Rule::par_stmt | Rule::k_par => (Thing, "`while`|`for`|`par`"),
+        Rule::while_loop | Rule::k_while | Rule::for_loop | Rule::k_for | Rule::par_stmt => (Thing, "`while`|`for`|`par`"),
+        Rule::par_region | Rule::region_kw => (Thing, "`parallel`|`sequential`"),
+        Rule::region_par | Rule::k_par => (Thing, "`par`"),
         Rule::for_init | Rule::for_update | Rule::decl | Rule::incdec | Rule::simple => (Thing, "a declaration, assignment or expression"),
         Rule::inc_op | Rule::dec_op => (Continuation, "`++`|`--`"),
         Rule::k_and => (Continuation, "`and`"),
-        Rule::par_unit => (Thing, "a par block `(...)`"),
+        Rule::par_unit => (Thing, "a par block"),
         Rule::par_iter => (Thing, "an iterator `int i = lo .. hi`"),
         Rule::expr_only
         | Rule::expr

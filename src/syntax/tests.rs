@@ -76,7 +76,8 @@ fn ty(t: &Type) -> String {
         TypeKind::Int => "int".into(),
         TypeKind::Boolean => "boolean".into(),
         TypeKind::Seq(x) => format!("seq<{}>", ty(x)),
-        TypeKind::Array(x) => format!("{}[]", ty(x)),
+        TypeKind::Array(x, None) => format!("{}[]", ty(x)),
+        TypeKind::Array(x, Some(n)) => format!("{}[size {}]", ty(x), show(n)),
         TypeKind::Class(c) => c.to_string(),
         TypeKind::Map(k, v) => format!("map<{},{}>", ty(k), ty(v)),
         other => format!("{other:?}"),
@@ -631,6 +632,106 @@ fn par_forms() {
     assert!(matches!(p.units[0].body.stmts[0].kind, StmtKind::Par(_)));
 }
 
+#[test]
+fn par_forms_vercors2() {
+    // No name, no iterators: one thread; the contract after `par`, not a name.
+    let StmtKind::Par(p) = one("par context x.f == 1; { x.f = 2; }") else { panic!() };
+    let u = &p.units[0];
+    assert_eq!(p.form, ParForm::And);
+    assert!(u.name.is_none() && u.iters.is_empty());
+    assert_eq!((u.contract.clauses.len(), u.body.stmts.len()), (1, 1));
+    let StmtKind::Par(p) = one("par requires a; ensures b; { }") else { panic!() };
+    assert!(p.units[0].name.is_none());
+    assert_eq!(p.units[0].contract.clauses.len(), 2);
+    let StmtKind::Par(p) = one("par { }") else { panic!() };
+    assert!(p.units[0].name.is_none() && p.units[0].contract.is_empty());
+    // A name without parentheses, and a body that is not a block (kept in one).
+    let StmtKind::Par(p) = one("par worker requires a; x = 1;") else { panic!() };
+    let u = &p.units[0];
+    assert_eq!(u.name.as_ref().map(|n| n.as_str()), Some("worker"));
+    assert!(u.iters.is_empty());
+    assert!(matches!(u.body.stmts.as_slice(), [Stmt { kind: StmtKind::Assign { .. }, .. }]));
+    // Unnamed with iterators, contract after them (VerCors 2), joined with `and`.
+    let StmtKind::Par(p) = one("par (int i = 0 .. n) requires a; { } and context b; { }") else { panic!() };
+    assert_eq!(
+        p.units.iter().map(|u| (u.name.is_some(), u.iters.len(), u.contract.clauses.len())).collect::<Vec<_>>(),
+        [(false, 1, 1), (false, 0, 1)]
+    );
+}
+
+#[test]
+fn par_regions() {
+    let StmtKind::Par(p) = one("parallel { par a (int i = 0 .. n) requires x; { } par context y; { } par b { } }") else { panic!() };
+    assert_eq!(p.form, ParForm::Parallel);
+    assert_eq!(
+        p.units.iter().map(|u| u.name.as_ref().map(|n| n.to_string())).collect::<Vec<_>>(),
+        [Some("a".into()), None, Some("b".into())]
+    );
+    let StmtKind::Par(p) = one("sequential { par (int i = 0 .. n) { } par { } }") else { panic!() };
+    assert_eq!((p.form, p.units.len()), (ParForm::Sequential, 2));
+    // A region contract and a directive before the region, as before `par`.
+    let StmtKind::Par(p) = one("gpuopt fuse 2 4; context_everywhere n > 0; parallel { par (int i = 0 .. n) { } }") else { panic!() };
+    assert_eq!((p.directives.len(), p.contract.clauses.len()), (1, 1));
+    // `parallel`, `sequential` and `vec` are keywords.
+    assert_eq!(codes_of(&err("class A { void f() { int parallel = 1; } }")), [codes::RESERVED]);
+    assert_eq!(codes_of(&err("class A { int sequential; }")), [codes::RESERVED]);
+}
+
+#[test]
+fn par_regions_rejected() {
+    let src = "class A { void f() {\n  parallel {\n    par { }\n    sequential { par { } }\n  }\n} }";
+    let ds = err(src);
+    assert_eq!(codes_of(&ds), [codes::SYNTAX]);
+    assert!(ds[0].message.contains("nested"), "{}", ds[0].message);
+    assert_eq!(ds[0].span.start(), src.find("sequential").unwrap());
+    let src = "class A { void f() { sequential { } } }";
+    let ds = err(src);
+    assert_eq!(codes_of(&ds), [codes::SYNTAX]);
+    assert_eq!(ds[0].message, "empty `sequential` region");
+    assert_eq!(ds[0].span.start(), src.find("sequential").unwrap());
+    // Only `par` blocks in a region.
+    assert_eq!(codes_of(&err("class A { void f() { parallel { x = 1; } } }")), [codes::SYNTAX]);
+}
+
+#[test]
+fn vec_blocks() {
+    let StmtKind::Vec(v) = one("vec (int i = 0 .. n) { a[i] = 0; }") else { panic!() };
+    assert_eq!((v.iter.var.name.as_str(), show(&v.iter.hi), v.body.stmts.len()), ("i", "n".to_string(), 1));
+    // One iterator, and a block.
+    assert_eq!(codes_of(&err("class A { void f() { vec (int i = 0 .. n, int j = 0 .. n) { } } }")), [codes::SYNTAX]);
+    assert_eq!(codes_of(&err("class A { void f() { vec (int i = 0 .. n) x = 1; } }")), [codes::SYNTAX]);
+}
+
+#[test]
+fn sized_array_types() {
+    let StmtKind::LocalDecl { ty: t, .. } = one("int[N] x;") else { panic!() };
+    assert_eq!(ty(&t), "int[size N]");
+    // `int[m][n]`: the outer array has the size `m`; each level spans the text up
+    // to its dimension, counted from the inside.
+    let src = "class A { void f() { int[m][n + 1] x; } }";
+    let p = prog(src);
+    let Some(Member::Method(Method { body: MethodBody::Block(b), .. })) = p.classes[0].members.first() else { panic!() };
+    let StmtKind::LocalDecl { ty: t, .. } = &b.stmts[0].kind else { panic!() };
+    assert_eq!(ty(t), "int[size (+ n 1)][size m]");
+    let TypeKind::Array(inner, _) = &t.kind else { panic!() };
+    assert_eq!(&src[t.span.start()..t.span.end()], "int[m][n + 1]");
+    assert_eq!(&src[inner.span.start()..inner.span.end()], "int[m]");
+    // Parameters, fields, binders, and a class element type.
+    let m = method("void f(boolean[3] b, Foo[k] fs) { Foo[2] g; }");
+    assert_eq!(m.params.iter().map(|p| ty(&p.ty)).collect::<Vec<_>>(), ["boolean[size 3]", "Foo[size k]"]);
+    let StmtKind::LocalDecl { ty: t, .. } = one("Foo[2] g;") else { panic!() };
+    assert_eq!(ty(&t), "Foo[size 2]");
+    assert_eq!(ex("(\\forall int[n] a; a != null; a.length >= 0)"), "(\\forall int[size n] a; (!= a null); (>= (. a length) 0))");
+    let p = prog("class A { int[4] buf; }");
+    let Some(Member::Field(f)) = p.classes[0].members.first() else { panic!() };
+    assert_eq!(ty(&f.ty), "int[size 4]");
+    // An indexed assignment is still an assignment.
+    assert!(matches!(one("a[i] = 1;"), StmtKind::Assign { .. }));
+    // All dimensions sized, or none.
+    assert_eq!(codes_of(&err("class A { void f() { int[n][] x; } }")), [codes::SYNTAX]);
+    assert_eq!(codes_of(&err("class A { void f() { int[][n] x; } }")), [codes::SYNTAX]);
+}
+
 // ---- errors ---------------------------------------------------------------------------------
 
 /// Rule names that must never reach a message.
@@ -724,6 +825,13 @@ fn error_messages_use_words_not_rule_names() {
         "class A { void f() { x = c ? 1; } }",
         "x = 1;",
         "class A { void f() { assert Perm(x); } }",
+        "class A { void f() { parallel { par } } }",
+        "class A { void f() { parallel { x = 1; } } }",
+        "class A { void f() { sequential } }",
+        "class A { void f() { vec (int i = 0 ..) { } } }",
+        "class A { void f() { vec { } } }",
+        "class A { void f() { int[n][] x; } }",
+        "class A { void f() { int[n x; } }",
     ];
     for src in bad {
         let ds = err(src);
@@ -736,7 +844,7 @@ fn error_messages_use_words_not_rule_names() {
     let ds = err("class A { void f() { if x { } } }");
     assert_eq!(ds[0].message, "expected `(`");
     let ds = err("class A { void f() { loop_invariant x; x = 1; } }");
-    assert_eq!(ds[0].message, "expected `while`, `for`, `par` or a contract clause");
+    assert_eq!(ds[0].message, "expected `while`, `for`, `par`, a contract clause, `parallel` or `sequential`");
     let ds = err("class A { void f() { int label = 0; } }");
     assert_eq!(ds[0].code, codes::RESERVED);
 }

@@ -895,7 +895,13 @@ fn fused_stmt(k: Kernel, iter: ParIter, label: &str) -> Stmt {
         body: Block { stmts: k.body, span: Span::DUMMY },
         span: Span::DUMMY,
     };
-    loops::stmt(StmtKind::Par(Par { directives: vec![], contract: Contract { clauses: vec![] }, units: vec![unit], span: Span::DUMMY }))
+    loops::stmt(StmtKind::Par(Par {
+        directives: vec![],
+        contract: Contract { clauses: vec![] },
+        form: ParForm::And,
+        units: vec![unit],
+        span: Span::DUMMY,
+    }))
 }
 
 #[cfg(test)]

@@ -395,7 +395,7 @@ fn full_write(m: &Method, x: &str, facts: &mut Facts) -> bool {
 }
 
 fn is_2d(t: &Type) -> bool {
-    matches!(&t.kind, TypeKind::Array(e) if matches!(e.kind, TypeKind::Array(_)))
+    matches!(&t.kind, TypeKind::Array(e, _) if matches!(e.kind, TypeKind::Array(..)))
 }
 
 enum DeclInit<'a> {
@@ -722,7 +722,7 @@ fn same_type(t: &Ty, decl: &Type) -> bool {
         Some(match &t.kind {
             TypeKind::Int => Ty::Int,
             TypeKind::Boolean => Ty::Bool,
-            TypeKind::Array(e) => Ty::Array(Box::new(conv(e)?)),
+            TypeKind::Array(e, _) => Ty::Array(Box::new(conv(e)?)),
             TypeKind::Class(c) => Ty::Class(c.name.clone()),
             _ => return None,
         })
@@ -797,8 +797,13 @@ fn bin(op: BinOp, l: Expr, r: Expr) -> Expr {
 }
 
 fn flatten(t: &mut Type) {
-    if let TypeKind::Array(e) = &t.kind {
-        *t = (**e).clone();
+    if let TypeKind::Array(e, _) = &t.kind {
+        let mut flat = (**e).clone();
+        // A written row size (`int[m][n]`) is no longer the length.
+        if let TypeKind::Array(_, size) = &mut flat.kind {
+            *size = None;
+        }
+        *t = flat;
     }
 }
 

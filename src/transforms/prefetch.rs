@@ -392,7 +392,7 @@ fn check_target(program: &Program, t: &Target) -> Result<PrefetchPlan, Applicabi
         .find(|(n, _)| **n == a.name);
     let known_local = loops::locals(method).contains(&a.name);
     match declared {
-        Some((_, ty)) if !matches!(ty.kind, TypeKind::Array(_)) => {
+        Some((_, ty)) if !matches!(ty.kind, TypeKind::Array(..)) => {
             return Err(err(codes::OPTIMISE_TEMPLATE, format!("`{}` is not an array", a.name), or(a.span, t.at)));
         }
         None if !known_local => {

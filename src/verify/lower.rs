@@ -342,6 +342,8 @@ impl Lower<'_> {
             }
             StmtKind::Block(b) => out.extend(self.block(&b.stmts)),
             StmtKind::Par(p) => self.lower_par(p, span, out),
+            // VerCors rejects `vec` blocks too; their lock-step meaning is not encoded.
+            StmtKind::Vec(_) => self.unsupported("`vec` blocks", span),
             StmtKind::Sync { kind, obj } => self.lower_sync(*kind, obj, span, out),
             StmtKind::Atomic { invariants, body } => self.lower_atomic(invariants, body, span, out),
             StmtKind::InvariantBlock { name, resource, body } => self.lower_invariant_block(name, resource, body, span, out),
@@ -379,36 +381,52 @@ impl Lower<'_> {
         }
     }
 
+    /// `par A .. and B ..` and `parallel { par A .. par B .. }`: one IR par whose
+    /// blocks run concurrently. `sequential { par A .. par B .. }`: one IR par per
+    /// unit, one after the other (the host waits in between, its own permissions
+    /// untouched, so this is the sequential composition of the units).
     fn lower_par(&mut self, p: &ast::Par, span: Span, out: &mut Vec<Stmt>) {
-        let mut blocks = Vec::new();
         let (block_pre, block_post, _, _, _) = split_contract(&p.contract, ContractOf::ParBlock, &mut self.unsupported);
-        for u in &p.units {
-            let (mut pre, mut post) = (block_pre.clone(), block_post.clone());
-            let (upre, upost, ue, _, _) = split_contract(&u.contract, ContractOf::ParBlock, &mut self.unsupported);
-            // Pure `context_everywhere` facts of the method hold in every thread.
-            let method_pure: Vec<Spec> = self.everywhere.iter().filter(|s| crate::verify::ir::facts::is_pure(&s.expr)).cloned().collect();
-            pre.extend(method_pure.iter().cloned());
-            post.extend(method_pure.iter().cloned());
-            // `upre`/`upost` already hold the unit's own `context_everywhere`.
-            pre.extend(upre);
-            post.extend(upost);
-            self.scopes.push(u.iters.iter().map(|it| it.var.name.name.clone()).collect());
-            // Inside the body, loops and barriers get the unit's own
-            // `context_everywhere` and the method's pure one (VerCors
-            // `PropagateContextEverywhere`); the method's resources stay with
-            // the host.
-            let mut inner = method_pure;
-            inner.extend(ue);
-            let saved = std::mem::replace(&mut self.everywhere, inner);
-            self.par_labels.push(u.name.as_ref().map(|n| n.name.clone()));
-            let body = self.block(&u.body.stmts);
-            self.par_labels.pop();
-            self.everywhere = saved;
-            self.scopes.pop();
-            let iters = u.iters.iter().map(|it| (it.var.name.name.clone(), it.lo.clone(), it.hi.clone())).collect();
-            blocks.push(ir::ParBlock { name: u.name.as_ref().map(|n| n.name.clone()), iters, pre, post, body, span: u.span });
+        match p.form {
+            ast::ParForm::And | ast::ParForm::Parallel => {
+                let blocks = p.units.iter().map(|u| self.par_block(u, &block_pre, &block_post)).collect();
+                out.push(Stmt::Par { blocks, span });
+            }
+            ast::ParForm::Sequential => {
+                for u in &p.units {
+                    let block = self.par_block(u, &block_pre, &block_post);
+                    out.push(Stmt::Par { blocks: vec![block], span: u.span });
+                }
+            }
         }
-        out.push(Stmt::Par { blocks, span });
+    }
+
+    /// One par unit with the region's contract (`block_pre`, `block_post`).
+    fn par_block(&mut self, u: &ast::ParUnit, block_pre: &[Spec], block_post: &[Spec]) -> ir::ParBlock {
+        let (mut pre, mut post) = (block_pre.to_vec(), block_post.to_vec());
+        let (upre, upost, ue, _, _) = split_contract(&u.contract, ContractOf::ParBlock, &mut self.unsupported);
+        // Pure `context_everywhere` facts of the method hold in every thread.
+        let method_pure: Vec<Spec> = self.everywhere.iter().filter(|s| crate::verify::ir::facts::is_pure(&s.expr)).cloned().collect();
+        pre.extend(method_pure.iter().cloned());
+        post.extend(method_pure.iter().cloned());
+        // `upre`/`upost` already hold the unit's own `context_everywhere`.
+        pre.extend(upre);
+        post.extend(upost);
+        self.scopes.push(u.iters.iter().map(|it| it.var.name.name.clone()).collect());
+        // Inside the body, loops and barriers get the unit's own
+        // `context_everywhere` and the method's pure one (VerCors
+        // `PropagateContextEverywhere`); the method's resources stay with
+        // the host.
+        let mut inner = method_pure;
+        inner.extend(ue);
+        let saved = std::mem::replace(&mut self.everywhere, inner);
+        self.par_labels.push(u.name.as_ref().map(|n| n.name.clone()));
+        let body = self.block(&u.body.stmts);
+        self.par_labels.pop();
+        self.everywhere = saved;
+        self.scopes.pop();
+        let iters = u.iters.iter().map(|it| (it.var.name.name.clone(), it.lo.clone(), it.hi.clone())).collect();
+        ir::ParBlock { name: u.name.as_ref().map(|n| n.name.clone()), iters, pre, post, body, span: u.span }
     }
 
     /// A barrier: its contract with the enclosing unit's `context_everywhere`

@@ -62,7 +62,7 @@ impl Gen {
         match &t.kind {
             TypeKind::Int => Value::Int(if self.rng.bool() { self.size as i64 } else { self.pool[self.rng.usize(..self.pool.len())] }),
             TypeKind::Boolean => Value::Bool(self.rng.usize(..self.size.max(2)) == 0),
-            TypeKind::Array(e) => Value::Array(Rc::new(RefCell::new((0..self.size).map(|_| self.elem(it, e)).collect()))),
+            TypeKind::Array(e, _) => Value::Array(Rc::new(RefCell::new((0..self.size).map(|_| self.elem(it, e)).collect()))),
             TypeKind::Seq(e) => Value::Seq(Rc::new((0..self.size).map(|_| self.elem(it, e)).collect())),
             TypeKind::Class(c) => {
                 let o = it.new_object(c.as_str());

@@ -112,7 +112,7 @@ pub fn inputs(p: &alpine::ast::Program, m: &alpine::ast::Method, seed: u64) -> O
             }
         }
         for (i, q) in m.params.iter().enumerate() {
-            if lengths[i].is_none() && matches!(q.ty.kind, TypeKind::Array(_)) {
+            if lengths[i].is_none() && matches!(q.ty.kind, TypeKind::Array(..)) {
                 args[i] = array(&q.ty, rng.usize(1..=40), &mut rng);
             }
         }
@@ -136,7 +136,7 @@ pub fn inputs(p: &alpine::ast::Program, m: &alpine::ast::Method, seed: u64) -> O
 
 pub fn array(t: &alpine::ast::Type, n: usize, rng: &mut fastrand::Rng) -> Value {
     use alpine::ast::TypeKind;
-    let bool_elems = matches!(&t.kind, TypeKind::Array(e) if e.kind == TypeKind::Boolean);
+    let bool_elems = matches!(&t.kind, TypeKind::Array(e, _) if e.kind == TypeKind::Boolean);
     let v = (0..n).map(|_| if bool_elems { Value::Bool(rng.bool()) } else { Value::Int(rng.i64(-50..=50)) }).collect();
     Value::Array(std::rc::Rc::new(std::cell::RefCell::new(v)))
 }

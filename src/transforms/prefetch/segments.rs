@@ -675,7 +675,7 @@ pub(super) fn ty_to_type(t: &Ty) -> Option<Type> {
         Ty::Frac => TypeKind::Frac,
         Ty::ZFrac => TypeKind::ZFrac,
         Ty::Class(c) => TypeKind::Class(Ident::new(c, Span::DUMMY)),
-        Ty::Array(e) => TypeKind::Array(Box::new(ty_to_type(e)?)),
+        Ty::Array(e) => TypeKind::Array(Box::new(ty_to_type(e)?), None),
         _ => return None,
     };
     Some(Type::new(kind, Span::DUMMY))
