@@ -505,7 +505,7 @@ impl Encoder<'_> {
             cx.binders.push((n.clone(), c.clone()));
             cx.conds.push(r.clone());
         }
-        let Some(Loc { fam, args }) = self.location(loc, &mut cx) else {
+        let Some(Loc { fam, args }) = self.perm_location(loc, &mut cx) else {
             self.unsupported(format!("a quantified permission to `{}`", self.snippet(loc)), loc.span);
             return;
         };

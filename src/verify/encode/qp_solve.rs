@@ -142,6 +142,9 @@ pub fn applies(t: &Term, name: &str) -> bool {
 /// Perm(a[idx], p)` (`idx` and `range` with definitions unfolded). `None` when
 /// some binder is not determined by the rules of the module documentation.
 pub fn propose_inverse(idx: &Term, range: &Term, vars: &[Rc<str>], x: &Term) -> Option<HashMap<Rc<str>, Term>> {
+    if let Some(sol) = propose_rotation(idx, vars, x) {
+        return Some(sol);
+    }
     let mut conjs = Vec::new();
     conjuncts(range, &mut conjs);
     conjs.push(x.eq(idx));
@@ -165,6 +168,26 @@ pub fn propose_inverse(idx: &Term, range: &Term, vars: &[Rc<str>], x: &Term) -> 
     // Every binder was eliminated, so no solution mentions one.
     debug_assert!(out.values().all(|t| !vars.iter().any(|v| t.mentions(v))));
     Some(out)
+}
+
+/// A rotation of the threads, `(v + c) % n` with one binder `v` (PVL's `%`, a
+/// truncated remainder: `ite(a >= 0, a mod n, −(−a mod n))`): `v = (x − c) mod n`,
+/// where `c` is the index at `v = 0`. Exact on `0 <= v < n` when `c >= 0`, which the
+/// caller proves (a wrong proposal only costs the fallback).
+fn propose_rotation(idx: &Term, vars: &[Rc<str>], x: &Term) -> Option<HashMap<Rc<str>, Term>> {
+    let [v] = vars else { return None };
+    let remainder = match idx.node() {
+        Node::Op(Op::Ite, a, _) => &a[1],
+        _ => idx,
+    };
+    let Node::Op(Op::Mod, a, _) = remainder.node() else { return None };
+    let (inner, n) = (&a[0], &a[1]);
+    if n.mentions(v) || !inner.mentions(v) {
+        return None;
+    }
+    let at_zero: HashMap<Rc<str>, Term> = [(v.clone(), Term::int(0))].into_iter().collect();
+    let c = inner.subst(&at_zero);
+    Some([(v.clone(), x.sub(&c).emod(n))].into_iter().collect())
 }
 
 fn conjuncts(t: &Term, out: &mut Vec<Term>) {

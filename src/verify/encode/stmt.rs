@@ -33,6 +33,11 @@ pub fn verify_method(enc: &mut Encoder, m: &ir::Method) {
     for (n, t) in m.params.iter().chain(&m.given) {
         let s = enc.sort_of(t);
         let c = enc.fresh_const(n, s);
+        // A `frac` parameter lies in (0, 1], a `zfrac` one in [0, 1]: every call
+        // checks it (not so for ghost parameters, whose calls do not).
+        if let Some(range) = fraction_range(t, &c).filter(|_| m.params.iter().any(|(p, _)| p == n)) {
+            enc.assume(&g0, range);
+        }
         entry.push((n.clone(), c.clone()));
         env.declare(n.clone(), c);
     }
@@ -460,7 +465,16 @@ impl Encoder<'_> {
         };
         let mut cenv = Env::default();
         cenv.push();
-        for ((n, _), a) in callee.params.iter().zip(&args) {
+        for (((n, t), a), e) in callee.params.iter().zip(&args).zip(&c.args) {
+            if let Some(range) = fraction_range(t, a) {
+                let b = Blame::new(
+                    codes::PRECONDITION,
+                    format!("argument `{}` of `{}` may not be a `{t}`", self.snippet(e), callee.name),
+                    e.span,
+                )
+                .with_related(c.span, if *t == Ty::Frac { "a `frac` lies in (0, 1]" } else { "a `zfrac` lies in [0, 1]" });
+                self.check(&path.guard, Some(&path.env), &[], range, b);
+            }
             cenv.declare(n.clone(), a.clone());
         }
         for (n, t) in &callee.given {
@@ -552,4 +566,17 @@ pub(super) fn restrict(env: &Env, depth: usize) -> Env {
     let mut e = env.clone();
     e.scopes.truncate(depth);
     e
+}
+
+/// The range of a value `v` of a fraction type: `0 < v <= 1` for `frac`, `0 <= v <=
+/// 1` for `zfrac`; `None` for other types.
+pub(super) fn fraction_range(ty: &Ty, v: &Term) -> Option<Term> {
+    let (zero, one) = (Term::real(0, 1), Term::real(1, 1));
+    // An `int` converts to a fraction (`f(1)` for `frac p`).
+    let v = &v.to_real();
+    match ty {
+        Ty::Frac => Some(v.gt(&zero).and2(&v.le(&one))),
+        Ty::ZFrac => Some(v.ge(&zero).and2(&v.le(&one))),
+        _ => None,
+    }
 }
