@@ -308,6 +308,10 @@ impl<'e> Checker<'e> {
                 let rt = self.expr(receiver);
                 if !matches!(rt, Ty::Class(_) | Ty::Unknown) {
                     self.mismatch(receiver.span, "an object", &rt, "`x?.m(..)` calls a method of an object");
+                    for a in args.iter_mut() {
+                        self.expr(a);
+                    }
+                    return Ty::Unknown;
                 }
                 let placeholder = Box::new(Expr::new(ExprKind::Null, receiver.span));
                 let mut r = Some(std::mem::replace(receiver, placeholder));
