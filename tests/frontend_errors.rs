@@ -1071,3 +1071,44 @@ fn integer_literal_bounds() {
     let (_, errs) = errors(&src);
     assert!(errs[0].message.contains("at most 9223372036854775807"), "{}", errs[0].message);
 }
+
+/// `\old[l](e)` names a `label l;` earlier in the same block or an enclosing one:
+/// not a later one, not one of a block that has ended, not one of another method.
+#[test]
+fn old_at_labels() {
+    let prog = |stmts: &str| format!("class A {{\n  int x;\n  void m() {{\n{stmts}\n  }}\n}}\n");
+    expect(&prog("    assert \\old[l](x) == x;\n    label l;"), codes::UNDEFINED_LABEL, 4, 17, 1);
+    expect(&prog("    if (x > 0) { label l; }\n    assert \\old[l](x) == x;"), codes::UNDEFINED_LABEL, 5, 17, 1);
+    expect(&prog("    if (x > 0) label l;\n    assert \\old[l](x) == x;"), codes::UNDEFINED_LABEL, 5, 17, 1);
+    expect(&prog("    label l;\n    { label l; }"), codes::DUPLICATE, 5, 13, 1);
+    expect("class A {\n  int x;\n  ensures \\old[l](x) == x;\n  void m() {\n    label l;\n  }\n}\n", codes::UNDEFINED_LABEL, 3, 16, 1);
+    expect_ok(&prog(
+        "    label l;\n    x = 1;\n    if (x > 0) {\n      assert \\old[l](x) + 1 == x + 1;\n    }\n    { label k; }\n    { label k; }",
+    ));
+}
+
+/// `perm(loc)` is a `zfrac` about a heap location; `Perm(a[*], p)` is the only
+/// place for `*`; `[p]R` scales a resource by a fraction; `x?.m()` needs an object;
+/// `\forperm` binds its variables in the location and the body.
+#[test]
+fn vercors2_expression_forms() {
+    let prog = |body: &str| {
+        format!("class A {{\n  int x;\n  resource inv() = Perm(x, 1\\2);\n  void m(int[] a, int k, A o) {{\n{body}\n  }}\n}}\n")
+    };
+    expect(&prog("    assert perm(k) == write;"), codes::MISUSE, 5, 17, 1);
+    expect(&prog("    boolean b = perm(x);"), codes::TYPE_MISMATCH, 5, 17, 1);
+    expect(&prog("    assert Value(a[*]);"), codes::MISUSE, 5, 20, 1);
+    expect(&prog("    int y = a[*];"), codes::MISUSE, 5, 15, 1);
+    expect(&prog("    assert [true]inv();"), codes::TYPE_MISMATCH, 5, 13, 1);
+    expect(&prog("    assert [1\\2](k > 0);"), codes::TYPE_MISMATCH, 5, 17, 1);
+    expect(&prog("    k?.m(a, k, o);"), codes::TYPE_MISMATCH, 5, 5, 1);
+    expect(&prog("    o?.n();"), codes::UNDEFINED_METHOD, 5, 8, 1);
+    expect(&prog("    unfold [1\\2]inv();"), codes::MISUSE, 5, 12, 1);
+    expect(&prog("    assert (\\forperm A p \\in p.x; p.y > 0);"), codes::UNDEFINED_FIELD, 5, 37, 1);
+    expect(&prog("    assert (\\forperm A p \\in p; true);"), codes::MISUSE, 5, 30, 1);
+    expect_ok(&prog(
+        "    assert perm(x) == write ** perm(a[0]) >= none;\n    assert Perm(a[*], 1\\2) ** [1\\2]inv() ** [write]this.inv();\n    o?.m(a, k, o);\n    assert (\\forperm A p, int i \\in p.x; p.x > i);\n    assert (\\forall int i = 0 .. k, int j; i < j; true) && (\u{2203} int i; i > 0);",
+    ));
+    expect_syntax(&prog("    assert (\\forall int i = 0 .. j, int j = 0 .. k; true);"), codes::SYNTAX, 5);
+    expect_syntax(&prog("    assert (\\sum int i = 0 .. k, int j = 0 .. k; i) > 0;"), codes::SYNTAX, 5);
+}

@@ -287,6 +287,14 @@ class Zoo {
         int[n] sized = null;
         boolean[3][n + 1] flags;
         assert (\forall int[2] q; q != null; q.length == 2);
+        label here;
+        assert \old[here](x) == x;
+        assert (\forall int i = 0 .. n, int j; i < j; a[i] <= j);
+        assert (∀* int i, int j = 0 .. i; Perm(a[j], read)) ** (∃ int k; k > 0) ** (∀ int k = 0 .. 2; true);
+        assert Perm(a[*], 1\2) ** [1\2]inv() ** [p]([q]this.inv(1) ** Perm(x, 1)) ** perm(x) == write;
+        assert (\forperm Zoo z, int i \in z.a[i]; z.a[i] > 0);
+        this?.abs();
+        x = a?.get(x)?.m() + 1;
         return x with { g = 1; };
         // end of body
     }

@@ -160,6 +160,8 @@ pub enum Builtin {
     HPerm,
     /// `APerm(loc, p)` — action permission
     APerm,
+    /// `perm(loc)` — the permission amount currently held to `loc` (a `zfrac`)
+    CurPerm,
 }
 
 impl Builtin {
@@ -185,6 +187,7 @@ impl Builtin {
         (Builtin::Array, "\\array", 2),
         (Builtin::HPerm, "HPerm", 2),
         (Builtin::APerm, "APerm", 2),
+        (Builtin::CurPerm, "perm", 1),
     ];
 
     pub fn name(self) -> &'static str {
@@ -277,7 +280,14 @@ pub enum ExprKind {
     },
     /// `(\forall T x; guard; body)` and friends. The range form
     /// `(\forall int i = lo .. hi; body)` is desugared by the parser into the guard
-    /// `lo <= i && i < hi`.
+    /// `lo <= i && i < hi`; a binder without range or condition gets the guard
+    /// `true`. VerCors 2's several bindings, `(\forall int i = 0 .. n, int j; c; b)`,
+    /// are nested quantifiers, one per binding: each binding's range is the guard
+    /// of its own quantifier and the condition `c` joins the innermost guard
+    /// (`(\forall int i; 0 <= i && i < n; (\forall int j; c; b))`), which is also how
+    /// the printer writes them (it re-parses to the same tree). `∀`, `∀*`, `∃` are
+    /// read as `\forall`, `\forall*`, `\exists`. `Perm(a[*], p)` is desugared by the
+    /// parser into `(\forall* int i; 0 <= i && i < a.length; Perm(a[i], p))`.
     Quant {
         kind: QuantKind,
         binder: Param,
@@ -292,6 +302,31 @@ pub enum ExprKind {
     },
     /// `\old(e)`
     Old(Box<Expr>),
+    /// `\old[l](e)` — `e` in the state at the statement `label l;`
+    OldAt {
+        label: Ident,
+        expr: Box<Expr>,
+    },
+    /// `[p]e` — the resource `e` (a predicate instance) scaled by the fraction `p`
+    Scale {
+        amount: Box<Expr>,
+        expr: Box<Expr>,
+    },
+    /// `x?.m(args)` — calls `x.m(args)` only if `x` is not null
+    OptCall {
+        receiver: Box<Expr>,
+        method: Ident,
+        args: Vec<Expr>,
+    },
+    /// `(\forperm T x, .. \in loc; body)` — `body` for every binding of the
+    /// binders at which the location `loc` is held
+    ForPerm {
+        binders: Vec<Param>,
+        loc: Box<Expr>,
+        body: Box<Expr>,
+    },
+    /// `*` in `a[*]` outside `Perm(a[*], p)`: always a type error.
+    Any,
     /// `Perm(loc, amount)`
     Perm {
         loc: Box<Expr>,

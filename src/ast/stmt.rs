@@ -136,6 +136,9 @@ pub enum StmtKind {
     /// itself rejects it, and so does alpine's verifier).
     Vec(Box<VecBlock>),
     Block(Block),
+    /// `label l;` — names the state here, for `\old[l](e)` in the statements
+    /// that follow it in the same block (and in blocks nested in them).
+    Label(Ident),
 }
 
 #[derive(Clone, Debug, PartialEq)]

@@ -8,6 +8,8 @@
 //! * `(\forall T x; g; b)`, `(\forall* T x; g; b)`, `(\exists T x; g; b)` and
 //!   `(\sum T x; g; b)` ([`ExprKind::Quant`]) bind `x` in `g` and `b`;
 //! * `(\let T x = v; b)` ([`ExprKind::Let`]) binds `x` in `b` (not in `v`);
+//! * `(\forperm T x, U y \in l; b)` ([`ExprKind::ForPerm`]) binds `x`, `y` in `l`
+//!   and `b`;
 //! * `signals (T e) E;` binds `e` in `E`;
 //! * a local declaration `T x = e;` binds `x` in the rest of its block (not in
 //!   `e`), and in a `for` header in the rest of the header, the invariants and the
@@ -120,6 +122,13 @@ impl Visitor for Free {
             ExprKind::Let { binder, value, body } => {
                 self.visit_expr(value);
                 self.scoped(&[&binder.name.name], |f| f.visit_expr(body));
+            }
+            ExprKind::ForPerm { binders, loc, body } => {
+                let names: Vec<&Name> = binders.iter().map(|b| &b.name.name).collect();
+                self.scoped(&names, |f| {
+                    f.visit_expr(loc);
+                    f.visit_expr(body);
+                })
             }
             ExprKind::WithThen { expr, with, then } => {
                 if let Some(b) = with {
@@ -466,6 +475,21 @@ impl VisitMut for Subst {
             ExprKind::Let { binder, value, body } => {
                 self.visit_expr_mut(value);
                 if let Some(mut inner) = self.enter_exprs(binder, &[body]) {
+                    inner.visit_expr_mut(body);
+                }
+            }
+            ExprKind::ForPerm { binders, loc, body } => {
+                // One binder after the other, as nested binders.
+                let mut inner: Option<Subst> = None;
+                for b in binders.iter_mut() {
+                    let next = inner.as_ref().unwrap_or(self).enter_exprs(b, &[loc, body]);
+                    match next {
+                        Some(i) => inner = Some(i),
+                        None => return,
+                    }
+                }
+                if let Some(mut inner) = inner {
+                    inner.visit_expr_mut(loc);
                     inner.visit_expr_mut(body);
                 }
             }

@@ -235,6 +235,7 @@ pub fn walk_stmt<V: Visitor + ?Sized>(v: &mut V, s: &Stmt) {
             v.visit_block(&vb.body);
         }
         StmtKind::Block(b) => v.visit_block(b),
+        StmtKind::Label(l) => v.visit_ident(l),
     }
 }
 
@@ -247,8 +248,31 @@ pub fn walk_expr<V: Visitor + ?Sized>(v: &mut V, e: &Expr) {
         | ExprKind::Result
         | ExprKind::Read
         | ExprKind::Write
-        | ExprKind::NoPerm => {}
+        | ExprKind::NoPerm
+        | ExprKind::Any => {}
         ExprKind::Var(i) => v.visit_ident(i),
+        ExprKind::OldAt { label, expr } => {
+            v.visit_ident(label);
+            v.visit_expr(expr);
+        }
+        ExprKind::Scale { amount, expr } => {
+            v.visit_expr(amount);
+            v.visit_expr(expr);
+        }
+        ExprKind::OptCall { receiver, method, args } => {
+            v.visit_expr(receiver);
+            v.visit_ident(method);
+            for a in args {
+                v.visit_expr(a);
+            }
+        }
+        ExprKind::ForPerm { binders, loc, body } => {
+            for b in binders {
+                v.visit_param(b);
+            }
+            v.visit_expr(loc);
+            v.visit_expr(body);
+        }
         ExprKind::Field { obj, field } => {
             v.visit_expr(obj);
             v.visit_ident(field);
@@ -642,6 +666,7 @@ pub fn walk_stmt_mut<V: VisitMut + ?Sized>(v: &mut V, s: &mut Stmt) {
             v.visit_span_mut(&mut vb.span);
         }
         StmtKind::Block(b) => v.visit_block_mut(b),
+        StmtKind::Label(l) => v.visit_ident_mut(l),
     }
     v.visit_span_mut(&mut s.span);
 }
@@ -655,8 +680,31 @@ pub fn walk_expr_mut<V: VisitMut + ?Sized>(v: &mut V, e: &mut Expr) {
         | ExprKind::Result
         | ExprKind::Read
         | ExprKind::Write
-        | ExprKind::NoPerm => {}
+        | ExprKind::NoPerm
+        | ExprKind::Any => {}
         ExprKind::Var(i) => v.visit_ident_mut(i),
+        ExprKind::OldAt { label, expr } => {
+            v.visit_ident_mut(label);
+            v.visit_expr_mut(expr);
+        }
+        ExprKind::Scale { amount, expr } => {
+            v.visit_expr_mut(amount);
+            v.visit_expr_mut(expr);
+        }
+        ExprKind::OptCall { receiver, method, args } => {
+            v.visit_expr_mut(receiver);
+            v.visit_ident_mut(method);
+            for a in args {
+                v.visit_expr_mut(a);
+            }
+        }
+        ExprKind::ForPerm { binders, loc, body } => {
+            for b in binders {
+                v.visit_param_mut(b);
+            }
+            v.visit_expr_mut(loc);
+            v.visit_expr_mut(body);
+        }
         ExprKind::Field { obj, field } => {
             v.visit_expr_mut(obj);
             v.visit_ident_mut(field);

@@ -423,7 +423,9 @@ pub fn expr(cx: &mut Ctx, e: &Expr) -> R<String> {
         ExprKind::Result => spec("`\\result`"),
         ExprKind::Read | ExprKind::Write | ExprKind::NoPerm => spec("a permission amount"),
         ExprKind::Quant { .. } => spec("a quantifier"),
-        ExprKind::Old(_) => spec("`\\old`"),
+        ExprKind::Old(_) | ExprKind::OldAt { .. } => spec("`\\old`"),
+        ExprKind::Scale { .. } | ExprKind::ForPerm { .. } | ExprKind::Any => spec("a permission"),
+        ExprKind::OptCall { .. } => Err(unsupported(e.span, "`?.` calls cannot be emitted")),
         ExprKind::Perm { .. } | ExprKind::PointsTo { .. } | ExprKind::Value(_) => spec("a permission"),
         ExprKind::Unfolding { .. } => spec("`unfolding`"),
         ExprKind::Trigger(_) => spec("a trigger"),
@@ -598,6 +600,7 @@ pub fn stmt(cx: &mut Ctx, s: &Stmt, indent: &str, on_par: &mut Option<ParHook>) 
         }
         StmtKind::Barrier(b) => barrier(cx, b, indent),
         StmtKind::Vec(v) => Err(unsupported(v.span, "`vec` blocks cannot be emitted")),
+        StmtKind::Label(l) => Ok(annotation(indent, &[format!("label {};", l.name)])),
         StmtKind::Par(p) => match (cx.mode, on_par.as_mut()) {
             (Mode::Host, Some(hook)) => hook(cx, p, indent),
             _ => Err(unsupported(p.span, "nested par blocks cannot be emitted")),

@@ -63,10 +63,13 @@ pub(super) fn prec(e: &Expr) -> u8 {
         ExprKind::WithThen { .. } => 0,
         ExprKind::Cond { .. } | ExprKind::Unfolding { .. } => COND,
         ExprKind::Binary { op, .. } => binop_level(*op),
-        ExprKind::Unary { .. } => PREFIX,
-        ExprKind::Field { .. } | ExprKind::Call { .. } | ExprKind::Index { .. } | ExprKind::Slice { .. } | ExprKind::SeqUpdate { .. } => {
-            POSTFIX
-        }
+        ExprKind::Unary { .. } | ExprKind::Scale { .. } => PREFIX,
+        ExprKind::Field { .. }
+        | ExprKind::Call { .. }
+        | ExprKind::OptCall { .. }
+        | ExprKind::Index { .. }
+        | ExprKind::Slice { .. }
+        | ExprKind::SeqUpdate { .. } => POSTFIX,
         _ => 14, // primaries
     }
 }
@@ -298,6 +301,39 @@ impl Printer<'_> {
                 self.w(")");
             }
             ExprKind::Old(x) => self.call("\\old", [&**x]),
+            ExprKind::OldAt { label, expr } => {
+                self.w("\\old[");
+                self.ident(label);
+                self.w("](");
+                self.expr(expr, COND);
+                self.w(")");
+            }
+            ExprKind::Scale { amount, expr } => {
+                self.w("[");
+                self.expr(amount, COND);
+                self.w("]");
+                self.expr_paren(expr, prec(expr) < PREFIX);
+            }
+            ExprKind::OptCall { receiver, method, args } => {
+                self.postfix_base(receiver);
+                self.w("?.");
+                self.named_call(method, args);
+            }
+            ExprKind::ForPerm { binders, loc, body } => {
+                self.w("(\\forperm ");
+                for (i, b) in binders.iter().enumerate() {
+                    if i > 0 {
+                        self.w(", ");
+                    }
+                    self.param(b);
+                }
+                self.w(" \\in ");
+                self.expr(loc, COND);
+                self.w("; ");
+                self.expr(body, COND);
+                self.w(")");
+            }
+            ExprKind::Any => self.w("*"),
             ExprKind::Perm { loc, amount } => self.call("Perm", [&**loc, &**amount]),
             ExprKind::PointsTo { loc, amount, value } => self.call("PointsTo", [&**loc, &**amount, &**value]),
             ExprKind::Value(x) => self.call("Value", [&**x]),

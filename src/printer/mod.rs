@@ -686,6 +686,13 @@ impl<'c> Printer<'c> {
                 self.nl();
             }
             StmtKind::Vec(v) => self.vec_block(v),
+            StmtKind::Label(l) => {
+                self.w("label ");
+                self.ident(l);
+                self.w(";");
+                self.ended(s.span);
+                self.nl();
+            }
             // Constructs that start with their own directive/clause lines; only
             // reachable through `else` (`else while ...`), where the keyword `else`
             // is already on the line: put them on the next line.

@@ -759,3 +759,47 @@ fn top_level_declarations_round_trip() {
     assert!(matches!(&e.kind, ExprKind::Call { receiver: Some(r), .. } if matches!(&r.kind, ExprKind::Var(c) if is_global_class(&c.name))));
     assert_eq!(print_program(&p), src);
 }
+
+/// VerCors 2 forms: `\old[l]`, `[p]R` (prefix level), `x?.m()` (postfix level),
+/// `\forperm`, `label`; quantifiers with several bindings and `Perm(a[*], p)` print
+/// as the nested quantifiers the parser makes of them, Unicode quantifiers in ASCII.
+#[test]
+fn vercors2_expression_forms() {
+    let old_at = e(ExprKind::OldAt { label: id("l"), expr: bin(BinOp::Add, v("x"), n(1)).boxed() });
+    assert_eq!(pe(&old_at), "\\old[l](x + 1)");
+    let inv = call("inv", vec![]);
+    let half = bin(BinOp::Frac, n(1), n(2));
+    let scale = |a: Expr, x: Expr| e(ExprKind::Scale { amount: a.boxed(), expr: x.boxed() });
+    assert_eq!(pe(&scale(half.clone(), inv.clone())), "[1\\2]inv()");
+    let both = bin(BinOp::Star, inv.clone(), perm(v("x"), n(1)));
+    assert_eq!(pe(&scale(v("p"), both)), "[p](inv() ** Perm(x, 1))");
+    assert_eq!(pe(&field(scale(v("p"), v("o")), "f")), "([p]o).f");
+    assert_eq!(pe(&scale(v("p"), scale(v("q"), inv.clone()))), "[p][q]inv()");
+    let opt = e(ExprKind::OptCall { receiver: field(v("o"), "g").boxed(), method: id("m"), args: vec![n(1)] });
+    assert_eq!(pe(&opt), "o.g?.m(1)");
+    let opt_of_sum = e(ExprKind::OptCall { receiver: bin(BinOp::Add, v("a"), v("b")).boxed(), method: id("m"), args: vec![] });
+    assert_eq!(pe(&opt_of_sum), "(a + b)?.m()");
+    let fp = e(ExprKind::ForPerm {
+        binders: vec![param(t(TypeKind::Class(id("C"))), "o"), param(int(), "i")],
+        loc: field(v("o"), "f").boxed(),
+        body: bin(BinOp::Gt, field(v("o"), "f"), v("i")).boxed(),
+    });
+    assert_eq!(pe(&fp), "(\\forperm C o, int i \\in o.f; o.f > i)");
+    assert_eq!(pe(&e(ExprKind::Builtin { func: Builtin::CurPerm, args: vec![field(v("o"), "f")] })), "perm(o.f)");
+    assert_eq!(print_stmt(&st(StmtKind::Label(id("here")))), "label here;");
+    for (src, printed) in [
+        ("(\\forall int i = 0 .. n, int j; i < j; a[i] <= j)", "(\\forall int i; 0 <= i && i < n; (\\forall int j; i < j; a[i] <= j))"),
+        ("(\u{2203} int i, int j; i == j)", "(\\exists int i; true; (\\exists int j; true; i == j))"),
+        ("Perm(a[*], read)", "(\\forall* int i; 0 <= i && i < a.length; Perm(a[i], read))"),
+        ("[1\\2]inv() ** x?.m()", "[1\\2]inv() ** x?.m()"),
+    ] {
+        let parsed = crate::syntax::parse_expr(src).expect("parses");
+        assert_eq!(pe(&parsed), printed);
+        let tree = |text: &str| {
+            let mut p = crate::syntax::parse(&format!("class A {{ void f() {{ assert {text}; }} }}")).expect("parses");
+            crate::ast::visit::strip_spans(&mut p);
+            p
+        };
+        assert!(tree(src) == tree(printed), "{src} re-parses differently");
+    }
+}

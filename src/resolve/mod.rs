@@ -120,6 +120,9 @@ pub(crate) struct Checker<'e> {
     pub par_labels: Vec<Name>,
     /// Names of the enclosing `invariant` blocks, innermost last (`atomic`).
     pub inv_labels: Vec<Name>,
+    /// The `label l;` statements in scope (those before the current statement in
+    /// its block and the enclosing blocks), for `\old[l](e)`.
+    pub stmt_labels: Vec<crate::ast::Ident>,
     /// While positive, diagnostics are dropped (used for code that is checked only
     /// to fill in types, such as directive arguments and the blocks of an
     /// unresolvable call).
@@ -137,6 +140,7 @@ impl<'e> Checker<'e> {
             position: Position::Code,
             par_labels: Vec::new(),
             inv_labels: Vec::new(),
+            stmt_labels: Vec::new(),
             suppress: 0,
         }
     }

@@ -353,6 +353,10 @@ impl<'e> Checker<'e> {
                 self.expect(&mut args[1], &Ty::Frac);
                 Ty::Resource
             }
+            CurPerm => {
+                self.location(&mut args[0], func.name());
+                Ty::ZFrac
+            }
         }
     }
 

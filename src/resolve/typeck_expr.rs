@@ -285,6 +285,66 @@ impl<'e> Checker<'e> {
                 }
                 self.expr(x)
             }
+            ExprKind::OldAt { label, expr } => {
+                if !self.stmt_labels.iter().any(|l| l.name == label.name) {
+                    self.report(
+                        Diagnostic::error(codes::UNDEFINED_LABEL, format!("no statement `label {};` before this", label.name), label.span)
+                            .with_label("unknown label")
+                            .with_help("`\\old[l](e)` names a `label l;` statement earlier in the same block or an enclosing one"),
+                    );
+                }
+                self.expr(expr)
+            }
+            ExprKind::Scale { amount, expr } => {
+                self.expect(amount, &Ty::Frac);
+                let t = self.expr(expr);
+                if !matches!(t, Ty::Resource | Ty::Unknown) {
+                    self.mismatch(expr.span, "a resource", &t, "`[p]e` scales a resource (a predicate instance)");
+                }
+                Ty::Resource
+            }
+            ExprKind::OptCall { receiver, method, args } => {
+                let method = method.clone();
+                let rt = self.expr(receiver);
+                if !matches!(rt, Ty::Class(_) | Ty::Unknown) {
+                    self.mismatch(receiver.span, "an object", &rt, "`x?.m(..)` calls a method of an object");
+                    for a in args.iter_mut() {
+                        self.expr(a);
+                    }
+                    return Ty::Unknown;
+                }
+                let placeholder = Box::new(Expr::new(ExprKind::Null, receiver.span));
+                let mut r = Some(std::mem::replace(receiver, placeholder));
+                let t = self.call(span, &mut r, &method, args);
+                if let Some(r) = r {
+                    *receiver = r;
+                }
+                t
+            }
+            ExprKind::ForPerm { binders, loc, body } => {
+                self.scopes.push();
+                for b in binders.iter_mut() {
+                    self.check_sizes(&mut b.ty);
+                    let bt = self.check_type(&b.ty);
+                    self.declare_binder(b, bt);
+                }
+                self.location(loc, "\\forperm");
+                self.expect_bool(
+                    body,
+                    "the body of `\\forperm` must be boolean, but this is a permission assertion",
+                    "state the boolean fact",
+                );
+                self.scopes.pop();
+                Ty::Bool
+            }
+            ExprKind::Any => {
+                self.report(
+                    Diagnostic::error(codes::MISUSE, "`*` (every cell) is only allowed in `Perm(a[*], p)`", span)
+                        .with_label("not an index")
+                        .with_help("write `Perm(a[*], p)`, or quantify: `(\\forall* int i = 0 .. a.length; ...)`"),
+                );
+                Ty::Unknown
+            }
             ExprKind::Perm { loc, amount } => {
                 self.location(loc, "Perm");
                 self.expect(amount, &Ty::Frac);

@@ -155,9 +155,11 @@ impl<'e> Checker<'e> {
 
     pub(crate) fn block(&mut self, b: &mut Block) {
         self.scopes.push();
+        let labels = self.stmt_labels.len();
         for s in &mut b.stmts {
             self.stmt(s);
         }
+        self.stmt_labels.truncate(labels);
         self.scopes.pop();
     }
 
@@ -197,6 +199,16 @@ impl<'e> Checker<'e> {
     }
 
     fn stmt(&mut self, s: &mut Stmt) {
+        let labels = self.stmt_labels.len();
+        self.stmt_kind(s);
+        // A label scopes over the rest of its block (see `block`); one nested in
+        // this statement (`if (c) label l;`) ends with it.
+        if !matches!(s.kind, StmtKind::Label(_)) {
+            self.stmt_labels.truncate(labels);
+        }
+    }
+
+    fn stmt_kind(&mut self, s: &mut Stmt) {
         let span = s.span;
         match &mut s.kind {
             StmtKind::LocalDecl { ty, name, init } => {
@@ -259,6 +271,18 @@ impl<'e> Checker<'e> {
             StmtKind::Par(p) => self.par(p),
             StmtKind::Vec(v) => self.vec_block(v),
             StmtKind::Block(b) => self.block(b),
+            StmtKind::Label(l) => {
+                if let Some(first) = self.stmt_labels.iter().find(|x| x.name == l.name) {
+                    let first = first.span;
+                    self.report(
+                        Diagnostic::error(codes::DUPLICATE, format!("the label `{}` is already defined", l.name), l.span)
+                            .with_label("defined again here")
+                            .with_related(first, "first defined here")
+                            .with_help("give each label of a method its own name"),
+                    );
+                }
+                self.stmt_labels.push(l.clone());
+            }
         }
     }
 

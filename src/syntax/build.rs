@@ -388,7 +388,7 @@ impl<'s> Builder<'s> {
         v.ok_or_else(|| self.internal(at, &format!("missing {what}")))
     }
 
-    fn param(&self, p: P) -> R<Param> {
+    pub(crate) fn param(&self, p: P) -> R<Param> {
         let span = self.sp(&p);
         let mut it = kids(p);
         let ty = self.ty(self.need(it.next(), "a type", span)?)?;
@@ -705,6 +705,7 @@ impl<'s> Builder<'s> {
                 let body = self.block(self.need(it.next(), "a block", span)?)?;
                 StmtKind::Vec(Box::new(VecBlock { iter, body, span }))
             }
+            Rule::label_stmt => StmtKind::Label(self.ident(self.need(kids(inner).next(), "a label", span)?)),
             Rule::decl_stmt => {
                 let d = self.need(kids(inner).next(), "a declaration", span)?;
                 self.decl(d, span, out)?;

@@ -60,8 +60,8 @@ fn op_info(r: Rule) -> Option<(Affix, u32)> {
         Rule::op_mul | Rule::op_div | Rule::op_mod | Rule::op_frac => (LEFT, 80),
         Rule::op_cons => (RIGHT, 90),
         Rule::op_append => (LEFT, 100),
-        Rule::op_not | Rule::op_neg => (Prefix, 110),
-        Rule::field_op | Rule::call_op | Rule::index_op => (Postfix, 120),
+        Rule::op_not | Rule::op_neg | Rule::op_scale => (Prefix, 110),
+        Rule::field_op | Rule::call_op | Rule::index_op | Rule::opt_call_op => (Postfix, 120),
         _ => return None,
     })
 }
@@ -170,6 +170,24 @@ fn literal_word(word: &str) -> Option<ExprKind> {
     })
 }
 
+/// `Perm(a[*], p)`: `(\forall* int i; 0 <= i && i < a.length; Perm(a[i], p))`, the
+/// binder named apart from `a` and `p` (VerCors' `ArrayPerm` over every cell).
+fn every_cell(base: &Expr, star: Span, amount: Box<Expr>, whole: Span) -> Expr {
+    use crate::ast::subst::mentions;
+    let name = crate::ast::subst::fresh_name("i", |c| mentions(base, c) || mentions(&amount, c));
+    let id = Ident::new(name.as_str(), star);
+    let var = || Expr::new(ExprKind::Var(id.clone()), star).boxed();
+    let zero = Expr::new(ExprKind::IntLit(0), star).boxed();
+    let len = Expr::new(ExprKind::Field { obj: base.clone().boxed(), field: Ident::new("length", star) }, base.span).boxed();
+    let lower = Expr::new(ExprKind::Binary { op: BinOp::Le, lhs: zero, rhs: var() }, star);
+    let upper = Expr::new(ExprKind::Binary { op: BinOp::Lt, lhs: var(), rhs: len }, star);
+    let guard = Expr::new(ExprKind::Binary { op: BinOp::And, lhs: lower.boxed(), rhs: upper.boxed() }, star);
+    let loc = Expr::new(ExprKind::Index { base: base.clone().boxed(), index: var() }, base.span.to(star));
+    let body = Expr::new(ExprKind::Perm { loc: loc.boxed(), amount }, whole);
+    let binder = Param { ty: Type::new(TypeKind::Int, star), name: id, span: star };
+    Expr::new(ExprKind::Quant { kind: QuantKind::ForallStar, binder, guard: guard.boxed(), body: body.boxed() }, whole)
+}
+
 fn is_call_word(word: &str) -> bool {
     matches!(word, "Perm" | "PointsTo" | "Value") || Builtin::from_name(word).is_some()
 }
@@ -265,6 +283,13 @@ impl<'s> Builder<'s> {
         let uop = match op.as_rule() {
             Rule::op_not => UnOp::Not,
             Rule::op_neg => UnOp::Neg,
+            Rule::op_scale => {
+                let op_span = self.sp(&op);
+                let amount = self.expr(self.need(kids(op).next(), "a permission amount", op_span)?)?;
+                let span = op_span.to(rhs.span);
+                let e = Expr::new(ExprKind::Scale { amount: amount.boxed(), expr: rhs.boxed() }, span);
+                return Ok(Opnd { e, paren: false, builtin_name: false });
+            }
             _ => return self.fail_internal(self.sp(&op), "unknown prefix operator"),
         };
         let span = self.sp(&op).to(rhs.span);
@@ -391,6 +416,16 @@ impl<'s> Builder<'s> {
                 let (base, _) = self.settle(lhs);
                 self.index(base, op, whole)?
             }
+            Rule::opt_call_op => {
+                let (receiver, _) = self.settle(lhs);
+                let mut it = kids(op);
+                let method = self.ident(self.need(it.next(), "a method name", op_span)?);
+                let args = match it.next() {
+                    Some(list) => self.expr_list(list)?,
+                    None => Vec::new(),
+                };
+                Expr::new(ExprKind::OptCall { receiver: receiver.boxed(), method, args }, whole)
+            }
             _ => return self.fail_internal(op_span, "unknown postfix operator"),
         };
         Ok(Opnd { e, paren: false, builtin_name: false })
@@ -424,7 +459,13 @@ impl<'s> Builder<'s> {
             "Value" => ExprKind::Value(args.remove(0).boxed()),
             "Perm" => {
                 let amount = args.remove(1).boxed();
-                ExprKind::Perm { loc: args.remove(0).boxed(), amount }
+                let loc = args.remove(0);
+                if let ExprKind::Index { base, index } = &loc.kind {
+                    if matches!(index.kind, ExprKind::Any) {
+                        return Ok(every_cell(base, index.span, amount, whole));
+                    }
+                }
+                ExprKind::Perm { loc: loc.boxed(), amount }
             }
             "PointsTo" => {
                 let value = args.remove(2).boxed();
@@ -450,6 +491,7 @@ impl<'s> Builder<'s> {
                 let hi = self.need(kids(first).next(), "an expression", span)?;
                 ExprKind::Slice { base, lo: None, hi: Some(self.expr(hi)?.boxed()) }
             }
+            Rule::index_all => ExprKind::Index { base, index: Expr::new(ExprKind::Any, self.sp(&first)).boxed() },
             Rule::expr => {
                 let index = self.expr(first)?.boxed();
                 match it.next() {
@@ -528,8 +570,24 @@ impl<'s> Builder<'s> {
                 e(ExprKind::Let { binder, value: value.boxed(), body: body.boxed() })
             }
             Rule::old_expr => {
-                let x = self.expr(self.need(kids(p).next(), "an expression", span)?)?;
+                let mut it = kids(p);
+                let first = self.need(it.next(), "an expression", span)?;
+                if first.as_rule() == Rule::ident {
+                    let label = self.ident(first);
+                    let x = self.expr(self.need(it.next(), "an expression", span)?)?;
+                    return e(ExprKind::OldAt { label, expr: x.boxed() });
+                }
+                let x = self.expr(first)?;
                 e(ExprKind::Old(x.boxed()))
+            }
+            Rule::forperm => {
+                let _g = self.enter(span)?;
+                let mut it = kids(p);
+                let params = self.need(it.next(), "binders", span)?;
+                let binders = kids(params).map(|b| self.param(b)).collect::<R<Vec<_>>>()?;
+                let loc = self.expr(self.need(it.next(), "a location", span)?)?;
+                let body = self.expr(self.need(it.next(), "an expression", span)?)?;
+                e(ExprKind::ForPerm { binders, loc: loc.boxed(), body: body.boxed() })
             }
             Rule::builtin_call => {
                 let mut it = kids(p.clone());
@@ -617,39 +675,96 @@ impl<'s> Builder<'s> {
         }
     }
 
-    /// `(\forall T x; guard; body)` and the range form `(\forall T x = lo .. hi; body)`,
-    /// whose guard becomes `lo <= x && x < hi` (spans: the range text).
+    /// `(Q b1, .., bn; body)` and `(Q b1, .., bn; cond; body)`, each binding `T x` or
+    /// `T x = lo .. hi` (the range becomes the guard `lo <= x && x < hi`, spans: the
+    /// range text). Several bindings are nested quantifiers, one per binding, each
+    /// guarded by its own range (`true` without one); the condition joins the
+    /// innermost guard (see [`ExprKind::Quant`]).
     fn quant(&self, p: P) -> R<Operand> {
         let span = self.sp(&p);
         let _g = self.enter(span)?;
         let mut it = kids(p);
         let kw = self.need(it.next(), "a quantifier", span)?;
         let kind = match self.txt(&kw) {
-            "\\forall*" => QuantKind::ForallStar,
-            "\\forall" => QuantKind::Forall,
-            "\\exists" => QuantKind::Exists,
+            "\\forall*" | "\u{2200}*" => QuantKind::ForallStar,
+            "\\forall" | "\u{2200}" => QuantKind::Forall,
+            "\\exists" | "\u{2203}" => QuantKind::Exists,
             "\\sum" => QuantKind::Sum,
             _ => return self.fail_internal(self.sp(&kw), "unknown quantifier"),
         };
+        let mut binds: Vec<(Param, Option<Expr>)> = Vec::new();
+        let mut exprs = Vec::new();
+        for k in it {
+            if k.as_rule() == Rule::quant_bind {
+                binds.push(self.quant_bind(k)?);
+            } else {
+                exprs.push(self.expr(k)?);
+            }
+        }
+        let body = self.need_expr(exprs.pop(), "a quantifier body", span)?;
+        let cond = exprs.pop();
+        if binds.len() > 1 && kind == QuantKind::Sum {
+            return self.fail(
+                Diagnostic::error(codes::SYNTAX, "`\\sum` binds one variable", binds[1].0.span)
+                    .with_label("a second binding")
+                    .with_help("nest the sums: `(\\sum int i = a .. b; (\\sum int j = c .. d; e))`"),
+            );
+        }
+        // A range may only mention the binders before it (each binding is the
+        // quantifier around the later ones).
+        for (k, (_, range)) in binds.iter().enumerate() {
+            let Some(range) = range else { continue };
+            if let Some((later, _)) = binds[k + 1..].iter().find(|(b, _)| crate::ast::subst::mentions(range, &b.name.name)) {
+                return self.fail(
+                    Diagnostic::error(
+                        codes::SYNTAX,
+                        format!("this range mentions `{}`, which is bound after it", later.name.name),
+                        range.span,
+                    )
+                    .with_label("mentions a later binder")
+                    .with_help("write the binding it depends on first"),
+                );
+            }
+        }
+        let mut acc = body;
+        let n = binds.len();
+        for (k, (binder, range)) in binds.into_iter().enumerate().rev() {
+            let guard = match (range, if k + 1 == n { cond.clone() } else { None }) {
+                (Some(r), Some(c)) => bin(BinOp::And, r, c),
+                (Some(r), None) => r,
+                (None, Some(c)) => c,
+                (None, None) => Expr::new(ExprKind::BoolLit(true), binder.name.span),
+            };
+            let qspan = if k == 0 { span } else { Span::new(binder.span.start(), span.end()) };
+            acc = Expr::new(ExprKind::Quant { kind, binder, guard: guard.boxed(), body: acc.boxed() }, qspan);
+        }
+        Ok((acc, false))
+    }
+
+    fn need_expr(&self, e: Option<Expr>, what: &str, at: Span) -> R<Expr> {
+        match e {
+            Some(e) => Ok(e),
+            None => self.fail_internal(at, &format!("missing {what}")),
+        }
+    }
+
+    /// `quant_bind = { type_ ~ ident ~ quant_range? }`: the binder and its range
+    /// guard `lo <= x && x < hi`.
+    fn quant_bind(&self, p: P) -> R<(Param, Option<Expr>)> {
+        let span = self.sp(&p);
+        let mut it = kids(p);
         let ty = self.ty(self.need(it.next(), "a type", span)?)?;
         let name = self.ident(self.need(it.next(), "a name", span)?);
         let binder = Param { span: ty.span.to(name.span), ty, name: name.clone() };
-        let g = self.need(it.next(), "a guard", span)?;
+        let Some(g) = it.next() else { return Ok((binder, None)) };
         let g_span = self.sp(&g);
-        let guard = match g.as_rule() {
-            Rule::quant_range => {
-                let mut r = kids(g);
-                let lo = self.expr(self.need(r.next(), "a lower bound", g_span)?)?;
-                let hi = self.expr(self.need(r.next(), "an upper bound", g_span)?)?;
-                let var = || Expr::new(ExprKind::Var(name.clone()), name.span);
-                let lower = Expr::new(ExprKind::Binary { op: BinOp::Le, lhs: lo.boxed(), rhs: var().boxed() }, g_span);
-                let upper = Expr::new(ExprKind::Binary { op: BinOp::Lt, lhs: var().boxed(), rhs: hi.boxed() }, g_span);
-                Expr::new(ExprKind::Binary { op: BinOp::And, lhs: lower.boxed(), rhs: upper.boxed() }, g_span)
-            }
-            _ => self.expr(self.need(kids(g).next(), "a guard", g_span)?)?,
-        };
-        let body = self.expr(self.need(it.next(), "a quantifier body", span)?)?;
-        Ok((Expr::new(ExprKind::Quant { kind, binder, guard: guard.boxed(), body: body.boxed() }, span), false))
+        let mut r = kids(g);
+        let lo = self.expr(self.need(r.next(), "a lower bound", g_span)?)?;
+        let hi = self.expr(self.need(r.next(), "an upper bound", g_span)?)?;
+        let var = || Expr::new(ExprKind::Var(name.clone()), name.span);
+        let lower = Expr::new(ExprKind::Binary { op: BinOp::Le, lhs: lo.boxed(), rhs: var().boxed() }, g_span);
+        let upper = Expr::new(ExprKind::Binary { op: BinOp::Lt, lhs: var().boxed(), rhs: hi.boxed() }, g_span);
+        Ok((binder, Some(Expr::new(ExprKind::Binary { op: BinOp::And, lhs: lower.boxed(), rhs: upper.boxed() }, g_span))))
     }
 
     // ---- types ----------------------------------------------------------------------

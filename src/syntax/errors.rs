@@ -109,6 +109,8 @@ fn describe(r: Rule) -> (Rank, &'static str) {
         | Rule::prefixed_stmt
         | Rule::vec_stmt
         | Rule::k_vec
+        | Rule::label_stmt
+        | Rule::k_label
         | Rule::decl_stmt
         | Rule::incdec_stmt
         | Rule::assign_or_expr => (Thing, "a statement"),
@@ -136,6 +138,9 @@ fn describe(r: Rule) -> (Rank, &'static str) {
         | Rule::quant
         | Rule::let_expr
         | Rule::k_let
+        | Rule::forperm
+        | Rule::k_forperm
+        | Rule::op_scale
         | Rule::paren_expr
         | Rule::old_expr
         | Rule::k_old
@@ -154,7 +159,8 @@ fn describe(r: Rule) -> (Rank, &'static str) {
         | Rule::k_unfolding
         | Rule::k_bs_unfolding
         | Rule::expr_list => (Thing, "an expression"),
-        Rule::quant_range | Rule::quant_guard => (Thing, "`;`|`=`"),
+        Rule::quant_range => (Thing, "`;`|`=`"),
+        Rule::quant_bind => (Thing, "a binding `T x` or `T x = lo .. hi`"),
         Rule::k_in => (Thing, "`in`"),
         Rule::k_bs_in => (Thing, "`\\in`"),
         Rule::expr_tail | Rule::trailers | Rule::with_block | Rule::k_with | Rule::then_block | Rule::k_then => {
@@ -180,7 +186,8 @@ fn describe(r: Rule) -> (Rank, &'static str) {
         | Rule::op_mod
         | Rule::op_frac
         | Rule::op_cons => (Continuation, "an operator"),
-        Rule::field_op | Rule::call_op | Rule::index_op => (Continuation, "an operator"),
+        Rule::field_op | Rule::call_op | Rule::index_op | Rule::opt_call_op => (Continuation, "an operator"),
+        Rule::index_all => (Thing, "an expression"),
         Rule::method_body => (Thing, "a method body"),
         Rule::base_type => (Thing, "a type"),
         Rule::clause => (Thing, "a contract clause"),
@@ -237,7 +244,7 @@ fn is_valid_token(tok: &str) -> bool {
     if c == '`' {
         return tok.len() > 2;
     }
-    c.is_ascii_alphanumeric() || "_(){}[],;.:?!=<>+-*/%\\&|".contains(c)
+    c.is_ascii_alphanumeric() || "_(){}[],;.:?!=<>+-*/%\\&|\u{2200}\u{2203}".contains(c)
 }
 
 /// Quotes a token for a message: `x`, or `` ` `` for a backtick.

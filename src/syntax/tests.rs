@@ -47,6 +47,16 @@ fn show(e: &Expr) -> String {
         }
         ExprKind::Let { binder, value, body } => format!("(let {} = {}; {})", binder.name, show(value), show(body)),
         ExprKind::Old(x) => format!("(old {})", show(x)),
+        ExprKind::OldAt { label, expr } => format!("(old[{label}] {})", show(expr)),
+        ExprKind::Scale { amount, expr } => format!("(scale {} {})", show(amount), show(expr)),
+        ExprKind::OptCall { receiver, method, args } => format!("(call? {}.{method} [{}])", show(receiver), list(args)),
+        ExprKind::ForPerm { binders, loc, body } => format!(
+            "(forperm {} \\in {}; {})",
+            binders.iter().map(|b| format!("{} {}", ty(&b.ty), b.name)).collect::<Vec<_>>().join(", "),
+            show(loc),
+            show(body)
+        ),
+        ExprKind::Any => "*".into(),
         ExprKind::Perm { loc, amount } => format!("(Perm {} {})", show(loc), show(amount)),
         ExprKind::PointsTo { loc, amount, value } => {
             format!("(PointsTo {} {} {})", show(loc), show(amount), show(value))
@@ -691,6 +701,65 @@ fn par_regions_rejected() {
     assert_eq!(ds[0].span.start(), src.find("sequential").unwrap());
     // Only `par` blocks in a region.
     assert_eq!(codes_of(&err("class A { void f() { parallel { x = 1; } } }")), [codes::SYNTAX]);
+}
+
+#[test]
+fn quantifiers_with_several_bindings() {
+    // One nested quantifier per binding; the condition joins the innermost guard.
+    assert_eq!(
+        ex("(\\forall int i = 0 .. n, int j = 0 .. m; a[i] <= b[j])"),
+        "(\\forall int i; (&& (<= 0 i) (< i n)); (\\forall int j; (&& (<= 0 j) (< j m)); (<= ([] a i) ([] b j))))"
+    );
+    assert_eq!(ex("(\\exists int i, int j; i < j; p(i, j))"), "(\\exists int i; true; (\\exists int j; (< i j); (call p [i j])))");
+    assert_eq!(
+        ex("(\\forall* int i, int j = 0 .. i; j > 0; Perm(a[j], read))"),
+        "(\\forall* int i; true; (\\forall* int j; (&& (&& (<= 0 j) (< j i)) (> j 0)); (Perm ([] a j) read)))"
+    );
+    // A range and a condition; a binding without either.
+    assert_eq!(ex("(\\forall int i = 0 .. n; i != k; a[i])"), "(\\forall int i; (&& (&& (<= 0 i) (< i n)) (!= i k)); ([] a i))");
+    assert_eq!(ex("(\\forall int i; i == i)"), "(\\forall int i; true; (== i i))");
+    // Unicode quantifiers.
+    assert_eq!(ex("(\u{2200} int i; i < n; a[i])"), "(\\forall int i; (< i n); ([] a i))");
+    assert_eq!(ex("(\u{2200}* int i = 0 .. n; Perm(a[i], 1))"), "(\\forall* int i; (&& (<= 0 i) (< i n)); (Perm ([] a i) 1))");
+    assert_eq!(
+        ex("(\u{2203} int i = 0 .. n, int j; a[i] == j)"),
+        "(\\exists int i; (&& (<= 0 i) (< i n)); (\\exists int j; true; (== ([] a i) j)))"
+    );
+    // Spans: the inner quantifier from its binding to the closing parenthesis.
+    let src = "(\\forall int i, int j; i < j; true)";
+    let e = parse_expr(src).unwrap();
+    let ExprKind::Quant { body, .. } = &e.kind else { panic!() };
+    assert_eq!(&src[body.span.start()..body.span.end()], "int j; i < j; true)");
+    // A range mentioning a later binder; `\sum` with two bindings.
+    let ds = ex_err("(\\forall int i = 0 .. j, int j = 0 .. n; true)");
+    assert_eq!((codes_of(&ds), ds[0].message.as_str()), (vec![codes::SYNTAX], "this range mentions `j`, which is bound after it"));
+    assert_eq!(codes_of(&ex_err("(\\sum int i = 0 .. n, int j = 0 .. n; i + j)")), [codes::SYNTAX]);
+    assert_eq!(codes_of(&ex_err("(\\forall int i, ; true)")), [codes::SYNTAX]);
+}
+
+#[test]
+fn vercors2_expression_forms() {
+    assert_eq!(ex("\\old[l](x + 1)"), "(old[l] (+ x 1))");
+    assert_eq!(ex("\\old(x)"), "(old x)");
+    assert_eq!(ex("perm(x.f) == 1\\2"), "(== (perm (. x f)) (\\ 1 2))");
+    assert_eq!(ex("[1\\2]inv() ** [p]o.q(1)"), "(** (scale (\\ 1 2) (call inv [])) (scale p (call o.q [1])))");
+    assert_eq!(ex("[p][q]inv()"), "(scale p (scale q (call inv [])))");
+    assert_eq!(ex("a ==> [p]inv()"), "(==> a (scale p (call inv [])))");
+    assert_eq!(ex("x?.m(1, y)"), "(call? x.m [1 y])");
+    assert_eq!(ex("x.y?.m()"), "(call? (. x y).m [])");
+    assert_eq!(ex("c ? a : b"), "(? c a b)");
+    assert_eq!(ex("(\\forperm C o, int i \\in o.f; o.f > i)"), "(forperm C o, int i \\in (. o f); (> (. o f) i))");
+    // `Perm(a[*], p)`: every cell, the binder named apart from the array and amount.
+    assert_eq!(ex("Perm(a[*], 1\\2)"), "(\\forall* int i; (&& (<= 0 i) (< i (. a length))); (Perm ([] a i) (\\ 1 2)))");
+    assert_eq!(ex("Perm(i[*], i1)"), "(\\forall* int i2; (&& (<= 0 i2) (< i2 (. i length))); (Perm ([] i i2) i1))");
+    // `*` outside `Perm` parses (the type checker rejects it).
+    assert_eq!(ex("Value(a[*])"), "(Value ([] a *))");
+    let StmtKind::Label(l) = one("label here;") else { panic!() };
+    assert_eq!(l.as_str(), "here");
+    assert_eq!(codes_of(&err("class A { void f() { label; } }")), [codes::SYNTAX]);
+    assert_eq!(codes_of(&err("class A { void f() { label l } }")), [codes::SYNTAX]);
+    assert_eq!(codes_of(&ex_err("\\old[](x)")), [codes::SYNTAX]);
+    assert_eq!(codes_of(&ex_err("x?.f")), [codes::SYNTAX]);
 }
 
 #[test]

@@ -198,6 +198,12 @@ pub enum Stmt {
         post: Vec<Spec>,
         span: Span,
     },
+    /// `label l;`: the state here is the one `\old[l](e)` reads, in the
+    /// statements after it in the same list (and in lists nested in them).
+    Label {
+        name: Name,
+        span: Span,
+    },
     /// Ends the path: the postcondition is checked here.
     Return {
         value: Option<Expr>,
@@ -251,6 +257,7 @@ impl Stmt {
             | Stmt::Assert { .. }
             | Stmt::Assume { .. }
             | Stmt::Barrier { .. }
+            | Stmt::Label { .. }
             | Stmt::Return { .. } => {}
         }
     }

@@ -298,6 +298,7 @@ impl Lower<'_> {
                 let value = Expr { kind: ExprKind::Binary { op: bop, lhs: Box::new(var.clone()), rhs: Box::new(one) }, span, ty: Ty::Int };
                 self.assign(&var, &value, span, out);
             }
+            StmtKind::Expr(e) if matches!(e.kind, ExprKind::OptCall { .. }) => self.opt_call(e, span, out),
             StmtKind::Expr(e) => match self.call(e, None, span) {
                 Some(c) => out.push(Stmt::Call(c)),
                 None => {
@@ -344,11 +345,34 @@ impl Lower<'_> {
             StmtKind::Par(p) => self.lower_par(p, span, out),
             // VerCors rejects `vec` blocks too; their lock-step meaning is not encoded.
             StmtKind::Vec(_) => self.unsupported("`vec` blocks", span),
+            StmtKind::Label(l) => out.push(Stmt::Label { name: l.name.clone(), span }),
             StmtKind::Sync { kind, obj } => self.lower_sync(*kind, obj, span, out),
             StmtKind::Atomic { invariants, body } => self.lower_atomic(invariants, body, span, out),
             StmtKind::InvariantBlock { name, resource, body } => self.lower_invariant_block(name, resource, body, span, out),
             StmtKind::Barrier(b) => self.lower_barrier(b, span, out),
         }
+    }
+
+    /// `x?.m(args);` is `if (x != null) { x.m(args); }` (VerCors: the call happens
+    /// only on an object). Elsewhere (a value used) it is reported unsupported by
+    /// the encoder.
+    fn opt_call(&mut self, e: &Expr, span: Span, out: &mut Vec<Stmt>) {
+        let ExprKind::OptCall { receiver, method, args } = &e.kind else { return };
+        let call = Expr {
+            kind: ExprKind::Call { receiver: Some(receiver.clone()), method: method.clone(), args: args.clone() },
+            span: e.span,
+            ty: e.ty.clone(),
+        };
+        let Some(c) = self.call(&call, None, span) else {
+            return self.not_a_call_statement(&call, span);
+        };
+        let null = Expr { kind: ExprKind::Null, span: receiver.span, ty: receiver.ty.clone() };
+        let cond = Expr {
+            kind: ExprKind::Binary { op: ast::BinOp::Ne, lhs: receiver.clone(), rhs: Box::new(null) },
+            span: receiver.span,
+            ty: Ty::Bool,
+        };
+        out.push(Stmt::If { cond, then_branch: vec![Stmt::Call(c)], else_branch: vec![], span });
     }
 
     fn lower_loop(&mut self, l: &ast::Loop, span: Span, out: &mut Vec<Stmt>) {

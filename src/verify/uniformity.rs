@@ -149,6 +149,7 @@ impl Analysis<'_> {
                 | Stmt::Exhale { .. }
                 | Stmt::Assert { .. }
                 | Stmt::Assume { .. }
+                | Stmt::Label { .. }
                 | Stmt::Return { .. } => {}
             }
         }

@@ -235,6 +235,19 @@ impl Encoder<'_> {
                 self.predicate_instance(run, st, e, receiver.as_deref(), &method.name, args, cond)
             }
             ExprKind::Value(loc) => self.perm(run, st, e, loc, None, cond, &[]),
+            // `[p]R`: `R` with every amount multiplied by `p` (and by the scale
+            // already in force, e.g. a par block's); `p` is checked non-negative.
+            ExprKind::Scale { amount, expr } => {
+                if matches!(amount.kind, ExprKind::Read) {
+                    return self.unsupported(format!("scaling by `read` (`{}`)", self.snippet(e)), e.span);
+                }
+                let read = if run.mode.inhales() { st.clone() } else { run.pre.clone() };
+                let mut cx = self.acx(run, &read, cond);
+                let p = self.amount(run, &mut cx, Some(amount));
+                let saved = std::mem::replace(&mut run.scale, p);
+                self.assertion(run, st, expr, cond);
+                run.scale = saved;
+            }
             ExprKind::PointsTo { loc, amount, value } => {
                 self.perm(run, st, e, loc, Some(amount), cond, &[]);
                 if run.mode.inhales() {

@@ -361,10 +361,33 @@ impl Encoder<'_> {
                 cx.state = saved;
                 t
             }
+            ExprKind::OldAt { label, expr: inner } => {
+                let Some(st) = self.labels.iter().rev().find(|(n, _)| *n == label.name).map(|(_, s)| s.clone()) else {
+                    return self.unsupported_term(e, "`\\old[l]` here (the label's state is not known at this point)");
+                };
+                let saved = cx.state.replace(st);
+                let t = self.expr(inner, cx);
+                cx.state = saved;
+                t
+            }
             ExprKind::Trigger(inner) => self.expr(inner, cx),
             ExprKind::Call { receiver, method, args } => self.function_call(e, receiver.as_deref(), &method.name, args, cx),
             _ => self.unsupported_term(e, "this expression in a verified program"),
         }
+    }
+
+    /// `perm(loc)`: the amount held to `loc` in the state the expression is
+    /// evaluated in; only in `assert`, `exhale`, `assume` and `inhale` statements
+    /// (see `Encoder::perm_reads`).
+    fn current_perm(&mut self, e: &Expr, loc: &Expr, cx: &mut ECx) -> Term {
+        if !self.perm_reads {
+            return self.unsupported_term(e, "`perm(..)` outside `assert`, `exhale`, `assume` and `inhale` statements");
+        }
+        let Some(st) = cx.state.clone() else { return self.unsupported_term(e, "`perm(..)` here") };
+        let Some(Loc { fam, args }) = self.location(loc, cx) else {
+            return self.unsupported_term(e, "`perm` of this location");
+        };
+        self.read_mask_at(&st, &fam, args)
     }
 
     pub fn unsupported_term(&mut self, e: &Expr, what: &str) -> Term {
@@ -379,6 +402,9 @@ impl Encoder<'_> {
     }
 
     fn builtin(&mut self, e: &Expr, func: Builtin, args: &[Expr], cx: &mut ECx) -> Term {
+        if let (Builtin::CurPerm, [loc]) = (func, args) {
+            return self.current_perm(e, loc, cx);
+        }
         if let (Builtin::Array, [a, n]) = (func, args) {
             // VerCors' `\array(a, n)`: `a` is an array of `n` cells — a boolean
             // (`a != null && a.length == n`), no permission, so total: no read to

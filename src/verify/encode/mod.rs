@@ -183,6 +183,18 @@ pub struct Encoder<'a> {
     /// Monotonic functions, proved once per program (`induction.rs`); their
     /// axioms come with the function axioms.
     pub(super) monotone: Vec<induction::Monotone>,
+    /// The `label l;` statements passed in the statement lists being encoded,
+    /// innermost last, with the state at each: what `\old[l](e)` reads. A list
+    /// drops its labels when it ends (see `stmt.rs`), so a label is only seen by
+    /// the statements after it, as the type checker allows.
+    pub(super) labels: Vec<(Name, state::State)>,
+    /// Whether `perm(loc)` may be evaluated: only while encoding an `assert`,
+    /// `exhale`, `assume` or `inhale` statement. Elsewhere (contracts, loop
+    /// invariants, predicate bodies, functions) a fact about the amount held
+    /// would be checked in one state and assumed in another that holds less or
+    /// more (the caller's frame, a loop body's invariant-only state), which is
+    /// not sound, so it is reported unsupported.
+    pub(super) perm_reads: bool,
 }
 
 /// The theories whose axioms a unit has asserted (each once).
@@ -243,6 +255,8 @@ impl<'a> Encoder<'a> {
             qp: qp::QpState::default(),
             limits: limits::UnitLimits::start(),
             monotone: Vec::new(),
+            labels: Vec::new(),
+            perm_reads: false,
         };
         e.background();
         e

@@ -170,12 +170,14 @@ impl Encoder<'_> {
 
     pub fn block(&mut self, stmts: &[Stmt], path: &mut Path, ucx: &UnitCx) {
         path.env.push();
+        let labels = self.labels.len();
         for s in stmts {
             if !path.alive {
                 break;
             }
             self.stmt(s, path, ucx);
         }
+        self.labels.truncate(labels);
         path.env.pop();
     }
 
@@ -275,10 +277,13 @@ impl Encoder<'_> {
                 self.assign_local(path, target, a, *span);
             }
             Stmt::Call(c) => self.call(c, path, ucx),
+            Stmt::Label { name, .. } => self.labels.push((name.clone(), path.state.clone())),
             Stmt::Inhale { expr, .. } => {
                 let fr = self.frame(path, ucx);
                 let mut st = path.state.clone();
+                self.perm_reads = true;
                 self.inhale(&path.guard.clone(), &mut st, &fr, expr, &Term::tru(), None, true);
+                self.perm_reads = false;
                 path.state = st;
             }
             Stmt::Exhale { expr, span, .. } | Stmt::Assert { expr, span } => {
@@ -302,11 +307,16 @@ impl Encoder<'_> {
                 };
                 let fr = self.frame(path, ucx);
                 let mut st = path.state.clone();
+                // Not in a `fold`/`unfold`: a predicate body is inhaled elsewhere.
+                self.perm_reads = !moves;
                 self.exhale(&path.guard.clone(), &mut st, &fr, expr, &Term::tru(), None, &ex);
+                self.perm_reads = false;
                 path.state = st;
             }
             Stmt::Assume { expr, .. } => {
+                self.perm_reads = true;
                 let t = self.eval(expr, path, ucx);
+                self.perm_reads = false;
                 self.assume(&path.guard.clone(), t);
             }
             Stmt::If { cond, then_branch, else_branch, .. } => {

@@ -19,6 +19,8 @@ pub fn is_pure(e: &Expr) -> bool {
                 // Its value is the body's; the instance is only read.
                 ExprKind::Unfolding { body, .. } => self.visit_expr(body),
                 ExprKind::Quant { kind: ast::QuantKind::ForallStar, .. } => self.0 = false,
+                // `[p]P(x)`: a scaled resource.
+                ExprKind::Scale { .. } => self.0 = false,
                 _ => crate::ast::visit::walk_expr(self, e),
             }
         }
@@ -86,6 +88,13 @@ fn reads(prog: &ir::Program, class: &Name, e: &Expr, scope: &mut Vec<Name>) -> b
         ExprKind::Field { obj, .. } if !matches!(obj.ty, Ty::Array(_)) => true,
         ExprKind::Index { base, .. } if matches!(base.ty, Ty::Array(_)) => true,
         ExprKind::Perm { .. } | ExprKind::PointsTo { .. } | ExprKind::Value(_) => true,
+        // `perm(l)` reads the mask; the others are not verified in functions
+        // (counted as reading the heap, the cautious answer).
+        ExprKind::Builtin { func: ast::Builtin::CurPerm, .. }
+        | ExprKind::Scale { .. }
+        | ExprKind::OptCall { .. }
+        | ExprKind::ForPerm { .. }
+        | ExprKind::OldAt { .. } => true,
         ExprKind::Quant { binder, guard, body, .. } => {
             scope.push(binder.name.name.clone());
             let r = sub(guard, scope) || sub(body, scope);
@@ -145,6 +154,19 @@ fn children<'e>(e: &'e Expr, out: &mut Vec<&'e Expr>) {
             out.push(else_expr);
         }
         ExprKind::Old(x) | ExprKind::Value(x) | ExprKind::Size(x) | ExprKind::Trigger(x) => out.push(x),
+        ExprKind::OldAt { expr, .. } => out.push(expr),
+        ExprKind::Scale { amount, expr } => {
+            out.push(amount);
+            out.push(expr);
+        }
+        ExprKind::OptCall { receiver, args, .. } => {
+            out.push(receiver);
+            out.extend(args.iter());
+        }
+        ExprKind::ForPerm { loc, body, .. } => {
+            out.push(loc);
+            out.push(body);
+        }
         ExprKind::Perm { loc, amount } => {
             out.push(loc);
             out.push(amount);
