@@ -390,9 +390,10 @@ impl Encoder<'_> {
                 let msg = format!("{}: insufficient permission for `{}`", ex.what, self.snippet(loc));
                 let b = ex.blame(ex.perm_code, msg, ex.perm_span.unwrap_or(e.span));
                 self.check(&guard, Some(run.frame.env), std::slice::from_ref(cond), goal, b);
-                if !ex.check_only {
-                    self.update_mask(st, &fam, |xs| cond.and2(&at(xs)).ite(&p.neg(), &Term::real(0, 1)));
-                }
+                // Also in an `assert`: what one part of the assertion uses is not
+                // there for the next (`Perm(x, write) ** Perm(x, write)` fails);
+                // `exhale_all` drops the state of an `assert` afterwards.
+                self.update_mask(st, &fam, |xs| cond.and2(&at(xs)).ite(&p.neg(), &Term::real(0, 1)));
             }
         }
         run.touched.insert(fam);
@@ -428,13 +429,12 @@ impl Encoder<'_> {
                 let msg = format!("{}: the predicate instance `{}` may not be held", ex.what, self.snippet(e));
                 let b = ex.blame(ex.perm_code, msg, ex.perm_span.unwrap_or(e.span));
                 self.check(&run.guard.clone(), Some(run.frame.env), std::slice::from_ref(cond), held.ge(&p), b);
-                if !ex.check_only {
-                    self.update_mask(st, &fam, |xs| cond.and2(&here(xs)).ite(&p.neg(), &Term::real(0, 1)));
-                    // The instance's footprint is given away: every heap family,
-                    // where no direct permission is left (an over-approximation;
-                    // see `lower/resources.rs`).
-                    run.touched.extend(self.heap_families());
-                }
+                // (In an `assert` too, as for field permissions.)
+                self.update_mask(st, &fam, |xs| cond.and2(&here(xs)).ite(&p.neg(), &Term::real(0, 1)));
+                // The instance's footprint is given away: every heap family,
+                // where no direct permission is left (an over-approximation;
+                // see `lower/resources.rs`).
+                run.touched.extend(self.heap_families());
             }
         }
     }
@@ -607,11 +607,8 @@ impl Encoder<'_> {
             if proved && (!explicit || is_positive_literal(&p)) {
                 self.frame_reads(run, &fam, &args, &bvars, cond.and2(&range));
             }
-            if ex.check_only {
-                run.touched.insert(fam);
-                return;
-            }
         }
+        // (In an `assert` too: see `perm_at`.)
         if let Some(sv) = &solved {
             let arr = args[0].clone();
             self.solved_update(st, &fam, sv, &arr, &args[1], cond, &p, run.mode.inhales());
