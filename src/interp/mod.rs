@@ -423,6 +423,8 @@ impl<'p> Interp<'p> {
             StmtKind::Block(b) => return self.block(f, &b.stmts),
             StmtKind::Par(p) => self.run_par(f, p)?,
             StmtKind::Vec(_) => return err("`vec` blocks are not supported"),
+            // Specification only: a magic wand's proof changes no program state.
+            StmtKind::Package { .. } => {}
             // A thread's segment runs without interleaving (see `par`), so an
             // atomic block is atomic; an invariant block only names a resource.
             StmtKind::Atomic { body, .. } => return self.stmt(f, body),
