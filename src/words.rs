@@ -15,6 +15,14 @@ use std::sync::OnceLock;
 const KEYWORDS: &[&str] = &[
     // structure / statements
     "class",
+    // VerCors 2 declarations
+    "enum",
+    "constructor",
+    "final",
+    "adt",
+    "model",
+    "decreases",
+    "package",
     "kernel",
     "barrier",
     "invariant",

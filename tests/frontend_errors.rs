@@ -1111,4 +1111,96 @@ fn vercors2_expression_forms() {
     ));
     expect_syntax(&prog("    assert (\\forall int i = 0 .. j, int j = 0 .. k; true);"), codes::SYNTAX, 5);
     expect_syntax(&prog("    assert (\\sum int i = 0 .. k, int j = 0 .. k; i) > 0;"), codes::SYNTAX, 5);
+/// VerCors 2 enums: constants `E.C` of type `E`, compared with `==`/`!=` only
+/// with values of the same enum; no `null`, no fields.
+#[test]
+fn enums() {
+    expect_ok(
+        r#"enum Color { Red, Green }
+class A {
+  Color c;
+  requires x != Color.Red;
+  ensures \result == Color.Green;
+  Color m(Color x) {
+    Color y = Color.Green;
+    c = y;
+    return x;
+  }
+}
+"#,
+    );
+    expect("enum Color { Red }\nclass A {\n  void m() {\n    Color x = Color.Purple;\n  }\n}\n", codes::UNDEFINED_NAME, 4, 21, 1);
+    expect("enum Color { Red }\nclass A {\n  void m() {\n    Color x = null;\n  }\n}\n", codes::TYPE_MISMATCH, 4, 15, 1);
+    expect("enum Color { Red }\nclass A {\n  void m() {\n    boolean b = Color.Red == 1;\n  }\n}\n", codes::TYPE_MISMATCH, 4, 30, 1);
+    expect("enum Color { Red }\nclass A {\n  void m() {\n    Color x = Color;\n  }\n}\n", codes::MISUSE, 4, 15, 1);
+    expect("enum Color { Red }\nclass A {\n  void m(Color x) {\n    Color y = x.Red;\n  }\n}\n", codes::UNDEFINED_FIELD, 4, 17, 1);
+    expect("enum Color { Red, Red }\n", codes::DUPLICATE, 1, 19, 1);
+    expect("enum Color { Red }\nclass Color { }\n", codes::DUPLICATE, 2, 7, 1);
+    expect_syntax("class A {\n  void m() {\n    int enum = 1;\n  }\n}\n", codes::RESERVED, 3);
+    expect_syntax("enum Color { Red Green }\n", codes::SYNTAX, 1);
+}
+
+/// VerCors 2 class declarations: `constructor(..)`, `final` fields, the lock
+/// invariant as a clause before `class`, `decreases` clauses.
+#[test]
+fn vercors2_class_declarations() {
+    expect_ok(
+        r#"lock_invariant Perm(n, 1) ** n >= 0;
+class A {
+  final int n;
+  requires k >= 0;
+  constructor(int k) { n = k; }
+  decreases;
+  void m() { }
+  decreases n, 1;
+  pure int f(int n) = n;
+  decreases assume;
+  void w(int n) {
+    int i = 0;
+    decreases n - i;
+    while (i < n) { i = i + 1; }
+  }
+}
+"#,
+    );
+    expect("lock_invariant 1;\nclass A { }\n", codes::TYPE_MISMATCH, 1, 16, 1);
+    expect("lock_invariant Perm(x, 1);\nclass A { }\n", codes::UNDEFINED_NAME, 1, 21, 1);
+    expect("lock_invariant true;\nclass A {\n  resource lock_invariant() = true;\n}\n", codes::DUPLICATE, 1, 1, 1);
+    expect("class A {\n  decreases true;\n  void m() { }\n}\n", codes::TYPE_MISMATCH, 2, 13, 1);
+    expect("requires true;\nclass A { }\n", codes::MISPLACED, 1, 1, 1);
+    expect("class A {\n  lock_invariant true;\n  void m() { }\n}\n", codes::MISPLACED, 2, 3, 1);
+    expect("class A {\n  void m() {\n    decreases 1;\n    par { }\n  }\n}\n", codes::MISPLACED, 3, 5, 1);
+    expect_syntax("class A {\n  constructor(int k) = k;\n}\n", codes::SYNTAX, 2);
+    expect_syntax("constructor() { }\n", codes::SYNTAX, 1);
+    expect_syntax("class A {\n  final void m() { }\n}\n", codes::SYNTAX, 2);
+}
+
+/// ADTs, models, axioms and magic wands are read (the verifier reports them as
+/// not supported); an axiom is a boolean.
+#[test]
+fn adts_models_axioms_wands() {
+    expect_ok(
+        r#"adt Pair {
+  pure int fst(Pair p);
+  axiom (\forall Pair p; true; fst(p) >= 0);
+}
+model M {
+  int x;
+  process p() = a() * p();
+  action a();
+}
+axiom ax { 1 < 2 }
+class A {
+  void m(Pair p) {
+    assert Pair.fst(p) >= 0;
+    package true -* true { }
+    apply true -* true;
+  }
+}
+"#,
+    );
+    expect("axiom ax { 1 + 2 }\n", codes::TYPE_MISMATCH, 1, 12, 1);
+    expect("axiom ax { y > 0 }\n", codes::UNDEFINED_NAME, 1, 12, 1);
+    expect("class A {\n  void m() {\n    apply 1;\n  }\n}\n", codes::TYPE_MISMATCH, 3, 11, 1);
+    expect_syntax("adt P {\n  int f();\n}\n", codes::SYNTAX, 2);
 }

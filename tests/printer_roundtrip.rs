@@ -128,6 +128,8 @@ class Zoo {
     int[4] buf;
     int[] a;
     seq<seq<int>> s;
+    final int fin;
+    final Color c1, c2;
 
     /* a block
        comment */
@@ -151,6 +153,22 @@ class Zoo {
     Zoo(int v) {
         x = v;
     }
+
+    requires v > 0;
+    ensures x == v;
+    constructor(int v, int w) {
+        x = v;
+    }
+
+    decreases;
+    void d1();
+
+    decreases assume;
+    void d2();
+
+    decreases n, |xs| - 1;
+    requires n >= 0;
+    pure int d3(int n, seq<int> xs) = n;
 
     // before method
     void m(int n, Zoo z) {
@@ -284,6 +302,15 @@ class Zoo {
         vec (int i = 0 .. n) {
             x = i;
         }
+        decreases n - i;
+        loop_invariant true;
+        while (i < n) i++;
+        package a -* b {
+            apply a -* b;
+        }
+        package Perm(x, 1) -* Perm(x, 1) ** x == 1 assert true;
+        Color col = Color.Red;
+        assert col != Color.`Green` && Color.Blue == c1;
         int[n] sized = null;
         boolean[3][n + 1] flags;
         assert (\forall int[2] q; q != null; q.length == 2);
@@ -305,6 +332,40 @@ class Zoo {
 
 class Empty {
 }
+
+enum Color { Red, Green, Blue }
+enum Nothing { }
+
+// lock invariants before the class
+lock_invariant Perm(v, 1);
+lock_invariant true;
+class Locked {
+    int v;
+
+    constructor() {
+        v = 0;
+    }
+}
+
+adt Pair<A, B> {
+    pure int fst(Pair p);
+    pure Pair mk(int a);
+    axiom (\forall int a; true; fst(mk(a)) == a);
+}
+
+model Acc {
+    int bal, other;
+    requires bal >= 0;
+    ensures true;
+    process run(int k) = dep(k) * run(k);
+    action dep(int k);
+}
+
+axiom ax { Color.Red != Color.Green }
+
+decreases n;
+requires n >= 0;
+pure int sum(int n) = n == 0 ? 0 : n + sum(n - 1);
 // end of file
 "#;
 
@@ -671,10 +732,16 @@ fn random_statements_roundtrip() {
             name: Ident::new("m", Span::DUMMY),
             params: vec![],
             body: MethodBody::Block(body),
+            ctor_keyword: false,
             span: Span::DUMMY,
         };
         let p = Program {
-            classes: vec![Class { name: Ident::new("A", Span::DUMMY), members: vec![Member::Method(m)], span: Span::DUMMY }],
+            classes: vec![Class {
+                contract: Contract::default(),
+                name: Ident::new("A", Span::DUMMY),
+                members: vec![Member::Method(m)],
+                span: Span::DUMMY,
+            }],
             comments: vec![],
             blank_lines: vec![],
             span: Span::DUMMY,

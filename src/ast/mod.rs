@@ -111,6 +111,9 @@ pub const GLOBAL_CLASS: &str = "$toplevel";
 /// (`Modifiers::is_static` is set by the parser, and the printer does not write it).
 #[derive(Clone, Debug, PartialEq)]
 pub struct Class {
+    /// Clauses written before `class` (VerCors 2: `lock_invariant e;`); always
+    /// empty for a run of top-level declarations.
+    pub contract: Contract,
     pub name: Ident,
     pub members: Vec<Member>,
     pub span: Span,
@@ -145,6 +148,14 @@ pub enum Member {
     Field(Field),
     /// Methods, pure functions, predicates (`resource` methods) and constructors.
     Method(Method),
+    /// `enum E { A, B }` (top level only).
+    Enum(EnumDecl),
+    /// `adt T { pure T f(..); axiom e; }` (top level only).
+    Adt(AdtDecl),
+    /// `model M { .. }` (top level only).
+    Model(ModelDecl),
+    /// `axiom name { e }` (top level only).
+    Axiom(AxiomDecl),
 }
 
 impl Member {
@@ -152,13 +163,85 @@ impl Member {
         match self {
             Member::Field(f) => f.span,
             Member::Method(m) => m.span,
+            Member::Enum(e) => e.span,
+            Member::Adt(a) => a.span,
+            Member::Model(m) => m.span,
+            Member::Axiom(a) => a.span,
         }
     }
+}
+
+/// `enum E { A, B, C }`: a type `E` whose values are exactly the constants, all
+/// distinct, written `E.A` (VerCors 2). A type named `E` in the same file is
+/// [`TypeKind::Enum`].
+#[derive(Clone, Debug, PartialEq)]
+pub struct EnumDecl {
+    pub name: Ident,
+    pub constants: Vec<Ident>,
+    pub span: Span,
+}
+
+/// `adt T<A, ..> { pure R f(..); axiom e; }`: an abstract data type, its
+/// functions (abstract static pure [`Method`]s) and axioms, in source order.
+#[derive(Clone, Debug, PartialEq)]
+pub struct AdtDecl {
+    pub name: Ident,
+    pub type_vars: Vec<Ident>,
+    pub members: Vec<AdtMember>,
+    pub span: Span,
+}
+
+#[derive(Clone, Debug, PartialEq)]
+pub enum AdtMember {
+    /// `pure R f(T x, ..);` (static, pure, abstract).
+    Function(Method),
+    /// `axiom e;`
+    Axiom(Expr, Span),
+}
+
+/// `model M { int x; process p(..) = e; action a(..); }` (VerCors' models and
+/// futures), in source order.
+#[derive(Clone, Debug, PartialEq)]
+pub struct ModelDecl {
+    pub name: Ident,
+    pub members: Vec<ModelMember>,
+    pub span: Span,
+}
+
+#[derive(Clone, Debug, PartialEq)]
+pub enum ModelMember {
+    /// `int x, y;` (one per name, as class fields).
+    Field(Field),
+    /// `contract process p(T x) = e;`: a [`Method`] of type `process` with an
+    /// expression body.
+    Process(Method),
+    /// `contract action a(T x);`: the name, parameters and contract of an
+    /// abstract [`Method`] without return type.
+    Action(Method),
+}
+
+impl ModelMember {
+    pub fn span(&self) -> Span {
+        match self {
+            ModelMember::Field(f) => f.span,
+            ModelMember::Process(m) | ModelMember::Action(m) => m.span,
+        }
+    }
+}
+
+/// `axiom name { e }`: a global assumption.
+#[derive(Clone, Debug, PartialEq)]
+pub struct AxiomDecl {
+    pub name: Ident,
+    pub expr: Expr,
+    pub span: Span,
 }
 
 /// `int x;` — one field per name (`int x, y;` is two fields).
 #[derive(Clone, Debug, PartialEq)]
 pub struct Field {
+    /// `final int x;` (VerCors 2).
+    pub is_final: bool,
     pub ty: Type,
     pub name: Ident,
     pub span: Span,
@@ -175,6 +258,9 @@ pub struct Method {
     pub name: Ident,
     pub params: Vec<Param>,
     pub body: MethodBody,
+    /// A constructor written VerCors 2 style, `constructor(..) { .. }` (its
+    /// `name` is the class's, with the span of the keyword), rather than `C(..)`.
+    pub ctor_keyword: bool,
     pub span: Span,
 }
 
@@ -259,6 +345,23 @@ pub enum ClauseKind {
     Modifies(Vec<Expr>),
     /// `accessible e, ...;`
     Accessible(Vec<Expr>),
+    /// `lock_invariant e;` — written before `class` (VerCors 2): the class's
+    /// lock invariant, as `resource lock_invariant() = e;` in the class.
+    LockInvariant(Expr),
+    /// `decreases;`, `decreases assume;`, `decreases e, ..;` — a termination
+    /// measure.
+    Decreases(Decreases),
+}
+
+/// What a `decreases` clause says.
+#[derive(Clone, Debug, PartialEq)]
+pub enum Decreases {
+    /// `decreases;` — the method or function does not recurse.
+    NoRecursion,
+    /// `decreases assume;` — termination is assumed.
+    Assume,
+    /// `decreases e1, e2;` — a (lexicographic) measure.
+    Measure(Vec<Expr>),
 }
 
 impl ClauseKind {
@@ -275,6 +378,8 @@ impl ClauseKind {
             ClauseKind::Signals(..) => "signals",
             ClauseKind::Modifies(_) => "modifies",
             ClauseKind::Accessible(_) => "accessible",
+            ClauseKind::LockInvariant(_) => "lock_invariant",
+            ClauseKind::Decreases(_) => "decreases",
         }
     }
 }

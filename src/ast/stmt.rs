@@ -66,6 +66,8 @@ pub enum SpecStmtKind {
     Unfold,
     /// Check that the assertion does *not* hold (is refutable).
     Refute,
+    /// `apply w;` — use a magic wand `a -* b`: give up `a` and the wand, get `b`.
+    Apply,
 }
 
 impl SpecStmtKind {
@@ -78,6 +80,7 @@ impl SpecStmtKind {
             SpecStmtKind::Fold => "fold",
             SpecStmtKind::Unfold => "unfold",
             SpecStmtKind::Refute => "refute",
+            SpecStmtKind::Apply => "apply",
         }
     }
 }
@@ -135,6 +138,12 @@ pub enum StmtKind {
     /// `vec (int i = lo .. hi) { ... }` — a vector block (VerCors grammar; VerCors
     /// itself rejects it, and so does alpine's verifier).
     Vec(Box<VecBlock>),
+    /// `package a -* b S` — create a magic wand, `S` (usually a block) the proof
+    /// that turns `a` and the resources kept into `b`.
+    Package {
+        wand: Expr,
+        proof: Box<Stmt>,
+    },
     Block(Block),
     /// `label l;` — names the state here, for `\old[l](e)` in the statements
     /// that follow it in the same block (and in blocks nested in them).
@@ -264,8 +273,9 @@ fn clause_exprs(c: &Clause) -> Vec<&Expr> {
     use super::ClauseKind::*;
     match &c.kind {
         Requires(e) | Ensures(e) | Context(e) | ContextEverywhere(e) | LoopInvariant(e) | KernelInvariant(e) | Signals(_, e) => vec![e],
-        Modifies(es) | Accessible(es) => es.iter().collect(),
-        Given(_) | Yields(_) => vec![],
+        LockInvariant(e) => vec![e],
+        Modifies(es) | Accessible(es) | Decreases(super::Decreases::Measure(es)) => es.iter().collect(),
+        Given(_) | Yields(_) | Decreases(_) => vec![],
     }
 }
 

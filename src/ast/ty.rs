@@ -35,6 +35,9 @@ pub enum TypeKind {
     Array(Box<Type>, Option<Box<Expr>>),
     /// A class name used as a type.
     Class(Ident),
+    /// The name of an enum declared in the same file (`enum E { .. }`): the
+    /// parser gives every type name that names one of the file's enums this kind.
+    Enum(Ident),
 }
 
 impl Type {
@@ -60,6 +63,7 @@ impl Type {
             TypeKind::Tuple(a, b) => Ty::Tuple(Box::new(a.to_ty()), Box::new(b.to_ty())),
             TypeKind::Array(t, _) => Ty::Array(Box::new(t.to_ty())),
             TypeKind::Class(c) => Ty::Class(c.name.clone()),
+            TypeKind::Enum(e) => Ty::Enum(e.name.clone()),
         }
     }
 }
@@ -92,6 +96,8 @@ pub enum Ty {
     Tuple(Box<Ty>, Box<Ty>),
     Array(Box<Ty>),
     Class(Name),
+    /// A value of `enum E { .. }`: one of its constants.
+    Enum(Name),
 }
 
 impl std::fmt::Display for Ty {
@@ -114,7 +120,7 @@ impl std::fmt::Display for Ty {
             Ty::Map(k, v) => write!(f, "map<{k},{v}>"),
             Ty::Tuple(a, b) => write!(f, "tuple<{a},{b}>"),
             Ty::Array(t) => write!(f, "{t}[]"),
-            Ty::Class(c) => write!(f, "{c}"),
+            Ty::Class(c) | Ty::Enum(c) => write!(f, "{c}"),
         }
     }
 }

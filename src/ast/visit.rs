@@ -48,6 +48,7 @@ pub fn walk_program<V: Visitor + ?Sized>(v: &mut V, p: &Program) {
 }
 
 pub fn walk_class<V: Visitor + ?Sized>(v: &mut V, c: &Class) {
+    walk_contract(v, &c.contract);
     v.visit_ident(&c.name);
     for m in &c.members {
         v.visit_member(m);
@@ -61,6 +62,40 @@ pub fn walk_member<V: Visitor + ?Sized>(v: &mut V, m: &Member) {
             v.visit_ident(&f.name);
         }
         Member::Method(m) => v.visit_method(m),
+        Member::Enum(e) => {
+            v.visit_ident(&e.name);
+            for c in &e.constants {
+                v.visit_ident(c);
+            }
+        }
+        Member::Adt(a) => {
+            v.visit_ident(&a.name);
+            for t in &a.type_vars {
+                v.visit_ident(t);
+            }
+            for m in &a.members {
+                match m {
+                    AdtMember::Function(f) => v.visit_method(f),
+                    AdtMember::Axiom(e, _) => v.visit_expr(e),
+                }
+            }
+        }
+        Member::Model(md) => {
+            v.visit_ident(&md.name);
+            for m in &md.members {
+                match m {
+                    ModelMember::Field(f) => {
+                        v.visit_type(&f.ty);
+                        v.visit_ident(&f.name);
+                    }
+                    ModelMember::Process(m) | ModelMember::Action(m) => v.visit_method(m),
+                }
+            }
+        }
+        Member::Axiom(a) => {
+            v.visit_ident(&a.name);
+            v.visit_expr(&a.expr);
+        }
     }
 }
 
@@ -120,11 +155,13 @@ pub fn walk_clause<V: Visitor + ?Sized>(v: &mut V, c: &Clause) {
             v.visit_param(p);
             v.visit_expr(e);
         }
-        ClauseKind::Modifies(es) | ClauseKind::Accessible(es) => {
+        ClauseKind::Modifies(es) | ClauseKind::Accessible(es) | ClauseKind::Decreases(Decreases::Measure(es)) => {
             for e in es {
                 v.visit_expr(e);
             }
         }
+        ClauseKind::LockInvariant(e) => v.visit_expr(e),
+        ClauseKind::Decreases(_) => {}
     }
 }
 
@@ -233,6 +270,10 @@ pub fn walk_stmt<V: Visitor + ?Sized>(v: &mut V, s: &Stmt) {
             v.visit_expr(&vb.iter.lo);
             v.visit_expr(&vb.iter.hi);
             v.visit_block(&vb.body);
+        }
+        StmtKind::Package { wand, proof } => {
+            v.visit_expr(wand);
+            v.visit_stmt(proof);
         }
         StmtKind::Block(b) => v.visit_block(b),
         StmtKind::Label(l) => v.visit_ident(l),
@@ -438,11 +479,50 @@ pub fn walk_program_mut<V: VisitMut + ?Sized>(v: &mut V, p: &mut Program) {
 }
 
 pub fn walk_class_mut<V: VisitMut + ?Sized>(v: &mut V, c: &mut Class) {
+    v.visit_contract_mut(&mut c.contract);
     v.visit_ident_mut(&mut c.name);
     for m in &mut c.members {
         match m {
             Member::Field(f) => v.visit_field_mut(f),
             Member::Method(m) => v.visit_method_mut(m),
+            Member::Enum(e) => {
+                v.visit_ident_mut(&mut e.name);
+                for c in &mut e.constants {
+                    v.visit_ident_mut(c);
+                }
+                v.visit_span_mut(&mut e.span);
+            }
+            Member::Adt(a) => {
+                v.visit_ident_mut(&mut a.name);
+                for t in &mut a.type_vars {
+                    v.visit_ident_mut(t);
+                }
+                for m in &mut a.members {
+                    match m {
+                        AdtMember::Function(f) => v.visit_method_mut(f),
+                        AdtMember::Axiom(e, span) => {
+                            v.visit_expr_mut(e);
+                            v.visit_span_mut(span);
+                        }
+                    }
+                }
+                v.visit_span_mut(&mut a.span);
+            }
+            Member::Model(md) => {
+                v.visit_ident_mut(&mut md.name);
+                for m in &mut md.members {
+                    match m {
+                        ModelMember::Field(f) => v.visit_field_mut(f),
+                        ModelMember::Process(m) | ModelMember::Action(m) => v.visit_method_mut(m),
+                    }
+                }
+                v.visit_span_mut(&mut md.span);
+            }
+            Member::Axiom(a) => {
+                v.visit_ident_mut(&mut a.name);
+                v.visit_expr_mut(&mut a.expr);
+                v.visit_span_mut(&mut a.span);
+            }
         }
     }
     v.visit_span_mut(&mut c.span);
@@ -519,11 +599,13 @@ pub fn walk_clause_mut<V: VisitMut + ?Sized>(v: &mut V, c: &mut Clause) {
             v.visit_param_mut(p);
             v.visit_expr_mut(e);
         }
-        ClauseKind::Modifies(es) | ClauseKind::Accessible(es) => {
+        ClauseKind::Modifies(es) | ClauseKind::Accessible(es) | ClauseKind::Decreases(Decreases::Measure(es)) => {
             for e in es {
                 v.visit_expr_mut(e);
             }
         }
+        ClauseKind::LockInvariant(e) => v.visit_expr_mut(e),
+        ClauseKind::Decreases(_) => {}
     }
     v.visit_span_mut(&mut c.span);
 }
@@ -547,7 +629,7 @@ pub fn walk_type_mut<V: VisitMut + ?Sized>(v: &mut V, t: &mut Type) {
             v.visit_type_mut(a);
             v.visit_type_mut(b);
         }
-        TypeKind::Class(c) => v.visit_ident_mut(c),
+        TypeKind::Class(c) | TypeKind::Enum(c) => v.visit_ident_mut(c),
         _ => {}
     }
     v.visit_span_mut(&mut t.span);
@@ -664,6 +746,10 @@ pub fn walk_stmt_mut<V: VisitMut + ?Sized>(v: &mut V, s: &mut Stmt) {
             v.visit_span_mut(&mut vb.iter.span);
             v.visit_block_mut(&mut vb.body);
             v.visit_span_mut(&mut vb.span);
+        }
+        StmtKind::Package { wand, proof } => {
+            v.visit_expr_mut(wand);
+            v.visit_stmt_mut(proof);
         }
         StmtKind::Block(b) => v.visit_block_mut(b),
         StmtKind::Label(l) => v.visit_ident_mut(l),

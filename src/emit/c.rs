@@ -302,8 +302,15 @@ pub fn clause_lines(c: &Contract) -> Vec<String> {
                 | ClauseKind::Context(e)
                 | ClauseKind::ContextEverywhere(e)
                 | ClauseKind::LoopInvariant(e)
-                | ClauseKind::KernelInvariant(e) => crate::printer::print_expr(e),
+                | ClauseKind::KernelInvariant(e)
+                | ClauseKind::LockInvariant(e) => crate::printer::print_expr(e),
+                ClauseKind::Decreases(Decreases::NoRecursion) => String::new(),
+                ClauseKind::Decreases(Decreases::Assume) => "assume".into(),
+                ClauseKind::Decreases(Decreases::Measure(es)) => es.iter().map(crate::printer::print_expr).collect::<Vec<_>>().join(", "),
             };
+            if body.is_empty() {
+                return format!("{};", cl.kind.keyword());
+            }
             format!("{} {};", cl.kind.keyword(), body)
         })
         .collect()
@@ -601,6 +608,7 @@ pub fn stmt(cx: &mut Ctx, s: &Stmt, indent: &str, on_par: &mut Option<ParHook>) 
         StmtKind::Barrier(b) => barrier(cx, b, indent),
         StmtKind::Vec(v) => Err(unsupported(v.span, "`vec` blocks cannot be emitted")),
         StmtKind::Label(l) => Ok(annotation(indent, &[format!("label {};", l.name)])),
+        StmtKind::Package { .. } => Err(unsupported(s.span, "`package` (magic wands) cannot be emitted")),
         StmtKind::Par(p) => match (cx.mode, on_par.as_mut()) {
             (Mode::Host, Some(hook)) => hook(cx, p, indent),
             _ => Err(unsupported(p.span, "nested par blocks cannot be emitted")),

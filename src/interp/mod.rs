@@ -425,6 +425,8 @@ impl<'p> Interp<'p> {
             StmtKind::Vec(_) => return err("`vec` blocks are not supported"),
             // Names a state for `\old[l]`, which the interpreter does not evaluate.
             StmtKind::Label(_) => {}
+            // Specification only: a magic wand's proof changes no program state.
+            StmtKind::Package { .. } => {}
             // A thread's segment runs without interleaving (see `par`), so an
             // atomic block is atomic; an invariant block only names a resource.
             StmtKind::Atomic { body, .. } => return self.stmt(f, body),

@@ -468,7 +468,7 @@ impl Printer<'_> {
                 self.ty(a);
                 self.w("[]");
             }
-            TypeKind::Class(c) => self.ident(c),
+            TypeKind::Class(c) | TypeKind::Enum(c) => self.ident(c),
         }
     }
 

@@ -273,6 +273,10 @@ impl<'c> Printer<'c> {
         if !c.span.is_dummy() {
             self.blank_line_before(c.span.start);
         }
+        self.clauses(&c.contract);
+        if !c.contract.is_empty() {
+            self.comments_before(c.name.span);
+        }
         self.write_indent();
         self.w("class ");
         self.ident(&c.name);
@@ -297,9 +301,14 @@ impl<'c> Printer<'c> {
         if !c.span.is_dummy() {
             self.blank_line_before(c.span.start);
         }
+        let begin = self.out.len();
         self.in_globals = true;
         self.members(c);
         self.in_globals = false;
+        // As the parser makes it: from the first member to the last, and a name
+        // of no width where it starts.
+        let at = self.mark(&c.span, begin);
+        self.mark_as(&c.name.span, at.map(|s| Span { start: s.start, end: s.start }));
         self.last_end = (!c.span.is_dummy()).then_some(c.span.end);
     }
 
@@ -333,20 +342,147 @@ impl<'c> Printer<'c> {
 
     fn member(&mut self, m: &Member) {
         match m {
-            Member::Field(f) => {
+            Member::Field(f) => self.field(f),
+            Member::Method(m) => self.method(m),
+            Member::Enum(e) => self.enum_decl(e),
+            Member::Adt(a) => self.adt(a),
+            Member::Model(m) => self.model(m),
+            Member::Axiom(a) => {
                 let begin = self.out.len();
-                self.comments_before(f.span);
+                self.comments_before(a.span);
                 self.write_indent();
-                self.ty(&f.ty);
-                self.w(" ");
-                self.ident(&f.name);
-                self.w(";");
-                self.ended(f.span);
-                self.mark(&f.span, begin);
+                self.w("axiom ");
+                self.ident(&a.name);
+                self.w(" { ");
+                self.expr(&a.expr, 0);
+                self.w(" }");
+                self.ended(a.span);
+                self.mark(&a.span, begin);
                 self.nl();
             }
-            Member::Method(m) => self.method(m),
         }
+    }
+
+    fn field(&mut self, f: &Field) {
+        let begin = self.out.len();
+        self.comments_before(f.span);
+        self.write_indent();
+        if f.is_final {
+            self.w("final ");
+        }
+        self.ty(&f.ty);
+        self.w(" ");
+        self.ident(&f.name);
+        self.w(";");
+        self.ended(f.span);
+        self.mark(&f.span, begin);
+        self.nl();
+    }
+
+    /// `enum E { A, B }` on one line.
+    fn enum_decl(&mut self, e: &EnumDecl) {
+        let begin = self.out.len();
+        self.comments_before(e.span);
+        self.write_indent();
+        self.w("enum ");
+        self.ident(&e.name);
+        self.w(" {");
+        for (i, c) in e.constants.iter().enumerate() {
+            self.w(if i == 0 { " " } else { ", " });
+            self.ident(c);
+        }
+        self.w(" }");
+        self.ended(e.span);
+        self.mark(&e.span, begin);
+        self.nl();
+    }
+
+    /// `adt T<A> {`, its functions and axioms one a line, `}`.
+    fn adt(&mut self, a: &AdtDecl) {
+        let begin = self.out.len();
+        self.comments_before(a.span);
+        self.write_indent();
+        self.w("adt ");
+        self.ident(&a.name);
+        if !a.type_vars.is_empty() {
+            self.w("<");
+            self.ident_list(&a.type_vars);
+            self.w(">");
+        }
+        self.w(" {");
+        self.nl();
+        self.indent += 1;
+        let in_globals = std::mem::replace(&mut self.in_globals, true);
+        for m in &a.members {
+            match m {
+                // Printed like a top-level function: `static` is implied.
+                AdtMember::Function(f) => self.method(f),
+                AdtMember::Axiom(e, span) => {
+                    let b = self.out.len();
+                    self.comments_before(*span);
+                    self.write_indent();
+                    self.w("axiom ");
+                    self.expr(e, 1);
+                    self.w(";");
+                    self.ended(*span);
+                    self.mark(span, b);
+                    self.nl();
+                }
+            }
+        }
+        self.in_globals = in_globals;
+        self.indent -= 1;
+        self.comments_inside(a.span);
+        self.write_indent();
+        self.w("}");
+        self.ended(a.span);
+        self.mark(&a.span, begin);
+        self.nl();
+    }
+
+    /// `model M {`, its fields, processes and actions one a line, `}`.
+    fn model(&mut self, md: &ModelDecl) {
+        let begin = self.out.len();
+        self.comments_before(md.span);
+        self.write_indent();
+        self.w("model ");
+        self.ident(&md.name);
+        self.w(" {");
+        self.nl();
+        self.indent += 1;
+        for m in &md.members {
+            match m {
+                ModelMember::Field(f) => self.field(f),
+                ModelMember::Process(p) => self.method(p),
+                ModelMember::Action(a) => {
+                    let b = self.out.len();
+                    self.comments_before(a.span);
+                    self.clauses(&a.contract);
+                    self.comments_before(a.name.span);
+                    self.write_indent();
+                    self.w("action ");
+                    self.ident(&a.name);
+                    self.w("(");
+                    for (i, p) in a.params.iter().enumerate() {
+                        if i > 0 {
+                            self.w(", ");
+                        }
+                        self.param(p);
+                    }
+                    self.w(");");
+                    self.ended(a.span);
+                    self.mark(&a.span, b);
+                    self.nl();
+                }
+            }
+        }
+        self.indent -= 1;
+        self.comments_inside(md.span);
+        self.write_indent();
+        self.w("}");
+        self.ended(md.span);
+        self.mark(&md.span, begin);
+        self.nl();
     }
 
     fn method(&mut self, m: &Method) {
@@ -375,7 +511,13 @@ impl<'c> Printer<'c> {
             self.ty(t);
             self.w(" ");
         }
-        self.ident(&m.name);
+        if m.ctor_keyword {
+            let at = self.out.len();
+            self.w("constructor");
+            self.mark(&m.name.span, at);
+        } else {
+            self.ident(&m.name);
+        }
         self.w("(");
         for (i, p) in m.params.iter().enumerate() {
             if i > 0 {
@@ -513,9 +655,16 @@ impl<'c> Printer<'c> {
             | ClauseKind::Context(e)
             | ClauseKind::ContextEverywhere(e)
             | ClauseKind::LoopInvariant(e)
-            | ClauseKind::KernelInvariant(e) => {
+            | ClauseKind::KernelInvariant(e)
+            | ClauseKind::LockInvariant(e) => {
                 self.w(" ");
                 self.expr(e, 1);
+            }
+            ClauseKind::Decreases(Decreases::NoRecursion) => {}
+            ClauseKind::Decreases(Decreases::Assume) => self.w(" assume"),
+            ClauseKind::Decreases(Decreases::Measure(es)) => {
+                self.w(" ");
+                self.expr_list(es);
             }
             ClauseKind::Given(p) | ClauseKind::Yields(p) => {
                 self.w(" ");
@@ -692,6 +841,12 @@ impl<'c> Printer<'c> {
                 self.w(";");
                 self.ended(s.span);
                 self.nl();
+            }
+            StmtKind::Package { wand, proof } => {
+                self.w("package ");
+                self.expr(wand, 1);
+                self.header_ended(wand.span, proof.span);
+                self.branch_then_close(proof);
             }
             // Constructs that start with their own directive/clause lines; only
             // reachable through `else` (`else while ...`), where the keyword `else`
@@ -1058,7 +1213,7 @@ fn open_if_tail(s: &Stmt) -> bool {
         StmtKind::If { else_branch: None, .. } => true,
         StmtKind::If { else_branch: Some(e), .. } => open_if_tail(e),
         StmtKind::Loop(l) => open_if_tail(&l.body),
-        StmtKind::Atomic { body, .. } => open_if_tail(body),
+        StmtKind::Atomic { body, .. } | StmtKind::Package { proof: body, .. } => open_if_tail(body),
         _ => false,
     }
 }

@@ -95,11 +95,12 @@ fn method(name: &str, ret: Option<Type>, params: Vec<Param>, body: MethodBody) -
         name: id(name),
         params,
         body,
+        ctor_keyword: false,
         span: D,
     }
 }
 fn class(name: &str, members: Vec<Member>) -> Class {
-    Class { name: id(name), members, span: D }
+    Class { contract: Contract::default(), name: id(name), members, span: D }
 }
 fn program(classes: Vec<Class>) -> Program {
     Program { classes, comments: vec![], blank_lines: vec![], span: D }
@@ -610,7 +611,7 @@ fn methods_and_classes() {
     ]);
     let ctor = method("A", None, vec![param(int(), "x")], MethodBody::Block(block(vec![])));
     let body = method("g", Some(t(TypeKind::Void)), vec![], MethodBody::Block(block(vec![assign("y", n(1))])));
-    let fld = |x: &str| Member::Field(Field { ty: int(), name: id(x), span: D });
+    let fld = |x: &str| Member::Field(Field { is_final: false, ty: int(), name: id(x), span: D });
     let p = program(vec![
         class("A", vec![fld("x"), fld("y"), Member::Method(ctor), Member::Method(f), fld("z"), Member::Method(body)]),
         class("B", vec![]),

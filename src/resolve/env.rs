@@ -7,13 +7,31 @@
 
 use std::collections::BTreeMap;
 
-use crate::ast::{ClauseKind, Member, Method, MethodBody, Name, Program, Span, Ty};
+use crate::ast::{AdtMember, ClauseKind, Member, Method, MethodBody, ModelMember, Name, Program, Span, Ty};
 use crate::diagnostics::{codes, Diagnostic};
 
 /// Every class of a program, by name.
 #[derive(Clone, Debug, Default, PartialEq)]
 pub struct ProgramEnv {
     pub classes: BTreeMap<Name, ClassInfo>,
+    /// Every `enum`, by name.
+    pub enums: BTreeMap<Name, EnumInfo>,
+}
+
+/// `enum E { A, B }`: its constants in order, each with the span of its name.
+#[derive(Clone, Debug, PartialEq)]
+pub struct EnumInfo {
+    pub name: Name,
+    pub name_span: Span,
+    pub constants: Vec<(Name, Span)>,
+    /// Declared in another file (see [`ProgramEnv::import`]).
+    pub imported: bool,
+}
+
+impl EnumInfo {
+    pub fn has_constant(&self, name: &str) -> bool {
+        self.constants.iter().any(|(c, _)| &**c == name)
+    }
 }
 
 /// One class: its fields, its methods (functions, predicates) and its constructors.
@@ -185,9 +203,14 @@ impl ProgramEnv {
     pub fn overloads(&self, class: &str, method: &str) -> &[MethodSig] {
         self.class(class).map_or(&[], |c| c.overloads(method))
     }
-    /// Adds the classes of `other` that this environment does not declare, marked
-    /// as imported.
+    /// Adds the classes and enums of `other` that this environment does not
+    /// declare, marked as imported.
     pub fn import(&mut self, other: &ProgramEnv) {
+        for (name, info) in &other.enums {
+            if !self.enums.contains_key(name) && !self.classes.contains_key(name) {
+                self.enums.insert(name.clone(), EnumInfo { imported: true, ..info.clone() });
+            }
+        }
         for (name, info) in &other.classes {
             if let (true, Some(own)) = (crate::ast::is_global_class(name), self.classes.get_mut(name)) {
                 // One namespace of top-level declarations: add what this file lacks.
@@ -240,6 +263,46 @@ pub fn build_env(program: &Program) -> (ProgramEnv, Vec<Diagnostic>) {
         });
         for (mi, member) in class.members.iter().enumerate() {
             match member {
+                Member::Enum(e) => {
+                    let name = e.name.name.clone();
+                    let first = env.enums.get(&name).map(|i| i.name_span).or_else(|| env.classes.get(&name).map(|c| c.name_span));
+                    if let Some(first) = first {
+                        diags.push(duplicate("type", &name, e.name.span, first));
+                        continue;
+                    }
+                    let mut constants: Vec<(Name, Span)> = Vec::new();
+                    for c in &e.constants {
+                        if let Some((_, first)) = constants.iter().find(|(n, _)| *n == c.name) {
+                            diags.push(duplicate("enum constant", &c.name, c.span, *first));
+                            continue;
+                        }
+                        constants.push((c.name.clone(), c.span));
+                    }
+                    env.enums.insert(name.clone(), EnumInfo { name, name_span: e.name.span, constants, imported: false });
+                }
+                // ADTs and models are types of their own: their functions (static,
+                // pure, abstract) and fields are looked up like a class's.
+                Member::Adt(a) => {
+                    let mut adt = type_info(&a.name.name, a.name.span, ci);
+                    for m in &a.members {
+                        if let AdtMember::Function(f) = m {
+                            let sig = MethodSig::of(f, &a.name.name, mi);
+                            adt.methods.entry(sig.name.clone()).or_default().push(sig);
+                        }
+                    }
+                    add_type(&mut env, adt, &mut diags);
+                }
+                Member::Model(md) => {
+                    let mut model = type_info(&md.name.name, md.name.span, ci);
+                    for m in &md.members {
+                        if let ModelMember::Field(f) = m {
+                            let info = FieldInfo { name: f.name.name.clone(), ty: f.ty.to_ty(), span: f.name.span, member_index: mi };
+                            model.fields.entry(f.name.name.clone()).or_insert(info);
+                        }
+                    }
+                    add_type(&mut env, model, &mut diags);
+                }
+                Member::Axiom(_) => {}
                 Member::Field(f) => {
                     if let Some(first) = info.fields.get(&f.name.name) {
                         diags.push(duplicate("field", &f.name.name, f.name.span, first.span));
@@ -276,9 +339,34 @@ pub fn build_env(program: &Program) -> (ProgramEnv, Vec<Diagnostic>) {
                 }
             }
         }
+        if let Some(e) = env.enums.get(&cname) {
+            diags.push(duplicate("type", &cname, class.name.span, e.name_span));
+        }
         env.classes.insert(cname, info);
     }
     (env, diags)
+}
+
+/// The table of an ADT or a model (declared in the top-level class `ci`).
+fn type_info(name: &Name, span: Span, ci: usize) -> ClassInfo {
+    ClassInfo {
+        name: name.clone(),
+        name_span: span,
+        index: ci,
+        fields: BTreeMap::new(),
+        methods: BTreeMap::new(),
+        constructors: Vec::new(),
+        imported: false,
+    }
+}
+
+fn add_type(env: &mut ProgramEnv, info: ClassInfo, diags: &mut Vec<Diagnostic>) {
+    let first = env.classes.get(&info.name).map(|c| c.name_span).or_else(|| env.enums.get(&info.name).map(|e| e.name_span));
+    if let Some(first) = first {
+        diags.push(duplicate("type", &info.name, info.name_span, first));
+        return;
+    }
+    env.classes.insert(info.name.clone(), info);
 }
 
 fn check_duplicate_params(m: &Method, diags: &mut Vec<Diagnostic>) {

@@ -25,9 +25,9 @@ mod typeck_call;
 mod typeck_expr;
 mod typeck_stmt;
 
-pub use env::{build_env, ClassInfo, FieldInfo, MethodKind, MethodSig, ParamSig, ProgramEnv};
+pub use env::{build_env, ClassInfo, EnumInfo, FieldInfo, MethodKind, MethodSig, ParamSig, ProgramEnv};
 
-use crate::ast::{Member, Name, Program, Span, Ty, Type, TypeKind};
+use crate::ast::{AdtMember, ClauseKind, Member, ModelMember, Name, Program, Span, Ty, Type, TypeKind};
 use crate::diagnostics::{codes, Diagnostic};
 use scope::Scopes;
 
@@ -55,12 +55,45 @@ pub fn check_program_with(p: &mut Program, imports: &[&Program]) -> Vec<Diagnost
         let Some(info) = env.class(&class.name.name) else { continue };
         let is_first = info.name_span == class.name.span;
         checker.class = class.name.name.clone();
+        checker.class_contract(class);
         for member in &mut class.members {
             match member {
                 Member::Field(f) => {
                     checker.check_type(&f.ty);
                     checker.check_sizes(&mut f.ty);
                 }
+                Member::Enum(_) => {}
+                Member::Adt(a) => {
+                    // Type variables and generic uses are not resolved: the body
+                    // is checked for its types only (the verifier does not take
+                    // ADTs; see `verify::lower`).
+                    checker.class = a.name.name.clone();
+                    checker.suppressed(|c| {
+                        for m in &mut a.members {
+                            match m {
+                                AdtMember::Function(f) => c.check_method(f),
+                                AdtMember::Axiom(e, _) => c.static_assertion(e),
+                            }
+                        }
+                    });
+                    checker.class = class.name.name.clone();
+                }
+                Member::Model(md) => {
+                    // Process algebra is not type-checked: types only.
+                    checker.class = md.name.name.clone();
+                    checker.suppressed(|c| {
+                        for m in &mut md.members {
+                            match m {
+                                ModelMember::Field(f) => {
+                                    c.check_type(&f.ty);
+                                }
+                                ModelMember::Process(m) | ModelMember::Action(m) => c.check_method(m),
+                            }
+                        }
+                    });
+                    checker.class = class.name.name.clone();
+                }
+                Member::Axiom(a) => checker.static_assertion(&mut a.expr),
                 Member::Method(m) => {
                     if is_first {
                         checker.check_method(m)
@@ -171,6 +204,13 @@ impl<'e> Checker<'e> {
     /// returns the semantic type.
     pub fn check_type(&mut self, t: &Type) -> Ty {
         match &t.kind {
+            TypeKind::Class(c) if self.env.enums.get(&c.name).is_some_and(|e| e.imported) => {
+                self.report(
+                    Diagnostic::error(codes::MISUSE, format!("the enum `{}` is declared in another file", c.name), c.span)
+                        .with_label("an enum of another file")
+                        .with_help("declare the enum in the file that uses it (enums are not shared between files yet)"),
+                );
+            }
             TypeKind::Class(c) if self.env.class(&c.name).is_none() => {
                 let mut d = Diagnostic::error(codes::UNDEFINED_CLASS, format!("cannot find class `{}`", c.name), c.span)
                     .with_label("not a class of this file");
@@ -189,6 +229,41 @@ impl<'e> Checker<'e> {
             _ => {}
         }
         t.to_ty()
+    }
+
+    /// The class's `lock_invariant e;` clauses (written before `class`): an
+    /// assertion over the class's fields, as the body of `resource
+    /// lock_invariant()` would be. Having both is a DUPLICATE.
+    fn class_contract(&mut self, class: &mut crate::ast::Class) {
+        if class.contract.is_empty() {
+            return;
+        }
+        let method = class.members.iter().find_map(|m| match m {
+            Member::Method(m) if m.name.as_str() == "lock_invariant" && m.is_predicate() && m.params.is_empty() => Some(m.name.span),
+            _ => None,
+        });
+        self.method = MethodCtx { name: Name::from("lock_invariant"), is_static: false, is_constructor: false, ret: Ty::Resource };
+        self.scopes.clear();
+        for c in &mut class.contract.clauses {
+            if let ClauseKind::LockInvariant(e) = &mut c.kind {
+                self.at(Position::OtherContract, |ch| ch.expect_assertion(e));
+                if let Some(first) = method {
+                    self.report(env::duplicate("lock invariant of", &class.name.name, c.span, first).with_help(
+                        "write the lock invariant once: as the clause `lock_invariant e;` or as `resource lock_invariant() = e;`",
+                    ));
+                }
+            }
+        }
+    }
+
+    /// A top-level assertion (an axiom): boolean, no `this`.
+    fn static_assertion(&mut self, e: &mut crate::ast::Expr) {
+        self.method = MethodCtx { name: Name::from("axiom"), is_static: true, is_constructor: false, ret: Ty::Bool };
+        self.scopes.clear();
+        let t = self.at(Position::OtherContract, |c| c.expr(e));
+        if !matches!(t, Ty::Bool | Ty::Unknown) {
+            self.mismatch(e.span, "`boolean`", &t, "an axiom must be a boolean expression");
+        }
     }
 
     /// A TYPE_MISMATCH at `span` with the label "expected `want`, found `got`".

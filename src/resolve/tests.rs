@@ -58,14 +58,20 @@ fn method(ret: Option<TypeKind>, name: &str, params: Vec<Param>, clauses: Vec<Cl
         name: id(name),
         params,
         body,
+        ctor_keyword: false,
         span: S,
     })
 }
 fn field(t: TypeKind, n: &str) -> Member {
-    Member::Field(Field { ty: ty(t), name: id(n), span: S })
+    Member::Field(Field { is_final: false, ty: ty(t), name: id(n), span: S })
 }
 fn program(members: Vec<Member>) -> Program {
-    Program { classes: vec![Class { name: id("A"), members, span: S }], comments: vec![], blank_lines: vec![], span: S }
+    Program {
+        classes: vec![Class { contract: Contract::default(), name: id("A"), members, span: S }],
+        comments: vec![],
+        blank_lines: vec![],
+        span: S,
+    }
 }
 fn codes_of(p: &mut Program) -> Vec<&'static str> {
     check_program(p).into_iter().map(|d| d.code).collect()

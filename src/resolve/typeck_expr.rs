@@ -113,11 +113,48 @@ impl<'e> Checker<'e> {
                 );
                 Ty::Unknown
             }
+            Resolved::Missing if self.env.enums.contains_key(&id.name) => {
+                self.report(
+                    Diagnostic::error(codes::MISUSE, format!("the enum `{}` is not a value", id.name), id.span)
+                        .with_label("an enum name")
+                        .with_help(format!("name one of its constants: `{}.CONSTANT`", id.name)),
+                );
+                Ty::Unknown
+            }
             Resolved::Missing => {
                 self.undefined_name(id);
                 Ty::Unknown
             }
         }
+    }
+
+    /// The enum named `name`, unless a variable or field of that name hides it.
+    fn enum_named(&self, name: &str) -> Option<&'e super::EnumInfo> {
+        let env = self.env;
+        if self.scopes.lookup(name, false).is_some() || env.field(&self.class, name).is_some() {
+            return None;
+        }
+        env.enums.get(name)
+    }
+
+    /// `E.A`, where `E` names an enum: the constant `A` (its receiver gets the type
+    /// `E` too, which is how later stages tell a constant from a field access; a
+    /// value of an enum type has no fields). `None` if `obj` is no enum name.
+    fn enum_constant(&mut self, obj: &mut Expr, field: &Ident) -> Option<Ty> {
+        let ExprKind::Var(id) = &obj.kind else { return None };
+        let info = self.enum_named(&id.name)?;
+        let ty = Ty::Enum(info.name.clone());
+        obj.ty = ty.clone();
+        if !info.has_constant(&field.name) {
+            let mut d =
+                Diagnostic::error(codes::UNDEFINED_NAME, format!("no constant `{}` in enum `{}`", field.name, info.name), field.span)
+                    .with_label("unknown constant");
+            if let Some(s) = scope::suggest(&field.name, info.constants.iter().map(|(c, _)| &**c)) {
+                d = d.with_help(format!("did you mean `{s}`?"));
+            }
+            self.report(d);
+        }
+        Some(ty)
     }
 
     /// Fields of `this` do not exist in a static method.
@@ -153,6 +190,9 @@ impl<'e> Checker<'e> {
                 self.var_expr(&id)
             }
             ExprKind::Field { obj, field } => {
+                if let Some(t) = self.enum_constant(obj, field) {
+                    return t;
+                }
                 let ot = self.expr(obj);
                 let field = field.clone();
                 self.field_access(&ot, &field)

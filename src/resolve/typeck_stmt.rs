@@ -150,6 +150,19 @@ impl<'e> Checker<'e> {
                     self.at(Position::OtherContract, |c| c.expr(e));
                 }
             }
+            // Only written before `class` (the parser rejects it elsewhere).
+            ClauseKind::LockInvariant(e) => {
+                self.at(Position::OtherContract, |c| c.expect_assertion(e));
+            }
+            ClauseKind::Decreases(Decreases::Measure(es)) => {
+                for e in es {
+                    let t = self.at(Position::OtherContract, |c| c.expr(e));
+                    if !matches!(t, Ty::Int | Ty::Unknown) {
+                        self.mismatch(e.span, "`int`", &t, "a `decreases` measure must be an integer");
+                    }
+                }
+            }
+            ClauseKind::Decreases(_) => {}
         }
     }
 
@@ -270,6 +283,10 @@ impl<'e> Checker<'e> {
             StmtKind::Barrier(b) => self.barrier(b),
             StmtKind::Par(p) => self.par(p),
             StmtKind::Vec(v) => self.vec_block(v),
+            StmtKind::Package { wand, proof } => {
+                self.at(Position::OtherContract, |c| c.expect_assertion(wand));
+                self.nested(proof);
+            }
             StmtKind::Block(b) => self.block(b),
             StmtKind::Label(l) => {
                 if let Some(first) = self.stmt_labels.iter().find(|x| x.name == l.name) {

@@ -71,6 +71,16 @@ fn is_noise(r: Rule) -> bool {
             | Rule::k_glob_to_reg
             | Rule::k_tile
             | Rule::k_fuse
+            | Rule::k_enum
+            | Rule::k_adt
+            | Rule::k_model
+            | Rule::k_axiom
+            | Rule::k_constructor
+            | Rule::k_decreases
+            | Rule::k_package
+            | Rule::k_pure
+            | Rule::k_action
+            | Rule::k_process
     )
 }
 
@@ -88,6 +98,8 @@ enum Place {
     ParRegion,
     Barrier,
     Field,
+    /// Before `class`.
+    Class,
 }
 
 impl Place {
@@ -99,6 +111,7 @@ impl Place {
             Place::ParRegion => "the region contract before `par`",
             Place::Barrier => "a barrier contract",
             Place::Field => "a field",
+            Place::Class => "the contract of a class",
         }
     }
 }
@@ -278,9 +291,33 @@ impl<'s> Builder<'s> {
                         classes.push(c);
                     }
                 }
+                Rule::enum_decl => {
+                    if let Ok(e) = self.enum_decl(c) {
+                        globals.push(Member::Enum(e));
+                    }
+                }
+                Rule::adt_decl => {
+                    if let Ok(a) = self.adt_decl(c) {
+                        globals.push(Member::Adt(a));
+                    }
+                }
+                Rule::model_decl => {
+                    if let Ok(m) = self.model_decl(c) {
+                        globals.push(Member::Model(m));
+                    }
+                }
+                Rule::axiom_decl => {
+                    let span = self.sp(&c);
+                    let mut it = kids(c);
+                    let name = self.need(it.next(), "a name", span).map(|n| self.ident(n));
+                    let expr = self.need(it.next(), "an expression", span).and_then(|e| self.expr(e));
+                    if let (Ok(name), Ok(expr)) = (name, expr) {
+                        globals.push(Member::Axiom(AxiomDecl { name, expr, span }));
+                    }
+                }
                 Rule::global_decl => {
                     let before = globals.len();
-                    let _ = self.member(c, &mut globals);
+                    let _ = self.member(c, None, &mut globals);
                     for m in &mut globals[before..] {
                         if let Member::Method(m) = m {
                             // A top-level method has no receiver: it is static.
@@ -292,12 +329,19 @@ impl<'s> Builder<'s> {
             }
         }
         flush_globals(&mut globals, &mut classes);
-        Program { classes, comments: Vec::new(), blank_lines: Vec::new(), span }
+        let mut program = Program { classes, comments: Vec::new(), blank_lines: Vec::new(), span };
+        mark_enum_types(&mut program);
+        program
     }
 
     fn class(&self, p: P) -> R<Class> {
         let span = self.sp(&p);
-        let mut it = kids(p);
+        let mut it = kids(p).peekable();
+        let mut clauses = Vec::new();
+        while let Some(c) = it.next_if(|c| c.as_rule() != Rule::ident) {
+            clauses.push(self.clause(c)?);
+        }
+        let contract = self.place_clauses(clauses, Place::Class);
         let name = self.ident(self.need(it.next(), "a class name", span)?);
         if is_global_class(&name.name) {
             self.report_reserved(&name.name, name.span);
@@ -305,32 +349,104 @@ impl<'s> Builder<'s> {
         let mut members = Vec::new();
         for m in it {
             // Keep going after a bad member: report as much as possible at once.
-            let _ = self.member(m, &mut members);
+            let _ = self.member(m, Some(&name), &mut members);
         }
-        Ok(Class { name, members, span })
+        Ok(Class { contract, name, members, span })
     }
 
-    fn member(&self, p: P, out: &mut Vec<Member>) -> R<()> {
+    /// `enum E { A, B }`
+    fn enum_decl(&self, p: P) -> R<EnumDecl> {
+        let span = self.sp(&p);
+        let mut it = kids(p);
+        let name = self.ident(self.need(it.next(), "an enum name", span)?);
+        let constants = it.map(|c| self.ident(c)).collect();
+        Ok(EnumDecl { name, constants, span })
+    }
+
+    /// `adt T<A> { pure T f(..); axiom e; }`
+    fn adt_decl(&self, p: P) -> R<AdtDecl> {
+        let span = self.sp(&p);
+        let mut it = kids(p);
+        let name = self.ident(self.need(it.next(), "an ADT name", span)?);
+        let mut type_vars = Vec::new();
+        let mut members = Vec::new();
+        for k in it {
+            match k.as_rule() {
+                Rule::adt_tvars => type_vars.extend(kids(k).map(|t| self.ident(t))),
+                Rule::adt_axiom => {
+                    let ks = self.sp(&k);
+                    let e = self.expr(self.need(kids(k).next(), "an expression", ks)?)?;
+                    members.push(AdtMember::Axiom(e, ks));
+                }
+                Rule::adt_function => {
+                    let ks = self.sp(&k);
+                    let mut m = self.method(k, Vec::new(), Contract::default(), ks, None)?;
+                    m.modifiers.is_pure = true;
+                    m.modifiers.is_static = true;
+                    members.push(AdtMember::Function(m));
+                }
+                _ => return self.fail_internal(self.sp(&k), "unexpected part of an ADT"),
+            }
+        }
+        Ok(AdtDecl { name, type_vars, members, span })
+    }
+
+    /// `model M { int x; process p(..) = e; action a(..); }`
+    fn model_decl(&self, p: P) -> R<ModelDecl> {
+        let span = self.sp(&p);
+        let mut it = kids(p);
+        let name = self.ident(self.need(it.next(), "a model name", span)?);
+        let mut members = Vec::new();
+        for m in it {
+            let mspan = self.sp(&m);
+            let mut clauses = Vec::new();
+            for k in kids(m) {
+                match k.as_rule() {
+                    Rule::model_field => {
+                        self.place_clauses(std::mem::take(&mut clauses), Place::Field);
+                        let mut fi = kids(k);
+                        let ty = self.ty(self.need(fi.next(), "a type", mspan)?)?;
+                        for n in fi {
+                            let field = Field { is_final: false, ty: ty.clone(), name: self.ident(n), span: mspan };
+                            members.push(ModelMember::Field(field));
+                        }
+                    }
+                    Rule::model_process | Rule::model_action => {
+                        let is_process = k.as_rule() == Rule::model_process;
+                        let contract = self.place_clauses(std::mem::take(&mut clauses), Place::Method);
+                        let m = self.method(k, Vec::new(), contract, mspan, None)?;
+                        members.push(if is_process { ModelMember::Process(m) } else { ModelMember::Action(m) });
+                    }
+                    _ => clauses.push(self.clause(k)?),
+                }
+            }
+        }
+        Ok(ModelDecl { name, members, span })
+    }
+
+    /// A member of the class `class` (`None`: a top-level declaration).
+    fn member(&self, p: P, class: Option<&Ident>, out: &mut Vec<Member>) -> R<()> {
         let span = self.sp(&p);
         let mut directives = Vec::new();
         let mut clauses = Vec::new();
         for k in kids(p) {
             match k.as_rule() {
                 Rule::directive => directives.push(self.directive(k)?),
-                Rule::method_decl | Rule::ctor_decl => {
+                Rule::method_decl | Rule::ctor_decl | Rule::kw_ctor_decl => {
                     let directives = self.place_directives(directives, Place::Method);
                     let contract = self.place_clauses(clauses, Place::Method);
-                    out.push(Member::Method(self.method(k, directives, contract, span)?));
+                    out.push(Member::Method(self.method(k, directives, contract, span, class)?));
                     return Ok(());
                 }
                 Rule::field_decl => {
                     self.place_directives(directives, Place::Field);
                     self.place_clauses(clauses, Place::Field);
                     let fspan = self.sp(&k);
-                    let mut it = kids(k);
+                    let mut it = kids(k).peekable();
+                    let is_final = it.next_if(|f| f.as_rule() == Rule::final_flag).is_some();
                     let ty = self.ty(self.need(it.next(), "a type", fspan)?)?;
                     for name in it {
-                        out.push(Member::Field(Field { ty: ty.clone(), name: self.ident(name), span }));
+                        out.push(Member::Field(Field { is_final, ty: ty.clone(), name: self.ident(name), span }));
                     }
                     return Ok(());
                 }
@@ -340,12 +456,26 @@ impl<'s> Builder<'s> {
         self.fail_internal(span, "member without a declaration")
     }
 
-    fn method(&self, p: P, directives: Vec<Directive>, contract: Contract, span: Span) -> R<Method> {
-        let is_ctor = p.as_rule() == Rule::ctor_decl;
+    /// A method, function, predicate or constructor of the class `class`; also an
+    /// ADT function, a model's process or action.
+    fn method(&self, p: P, directives: Vec<Directive>, contract: Contract, span: Span, class: Option<&Ident>) -> R<Method> {
+        let rule = p.as_rule();
+        let ctor_keyword = rule == Rule::kw_ctor_decl;
+        let is_ctor = rule == Rule::ctor_decl || ctor_keyword;
         let mspan = self.sp(&p);
         let mut modifiers = Modifiers::default();
         let mut ret = None;
         let mut name = None;
+        if ctor_keyword {
+            // `constructor(..)`: named after its class, at the keyword.
+            let at = Span::new(mspan.start(), mspan.start() + "constructor".len());
+            let Some(class) = class else { return self.fail_internal(at, "a constructor outside a class") };
+            name = Some(Ident { name: class.name.clone(), span: at });
+        }
+        if rule == Rule::model_process {
+            let at = Span::new(mspan.start(), mspan.start() + "process".len());
+            ret = Some(Type::new(TypeKind::Process, at));
+        }
         let mut params = Vec::new();
         let mut body = None;
         for k in kids(p) {
@@ -373,6 +503,7 @@ impl<'s> Builder<'s> {
                 _ => return self.fail_internal(self.sp(&k), "unexpected part of a method"),
             }
         }
+        let body = if matches!(rule, Rule::adt_function | Rule::model_action) { Some(MethodBody::Abstract) } else { body };
         let name = self.need_val(name, "a method name", mspan)?;
         let body = self.need_val(body, "a method body", mspan)?;
         if is_ctor && matches!(body, MethodBody::Expr(_)) {
@@ -381,7 +512,7 @@ impl<'s> Builder<'s> {
                     .with_help("give the constructor a block `{ ... }`, or add a return type to make it a function"),
             );
         }
-        Ok(Method { directives, contract, modifiers, ret, name, params, body, span })
+        Ok(Method { directives, contract, modifiers, ret, name, params, body, ctor_keyword, span })
     }
 
     fn need_val<T>(&self, v: Option<T>, what: &str, at: Span) -> R<T> {
@@ -413,6 +544,7 @@ impl<'s> Builder<'s> {
                     "context_everywhere" => ClauseKind::ContextEverywhere(e),
                     "loop_invariant" => ClauseKind::LoopInvariant(e),
                     "kernel_invariant" => ClauseKind::KernelInvariant(e),
+                    "lock_invariant" => ClauseKind::LockInvariant(e),
                     _ => return self.fail_internal(self.sp(&kw), "unknown clause"),
                 }
             }
@@ -443,6 +575,11 @@ impl<'s> Builder<'s> {
                     ClauseKind::Accessible(list)
                 }
             }
+            Rule::decreases_clause => match it.next() {
+                None => ClauseKind::Decreases(Decreases::NoRecursion),
+                Some(k) if k.as_rule() == Rule::decreases_assume => ClauseKind::Decreases(Decreases::Assume),
+                Some(k) => ClauseKind::Decreases(Decreases::Measure(self.expr_list(k)?)),
+            },
             _ => return self.fail_internal(span, "unknown clause form"),
         };
         Ok(Clause { kind, span })
@@ -453,8 +590,9 @@ impl<'s> Builder<'s> {
         let mut kept = Vec::with_capacity(clauses.len());
         for c in clauses {
             let ok = match place {
-                Place::Method => !matches!(c.kind, ClauseKind::LoopInvariant(_)),
-                Place::Loop => matches!(c.kind, ClauseKind::LoopInvariant(_)),
+                Place::Method => !matches!(c.kind, ClauseKind::LoopInvariant(_) | ClauseKind::LockInvariant(_)),
+                Place::Loop => matches!(c.kind, ClauseKind::LoopInvariant(_) | ClauseKind::Decreases(_)),
+                Place::Class => matches!(c.kind, ClauseKind::LockInvariant(_)),
                 Place::ParUnit | Place::ParRegion | Place::Barrier => matches!(
                     c.kind,
                     ClauseKind::Requires(_) | ClauseKind::Ensures(_) | ClauseKind::Context(_) | ClauseKind::ContextEverywhere(_)
@@ -468,7 +606,9 @@ impl<'s> Builder<'s> {
             let kw = c.kind.keyword();
             let help = match (place, &c.kind) {
                 (_, ClauseKind::LoopInvariant(_)) => "`loop_invariant` belongs directly before a `while` or `for` loop",
-                (Place::Loop, _) => "loops take only `loop_invariant` clauses",
+                (_, ClauseKind::LockInvariant(_)) => "`lock_invariant` belongs directly before `class`",
+                (Place::Loop, _) => "loops take only `loop_invariant` and `decreases` clauses",
+                (Place::Class, _) => "a class takes only a `lock_invariant` clause; put the clause on a method",
                 (Place::Field, _) => "fields have no contract; put the clause on a method",
                 _ => "here only `requires`, `ensures`, `context` and `context_everywhere` are allowed",
             };
@@ -658,6 +798,7 @@ impl<'s> Builder<'s> {
                     "fold" => SpecStmtKind::Fold,
                     "unfold" => SpecStmtKind::Unfold,
                     "refute" => SpecStmtKind::Refute,
+                    "apply" => SpecStmtKind::Apply,
                     _ => return self.fail_internal(self.sp(&kw), "unknown statement keyword"),
                 };
                 let expr = self.expr(self.need(it.next(), "an expression", span)?)?;
@@ -706,6 +847,12 @@ impl<'s> Builder<'s> {
                 StmtKind::Vec(Box::new(VecBlock { iter, body, span }))
             }
             Rule::label_stmt => StmtKind::Label(self.ident(self.need(kids(inner).next(), "a label", span)?)),
+            Rule::package_stmt => {
+                let mut it = kids(inner);
+                let wand = self.expr(self.need(it.next(), "a magic wand", span)?)?;
+                let proof = Box::new(self.one_stmt(self.need(it.next(), "a statement", span)?)?);
+                StmtKind::Package { wand, proof }
+            }
             Rule::decl_stmt => {
                 let d = self.need(kids(inner).next(), "a declaration", span)?;
                 self.decl(d, span, out)?;
@@ -954,6 +1101,7 @@ fn place_noun(p: Place) -> &'static str {
         Place::ParUnit | Place::ParRegion => "a `par` block",
         Place::Barrier => "a barrier",
         Place::Field => "a field",
+        Place::Class => "a class",
     }
 }
 
@@ -962,8 +1110,36 @@ fn flush_globals(globals: &mut Vec<Member>, classes: &mut Vec<Class>) {
     let (Some(first), Some(last)) = (globals.first(), globals.last()) else { return };
     let span = first.span().to(last.span());
     classes.push(Class {
+        contract: Contract::default(),
         name: Ident::new(GLOBAL_CLASS, Span { start: span.start, end: span.start }),
         members: std::mem::take(globals),
         span,
     });
+}
+
+/// Every type name that names an enum of this file becomes [`TypeKind::Enum`]
+/// (whether a name is a class or an enum is a fact of the file, like its
+/// declarations; enums of other files are reported by the type checker).
+fn mark_enum_types(p: &mut Program) {
+    use crate::ast::visit::{walk_type_mut, VisitMut};
+    struct Mark(std::collections::HashSet<Name>);
+    impl VisitMut for Mark {
+        fn visit_type_mut(&mut self, t: &mut Type) {
+            if let TypeKind::Class(c) = &t.kind {
+                if self.0.contains(&c.name) {
+                    t.kind = TypeKind::Enum(c.clone());
+                }
+            }
+            walk_type_mut(self, t)
+        }
+    }
+    let enums: std::collections::HashSet<Name> = p
+        .classes
+        .iter()
+        .flat_map(|c| &c.members)
+        .filter_map(|m| if let Member::Enum(e) = m { Some(e.name.name.clone()) } else { None })
+        .collect();
+    if !enums.is_empty() {
+        Mark(enums).visit_program_mut(p);
+    }
 }

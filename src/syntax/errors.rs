@@ -44,6 +44,20 @@ fn describe(r: Rule) -> (Rank, &'static str) {
         Rule::ident_char | Rule::ident | Rule::declarator => (Thing, "an identifier"),
         Rule::int_lit => (Thing, "an integer literal"),
         Rule::k_class | Rule::class_decl => (Thing, "`class`"),
+        Rule::k_enum | Rule::enum_decl => (Thing, "`enum`"),
+        Rule::k_adt | Rule::adt_decl => (Thing, "`adt`"),
+        Rule::adt_tvars => (Thing, "type variables `<A, ..>`"),
+        Rule::k_axiom | Rule::adt_axiom | Rule::axiom_decl => (Thing, "`axiom`"),
+        Rule::k_pure | Rule::adt_function => (Thing, "`pure`"),
+        Rule::k_model | Rule::model_decl => (Thing, "`model`"),
+        Rule::model_member | Rule::model_field | Rule::model_process | Rule::model_action | Rule::k_process | Rule::k_action => {
+            (Thing, "a model field, `process` or `action`")
+        }
+        Rule::k_constructor | Rule::kw_ctor_decl => (Thing, "`constructor`"),
+        Rule::final_flag => (Thing, "`final`"),
+        Rule::k_decreases | Rule::decreases_clause => (Thing, "a contract clause"),
+        Rule::decreases_assume => (Thing, "`assume` or an expression"),
+        Rule::k_package | Rule::package_stmt => (Thing, "a statement"),
         Rule::program => (Thing, "`class`"),
         Rule::global_decl => (Thing, "a class, method, function or predicate"),
         Rule::member | Rule::member_kw | Rule::method_decl | Rule::ctor_decl | Rule::field_decl => {

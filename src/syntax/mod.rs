@@ -74,7 +74,7 @@ const MAX_STACK: usize = 16 << 30;
 /// (`(`, `[`, `{`; at most [`comments::MAX_NESTING`] are open at once, checked
 /// before parsing), `<` (collection, map and tuple types), `?` (conditionals), `|`
 /// (`|xs|`), or the words `if`, `while`, `for`, `atomic`, `unfolding`
-/// (`\unfolding`) — statements without braces and `unfolding .. in ..` chains. So
+/// (`\unfolding`), `package` — statements without braces and `unfolding .. in ..` chains. So
 /// the number of these tokens in the text (comments included, which only
 /// over-counts) plus the bracket limit bounds the recursion depth.
 fn nesting_bound(text: &str) -> usize {
@@ -88,7 +88,7 @@ fn nesting_bound(text: &str) -> usize {
             while i < b.len() && (b[i].is_ascii_alphanumeric() || b[i] == b'_') {
                 i += 1;
             }
-            if matches!(&b[start..i], b"if" | b"while" | b"for" | b"atomic" | b"unfolding") {
+            if matches!(&b[start..i], b"if" | b"while" | b"for" | b"atomic" | b"unfolding" | b"package") {
                 n += 1;
             }
             continue;

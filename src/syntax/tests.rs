@@ -358,6 +358,7 @@ fn members() {
         .map(|m| match m {
             Member::Field(f) => format!("field {} {}", ty(&f.ty), f.name),
             Member::Method(m) => format!("method {}", m.name),
+            _ => "other".to_string(),
         })
         .collect();
     assert_eq!(
@@ -1026,4 +1027,91 @@ fn top_level_methods_functions_and_predicates() {
     // Fields and constructors need a class.
     assert!(!err("int x;\n").is_empty());
     assert!(!err("A() {}\n").is_empty());
+}
+
+// ---- VerCors 2 declarations -------------------------------------------------------
+
+#[test]
+fn enum_declarations_and_types() {
+    let p = prog("enum Color { Red, Green, }\nenum E { }\nclass A { Color c; Color f(Color x) { return Color.Red; } B b; }");
+    let Member::Enum(e) = &p.classes[0].members[0] else { panic!("{:?}", p.classes[0]) };
+    assert_eq!(e.name.as_str(), "Color");
+    assert_eq!(e.constants.iter().map(|c| c.as_str()).collect::<Vec<_>>(), ["Red", "Green"]);
+    let Member::Enum(empty) = &p.classes[0].members[1] else { panic!() };
+    assert!(empty.constants.is_empty());
+    let class = &p.classes[1];
+    // The file's enum names are enum types; other names stay class types.
+    let Member::Field(f) = &class.members[0] else { panic!() };
+    assert!(matches!(&f.ty.kind, TypeKind::Enum(n) if n.as_str() == "Color"));
+    let Member::Method(m) = &class.members[1] else { panic!() };
+    assert!(matches!(&m.ret.as_ref().unwrap().kind, TypeKind::Enum(_)));
+    assert!(matches!(&m.params[0].ty.kind, TypeKind::Enum(_)));
+    let Member::Field(b) = &class.members[2] else { panic!() };
+    assert!(matches!(&b.ty.kind, TypeKind::Class(_)));
+    assert_eq!(ex("Color.Red == c"), "(== (. Color Red) c)");
+    assert_eq!(codes_of(&err("enum E { A B }")), [codes::SYNTAX]);
+    assert_eq!(codes_of(&err("class A { enum E { X } }")), [codes::SYNTAX]);
+}
+
+#[test]
+fn vercors2_constructors_and_final_fields() {
+    let p = prog("class Acc { final int n, m; int k; requires v > 0; constructor(int v) { n = v; } Acc() { } }");
+    let ms = &p.classes[0].members;
+    let finals: Vec<bool> = ms.iter().filter_map(|m| if let Member::Field(f) = m { Some(f.is_final) } else { None }).collect();
+    assert_eq!(finals, [true, true, false]);
+    let Member::Method(c) = &ms[3] else { panic!() };
+    assert!(c.is_constructor() && c.ctor_keyword);
+    assert_eq!(c.name.as_str(), "Acc");
+    assert_eq!(c.contract.clauses.len(), 1);
+    let Member::Method(old) = &ms[4] else { panic!() };
+    assert!(old.is_constructor() && !old.ctor_keyword);
+    assert_eq!(codes_of(&err("class A { constructor(int v) = v; }")), [codes::SYNTAX]);
+    assert_eq!(codes_of(&err("constructor() { }")), [codes::SYNTAX]);
+    assert_eq!(codes_of(&err("class A { int constructor; }")), [codes::RESERVED]);
+}
+
+#[test]
+fn class_contract_and_decreases_clauses() {
+    let p = prog("lock_invariant Perm(x, 1);\nlock_invariant x > 0;\nclass A { int x; resource lock_invariant() = true; }");
+    let c = &p.classes[0];
+    assert_eq!(c.contract.clauses.len(), 2);
+    assert!(matches!(c.contract.clauses[0].kind, ClauseKind::LockInvariant(_)));
+    let m = method("decreases; decreases assume; decreases n, |xs|; void m(int n, seq<int> xs);");
+    let kinds: Vec<_> = m.contract.clauses.iter().map(|c| c.kind.clone()).collect();
+    assert!(matches!(&kinds[0], ClauseKind::Decreases(Decreases::NoRecursion)));
+    assert!(matches!(&kinds[1], ClauseKind::Decreases(Decreases::Assume)));
+    assert!(matches!(&kinds[2], ClauseKind::Decreases(Decreases::Measure(es)) if es.len() == 2));
+    let StmtKind::Loop(l) = one("decreases n - i; loop_invariant true; while (i < n) i++;") else { panic!() };
+    assert_eq!(l.contract.clauses.len(), 2);
+    assert_eq!(codes_of(&err("class A { lock_invariant true; void m() { } }")), [codes::MISPLACED]);
+    assert_eq!(codes_of(&err("requires true; class A { }")), [codes::MISPLACED]);
+    assert_eq!(codes_of(&err("decreases; class A { }")), [codes::MISPLACED]);
+}
+
+#[test]
+fn adts_models_axioms_and_wands() {
+    let p = prog(
+        "adt P<A, B> { pure int f(P p); axiom f(p0()) == 0; pure P p0(); }\n\
+         model M { int x, y; requires k > 0; action a(int k); process p(int k) = a(k) * p(k); }\n\
+         axiom ax { 1 < 2 }",
+    );
+    let ms = &p.classes[0].members;
+    let Member::Adt(a) = &ms[0] else { panic!() };
+    assert_eq!(a.type_vars.len(), 2);
+    assert_eq!(a.members.len(), 3);
+    assert!(
+        matches!(&a.members[0], AdtMember::Function(f) if f.modifiers.is_pure && f.modifiers.is_static && f.body == MethodBody::Abstract)
+    );
+    assert!(matches!(&a.members[1], AdtMember::Axiom(..)));
+    let Member::Model(md) = &ms[1] else { panic!() };
+    assert_eq!(md.members.len(), 4);
+    assert!(matches!(&md.members[2], ModelMember::Action(m) if m.contract.clauses.len() == 1 && m.ret.is_none()));
+    assert!(matches!(&md.members[3], ModelMember::Process(m) if matches!(m.body, MethodBody::Expr(_))));
+    assert!(matches!(&ms[2], Member::Axiom(ax) if ax.name.as_str() == "ax"));
+    let StmtKind::Package { wand, proof } = one("package a -* b { apply a -* b; }") else { panic!() };
+    assert_eq!(show(&wand), "(-* a b)");
+    assert!(matches!(&proof.kind, StmtKind::Block(b) if matches!(b.stmts[0].kind, StmtKind::Spec { kind: SpecStmtKind::Apply, .. })));
+    assert!(matches!(one("package a -* b assert true;"), StmtKind::Package { .. }));
+    assert_eq!(codes_of(&err("adt P { int f(); }")), [codes::SYNTAX]);
+    assert_eq!(codes_of(&err("axiom ax { 1 < 2 };")), [codes::SYNTAX]);
 }

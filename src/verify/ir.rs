@@ -30,6 +30,9 @@ pub struct Program {
     /// The (non-inline) predicates; their instances are resources of their own
     /// (see `lower/resources.rs` and `Encoder::predicate_instance`).
     pub predicates: Vec<Predicate>,
+    /// Every `enum E { A, B }`: its name and constants (a finite sort, see
+    /// `encode::Encoder::sort_of`).
+    pub enums: Vec<(Name, Vec<Name>)>,
     /// Where lowering gave up: a construct the verifier does not support.
     pub unsupported: Vec<(String, Span)>,
 }

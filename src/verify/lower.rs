@@ -35,8 +35,14 @@ pub fn lower(program: &ast::Program) -> ir::Program {
 pub fn lower_with(program: &ast::Program, companions: &[&ast::Program]) -> ir::Program {
     let merged = imports::with_companions(program, companions);
     let program = merged.as_ref().unwrap_or(program);
-    let mut out =
-        ir::Program { methods: Vec::new(), functions: Vec::new(), fields: Vec::new(), predicates: Vec::new(), unsupported: Vec::new() };
+    let mut out = ir::Program {
+        methods: Vec::new(),
+        functions: Vec::new(),
+        fields: Vec::new(),
+        predicates: Vec::new(),
+        enums: Vec::new(),
+        unsupported: Vec::new(),
+    };
     let lock_invs = locks::lock_invariants(program);
     let rewritten = locks::rewrite_held(program, &lock_invs, &mut out.unsupported);
     let program = rewritten.as_ref().unwrap_or(program);
@@ -47,8 +53,13 @@ pub fn lower_with(program: &ast::Program, companions: &[&ast::Program]) -> ir::P
             out.fields.push((class.name.name.clone(), Name::from(locks::HELD), Ty::Bool));
         }
         for m in &class.members {
-            if let ast::Member::Field(f) = m {
-                out.fields.push((class.name.name.clone(), f.name.name.clone(), f.ty.to_ty()));
+            match m {
+                ast::Member::Field(f) => out.fields.push((class.name.name.clone(), f.name.name.clone(), f.ty.to_ty())),
+                ast::Member::Enum(e) => out.enums.push((e.name.name.clone(), e.constants.iter().map(|c| c.name.clone()).collect())),
+                ast::Member::Adt(a) => out.unsupported.push((format!("the abstract data type `{}` (`adt`)", a.name), a.span)),
+                ast::Member::Model(md) => out.unsupported.push((format!("the model `{}` (models and futures)", md.name), md.span)),
+                ast::Member::Axiom(a) => out.unsupported.push((format!("the axiom `{}`", a.name), a.span)),
+                ast::Member::Method(_) => {}
             }
         }
     }
@@ -213,6 +224,10 @@ fn split_contract(c: &ast::Contract, of: ContractOf, unsupported: &mut Vec<(Stri
                 post.push(s(e));
             }
             ClauseKind::ContextEverywhere(_) => {}
+            // Termination: a pure function's is proved whatever its clause says
+            // (see `encode/functions.rs`); a method's is not part of what alpine
+            // proves (partial correctness), and the clause does not change that.
+            ClauseKind::Decreases(_) => {}
             ClauseKind::Given(p) if of == ContractOf::Method => given.push((p.name.name.clone(), p.ty.to_ty())),
             ClauseKind::Yields(p) if of == ContractOf::Method => yields.push((p.name.name.clone(), p.ty.to_ty())),
             ClauseKind::Given(_)
@@ -221,7 +236,8 @@ fn split_contract(c: &ast::Contract, of: ContractOf, unsupported: &mut Vec<(Stri
             | ClauseKind::KernelInvariant(_)
             | ClauseKind::Signals(..)
             | ClauseKind::Modifies(_)
-            | ClauseKind::Accessible(_) => {
+            | ClauseKind::Accessible(_)
+            | ClauseKind::LockInvariant(_) => {
                 unsupported.push((format!("`{}` on {} (the verifier does not check this clause)", cl.kind.keyword(), of.words()), cl.span))
             }
         }
@@ -335,6 +351,10 @@ impl Lower<'_> {
                         self.lower_fold(matches!(kind, ast::SpecStmtKind::Unfold), &expr, span, out);
                         return;
                     }
+                    ast::SpecStmtKind::Apply => {
+                        self.unsupported("magic wands (`apply`)", span);
+                        return;
+                    }
                     other => {
                         self.unsupported(format!("`{}`", other.keyword()), span);
                         return;
@@ -346,6 +366,7 @@ impl Lower<'_> {
             // VerCors rejects `vec` blocks too; their lock-step meaning is not encoded.
             StmtKind::Vec(_) => self.unsupported("`vec` blocks", span),
             StmtKind::Label(l) => out.push(Stmt::Label { name: l.name.clone(), span }),
+            StmtKind::Package { .. } => self.unsupported("magic wands (`package`)", span),
             StmtKind::Sync { kind, obj } => self.lower_sync(*kind, obj, span, out),
             StmtKind::Atomic { invariants, body } => self.lower_atomic(invariants, body, span, out),
             StmtKind::InvariantBlock { name, resource, body } => self.lower_invariant_block(name, resource, body, span, out),
@@ -380,6 +401,10 @@ impl Lower<'_> {
         for cl in &l.contract.clauses {
             match &cl.kind {
                 ClauseKind::LoopInvariant(e) | ClauseKind::Context(e) => invariants.push(Spec { expr: e.clone(), span: cl.span }),
+                // A termination measure: alpine proves partial correctness of
+                // methods, whose meaning a `decreases` clause does not change
+                // (its termination claim is not checked; tests/verify-gaps.md).
+                ClauseKind::Decreases(_) => {}
                 _ => self.unsupported(format!("`{}` on a loop", cl.kind.keyword()), cl.span),
             }
         }

@@ -210,6 +210,8 @@ impl Visitor for Check<'_, '_> {
                 }
             }
             ExprKind::Field { obj, field } if &*field.name == "length" && matches!(obj.ty, Ty::Array(_)) => self.visit_expr(obj),
+            // An enum constant: the same value in every thread.
+            ExprKind::Field { obj, .. } if matches!(obj.ty, Ty::Enum(_)) => {}
             ExprKind::Field { .. } | ExprKind::Unfolding { .. } | ExprKind::New { .. } | ExprKind::NewArray { .. } => self.ok = false,
             ExprKind::Index { base, .. } if matches!(base.ty, Ty::Array(_)) => self.ok = false,
             ExprKind::Call { method, .. } if self.a.heap_fns.contains(&method.name) => self.ok = false,

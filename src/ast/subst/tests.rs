@@ -152,6 +152,7 @@ fn printed(m: &Method, b: Block) -> String {
     m.body = crate::ast::MethodBody::Block(b);
     let p = crate::ast::Program {
         classes: vec![crate::ast::Class {
+            contract: crate::ast::Contract::default(),
             name: Ident::new("C", crate::ast::Span::DUMMY),
             members: vec![crate::ast::Member::Method(m)],
             span: crate::ast::Span::DUMMY,

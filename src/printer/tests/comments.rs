@@ -28,7 +28,7 @@ fn comments_are_placed_and_kept() {
     );
     m.span = sp(70, 290);
     m.contract = Contract { clauses: vec![Clause { kind: ClauseKind::Requires(v("p")), span: sp(75, 85) }] };
-    let mut c = class("A", vec![Member::Field(Field { ty: int(), name: id("x"), span: sp(50, 60) }), Member::Method(m)]);
+    let mut c = class("A", vec![Member::Field(Field { is_final: false, ty: int(), name: id("x"), span: sp(50, 60) }), Member::Method(m)]);
     c.span = sp(20, 300);
     let p = Program {
         classes: vec![c],
@@ -69,7 +69,7 @@ fn comments_are_placed_and_kept() {
 
 #[test]
 fn comments_do_not_attach_to_dummy_nodes() {
-    let mut c = class("A", vec![Member::Field(Field { ty: int(), name: id("x"), span: D })]);
+    let mut c = class("A", vec![Member::Field(Field { is_final: false, ty: int(), name: id("x"), span: D })]);
     c.span = sp(20, 100);
     let p = Program { classes: vec![c], comments: vec![comment("// c", 30, 34)], blank_lines: vec![], span: D };
     assert_eq!(print_program(&p), "class A {\n    int x;\n    // c\n}\n");

@@ -187,6 +187,12 @@ impl Encoder<'_> {
                 Some(t) => t,
                 None => self.heap_read(e, cx),
             },
+            // `E.C`: the receiver of an enum constant has the enum's type (an
+            // enum value has no fields).
+            ExprKind::Field { obj, field } if matches!(obj.ty, Ty::Enum(_)) => {
+                let Ty::Enum(name) = &obj.ty else { unreachable!() };
+                self.enum_constant(name, &field.name)
+            }
             ExprKind::Field { obj, field } if &*field.name == "length" && matches!(obj.ty, Ty::Array(_)) => {
                 let a = self.expr(obj, cx);
                 self.def_check(
@@ -489,9 +495,11 @@ impl Encoder<'_> {
                 };
                 match op {
                     BinOp::Eq | BinOp::Ne => {
-                        let eq = match seq(self, &lhs.ty).or_else(|| seq(self, &rhs.ty)) {
-                            Some(f) => f.equal(&l, &r),
-                            None => l.eq(&r),
+                        let eq = match (seq(self, &lhs.ty).or_else(|| seq(self, &rhs.ty)), &lhs.ty) {
+                            (Some(f), _) => f.equal(&l, &r),
+                            // Through the index, to trigger the enum's axiom.
+                            (None, Ty::Enum(name)) => self.enum_index(name, &l).eq(&self.enum_index(name, &r)),
+                            (None, _) => l.eq(&r),
                         };
                         if op == BinOp::Eq {
                             eq

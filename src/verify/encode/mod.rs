@@ -204,6 +204,8 @@ struct Theories {
     seq: HashSet<Sort>,
     /// The map, bag and set instances (and map key sets), by name.
     instances: HashSet<String>,
+    /// The enums whose sort is declared, by name.
+    enums: HashSet<crate::ast::Name>,
 }
 
 /// The obligation cache of a unit: what it has checked and assumed, so that a
@@ -539,8 +541,48 @@ impl<'a> Encoder<'a> {
             Ty::Map(k, v) => self.map_fns(k, v).sort,
             Ty::Bag(e) => self.bag_fns(e).sort,
             Ty::Set(e) => self.set_fns(e).sort,
+            Ty::Enum(e) => self.enum_sort(e),
             _ => Sort::named(&format!("{ty}")),
         }
+    }
+
+    /// `enum E { C0, .., Cn-1 }`: a sort of its own, with an index function
+    /// `idx(Ci) = i` (so the constants are distinct) and, for a non-empty enum,
+    /// `∀x {idx(x)}. x = C0 ∨ .. ∨ x = Cn-1` (every value is a constant).
+    /// Equalities of enum values are encoded through `idx` (see
+    /// [`Encoder::enum_index`]), which puts the trigger on every value compared.
+    /// An empty enum gets no such axiom: an SMT sort is never empty, and "no
+    /// value" would make every unit that mentions the type vacuous.
+    pub fn enum_sort(&mut self, name: &crate::ast::Name) -> Sort {
+        let sort = Sort::named(&format!("Enum.{name}"));
+        if self.theories.enums.insert(name.clone()) {
+            let constants = self.prog.enums.iter().find(|(n, _)| n == name).map(|(_, c)| c.clone()).unwrap_or_default();
+            let terms: Vec<Term> = constants.iter().map(|c| Term::konst(&format!("enum.{name}.{c}"), sort.clone())).collect();
+            for (i, t) in terms.iter().enumerate() {
+                let idx = self.enum_index(name, t);
+                self.smt.assert(idx.eq(&Term::int(i as i128)));
+            }
+            if !terms.is_empty() {
+                let x: std::rc::Rc<str> = std::rc::Rc::from("enum$x");
+                let xv = Term::konst("enum$x", sort.clone());
+                let body = Term::or(terms.iter().map(|t| xv.eq(t)).collect());
+                let trigger = self.enum_index(name, &xv);
+                let all = Term::forall(vec![(x, sort.clone())], vec![vec![trigger]], body, &format!("enum.{name}"));
+                self.smt.assert(all);
+            }
+        }
+        sort
+    }
+
+    /// The constant `E.C`.
+    pub fn enum_constant(&mut self, name: &crate::ast::Name, constant: &str) -> Term {
+        let sort = self.enum_sort(name);
+        Term::konst(&format!("enum.{name}.{constant}"), sort)
+    }
+
+    /// `idx(v)` for a value `v` of the enum `name`: the position of its constant.
+    pub fn enum_index(&self, name: &crate::ast::Name, v: &Term) -> Term {
+        Term::app(&format!("enum.{name}.idx"), vec![v.clone()], Sort::Int)
     }
 
     /// The sequence functions for an element sort, declaring their axioms on

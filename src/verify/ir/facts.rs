@@ -85,7 +85,8 @@ fn reads(prog: &ir::Program, class: &Name, e: &Expr, scope: &mut Vec<Name>) -> b
     let sub = |x: &Expr, scope: &mut Vec<Name>| reads(prog, class, x, scope);
     match &e.kind {
         ExprKind::Var(x) => !scope.contains(&x.name) && prog.fields.iter().any(|(c, f, _)| c == class && *f == x.name),
-        ExprKind::Field { obj, .. } if !matches!(obj.ty, Ty::Array(_)) => true,
+        // An enum constant `E.C` reads nothing.
+        ExprKind::Field { obj, .. } if !matches!(obj.ty, Ty::Array(_) | Ty::Enum(_)) => true,
         ExprKind::Index { base, .. } if matches!(base.ty, Ty::Array(_)) => true,
         ExprKind::Perm { .. } | ExprKind::PointsTo { .. } | ExprKind::Value(_) => true,
         // `perm(l)` reads the mask; the others are not verified in functions

@@ -48,6 +48,10 @@ fn member_name(m: &Member) -> Name {
     match m {
         Member::Field(f) => f.name.name.clone(),
         Member::Method(m) => m.name.name.clone(),
+        Member::Enum(e) => e.name.name.clone(),
+        Member::Adt(a) => a.name.name.clone(),
+        Member::Model(m) => m.name.name.clone(),
+        Member::Axiom(a) => a.name.name.clone(),
     }
 }
 

@@ -103,10 +103,21 @@ pub(super) fn thread_methods(out: &mut ir::Program) {
     }
 }
 
-/// Each class's `resource lock_invariant() = body;`.
+/// Each class's `resource lock_invariant() = body;`, or its `lock_invariant e;`
+/// clauses (VerCors 2, before `class`; several are one `**`-conjunction).
 pub(super) fn lock_invariants(program: &ast::Program) -> HashMap<Name, Expr> {
     let mut out = HashMap::new();
     for class in &program.classes {
+        let clauses = class.contract.clauses.iter().filter_map(|c| match &c.kind {
+            ast::ClauseKind::LockInvariant(e) => Some(e.clone()),
+            _ => None,
+        });
+        if let Some(inv) = clauses.reduce(|a, b| {
+            let span = a.span.to(b.span);
+            Expr { kind: ExprKind::Binary { op: ast::BinOp::Star, lhs: Box::new(a), rhs: Box::new(b) }, span, ty: Ty::Resource }
+        }) {
+            out.insert(class.name.name.clone(), inv);
+        }
         for m in &class.members {
             if let ast::Member::Method(m) = m {
                 if is_lock_invariant(m) {
