@@ -1111,6 +1111,8 @@ fn vercors2_expression_forms() {
     ));
     expect_syntax(&prog("    assert (\\forall int i = 0 .. j, int j = 0 .. k; true);"), codes::SYNTAX, 5);
     expect_syntax(&prog("    assert (\\sum int i = 0 .. k, int j = 0 .. k; i) > 0;"), codes::SYNTAX, 5);
+}
+
 /// VerCors 2 enums: constants `E.C` of type `E`, compared with `==`/`!=` only
 /// with values of the same enum; no `null`, no fields.
 #[test]
