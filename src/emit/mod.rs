@@ -266,7 +266,7 @@ fn host(target: Target, class: &Class, m: &Method, b: &Block, called: &mut BTree
         }
         cx.locals.insert(p.name.name.clone(), t);
     }
-    let prefix = qualified_name(&class.name.name, &m.name.name);
+    let prefix = if class.is_global() { m.name.to_string() } else { format!("{}_{}", class.name, m.name) };
     let mut kernels: Vec<Kernel> = Vec::new();
     let labels: Vec<String> = collect_labels(&b.stmts);
     let mut hook = |cx: &mut Ctx, p: &Par, indent: &str| -> R<String> {

@@ -52,7 +52,12 @@ struct Gen {
     pool: Vec<i64>,
     /// Every field of the program: (class, field, type).
     fields: Vec<(String, alpine::ast::Name, alpine::ast::Type)>,
+    /// How many objects the value being drawn is nested in.
+    depth: usize,
 }
+
+/// How deep drawn objects nest (see [`Gen::value`]).
+const MAX_OBJECT_DEPTH: usize = 3;
 
 impl Gen {
     fn value(&mut self, it: &Interp, t: &alpine::ast::Type) -> Value {
@@ -64,9 +69,14 @@ impl Gen {
             TypeKind::Boolean => Value::Bool(self.rng.usize(..self.size.max(2)) == 0),
             TypeKind::Array(e, _) => Value::Array(Rc::new(RefCell::new((0..self.size).map(|_| self.elem(it, e)).collect()))),
             TypeKind::Seq(e) => Value::Seq(Rc::new((0..self.size).map(|_| self.elem(it, e)).collect())),
+            // Objects nest at most `MAX_OBJECT_DEPTH` deep, then `null`: a class
+            // with a field of its own type (`Node next;`) has no finite draw.
+            TypeKind::Class(_) if self.depth >= MAX_OBJECT_DEPTH => Value::Null,
             TypeKind::Class(c) => {
                 let o = it.new_object(c.as_str());
+                self.depth += 1;
                 self.fill(it, &o);
+                self.depth -= 1;
                 o
             }
             _ => Value::Null,
@@ -204,7 +214,7 @@ pub fn draw(
     let mut rng = fastrand::Rng::with_seed(seed);
     let size_choices: Vec<i64> = pool.iter().copied().filter(|v| (0..=max_size as i64).contains(v)).collect();
     let size = size_choices[rng.usize(..size_choices.len())] as usize;
-    let mut g = Gen { rng, size, pool: pool.to_vec(), fields: fields_of(p) };
+    let mut g = Gen { rng, size, pool: pool.to_vec(), fields: fields_of(p), depth: 0 };
     // Scalars first: preconditions over scalar parameters alone reject an input
     // before its arrays and sequences are built (Reach needs n == 1024).
     let scalar = |t: &alpine::ast::Type| matches!(t.kind, alpine::ast::TypeKind::Int | alpine::ast::TypeKind::Boolean);
