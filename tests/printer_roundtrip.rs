@@ -320,6 +320,7 @@ class Zoo {
         assert (∀* int i, int j = 0 .. i; Perm(a[j], read)) ** (∃ int k; k > 0) ** (∀ int k = 0 .. 2; true);
         assert Perm(a[*], 1\2) ** [1\2]inv() ** [p]([q]this.inv(1) ** Perm(x, 1)) ** perm(x) == write;
         assert (\forperm Zoo z, int i \in z.a[i]; z.a[i] > 0);
+        assert [1, x] == [t: int] ++ [x] && {x} != {t: int} && b{x, 1} != b{t: int} && x \in {1};
         this?.abs();
         x = a?.get(x)?.m() + 1;
         return x with { g = 1; };
@@ -503,7 +504,7 @@ fn gen(r: &mut Rng, depth: u32) -> Expr {
         }
         24 => ex(ExprKind::Collection {
             kind: CollectionKind::Seq,
-            elem: Type::new(TypeKind::Int, Span::DUMMY),
+            elem: Some(Type::new(TypeKind::Int, Span::DUMMY)),
             elems: (0..r.below(3)).map(|_| gen(r, d)).collect(),
         }),
         25 => ex(ExprKind::Builtin { func: Builtin::Head, args: vec![gen(r, d)] }),

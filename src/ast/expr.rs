@@ -342,10 +342,13 @@ pub enum ExprKind {
     Value(Box<Expr>),
     /// `|e|` — size of a sequence, set, bag or map
     Size(Box<Expr>),
-    /// `seq<T>{a, b}`, `set<T>{}`, `bag<T>{x}`
+    /// `seq<T>{a, b}`, `set<T>{}`, `bag<T>{x}`; VerCors 2's short forms `[a, b]`,
+    /// `{a, b}`, `b{a, b}` have no element type written (`elem: None`: the type
+    /// checker takes the first element's), and `[t: T]`, `{t: T}`, `b{t: T}` are
+    /// the empty literals `seq<T>{}`, `set<T>{}`, `bag<T>{}`.
     Collection {
         kind: CollectionKind,
-        elem: Type,
+        elem: Option<Type>,
         elems: Vec<Expr>,
     },
     /// `map<K,V>{k1, v1, k2, v2}` — a flat key, value list

@@ -393,7 +393,9 @@ pub fn walk_expr<V: Visitor + ?Sized>(v: &mut V, e: &Expr) {
             v.visit_expr(value);
         }
         ExprKind::Collection { elem, elems, .. } => {
-            v.visit_type(elem);
+            if let Some(elem) = elem {
+                v.visit_type(elem);
+            }
             for x in elems {
                 v.visit_expr(x);
             }
@@ -870,7 +872,9 @@ pub fn walk_expr_mut<V: VisitMut + ?Sized>(v: &mut V, e: &mut Expr) {
             v.visit_expr_mut(value);
         }
         ExprKind::Collection { elem, elems, .. } => {
-            v.visit_type_mut(elem);
+            if let Some(elem) = elem {
+                v.visit_type_mut(elem);
+            }
             for x in elems {
                 v.visit_expr_mut(x);
             }

@@ -356,13 +356,24 @@ impl Printer<'_> {
                 }
                 self.w("|");
             }
-            ExprKind::Collection { kind, elem, elems } => {
+            ExprKind::Collection { kind, elem: Some(elem), elems } => {
                 self.w(kind.keyword());
                 self.w("<");
                 self.ty(elem);
                 self.w(">{");
                 self.expr_list(elems);
                 self.w("}");
+            }
+            // VerCors 2's short form, as written.
+            ExprKind::Collection { kind, elem: None, elems } => {
+                let (open, close) = match kind {
+                    CollectionKind::Seq => ("[", "]"),
+                    CollectionKind::Set => ("{", "}"),
+                    CollectionKind::Bag => ("b{", "}"),
+                };
+                self.w(open);
+                self.expr_list(elems);
+                self.w(close);
             }
             ExprKind::MapLit { key, value, entries } => {
                 self.w("map<");

@@ -250,9 +250,9 @@ fn specification_expressions() {
     assert_eq!(pe(&e(ExprKind::Builtin { func: Builtin::Matrix, args: vec![v("m"), v("a"), v("b")] })), "\\matrix(m, a, b)");
     assert_eq!(pe(&e(ExprKind::Size(v("xs").boxed()))), "|xs|");
     assert_eq!(pe(&e(ExprKind::Size(e(ExprKind::Size(v("xs").boxed())).boxed()))), "|(|xs|)|");
-    let seq = e(ExprKind::Collection { kind: CollectionKind::Seq, elem: int(), elems: vec![n(1), n(2)] });
+    let seq = e(ExprKind::Collection { kind: CollectionKind::Seq, elem: Some(int()), elems: vec![n(1), n(2)] });
     assert_eq!(pe(&seq), "seq<int>{1, 2}");
-    let seqseq = e(ExprKind::Collection { kind: CollectionKind::Seq, elem: t(TypeKind::Seq(Box::new(int()))), elems: vec![] });
+    let seqseq = e(ExprKind::Collection { kind: CollectionKind::Seq, elem: Some(t(TypeKind::Seq(Box::new(int())))), elems: vec![] });
     assert_eq!(pe(&seqseq), "seq<seq<int>>{}");
     let m = e(ExprKind::MapLit { key: int(), value: int(), entries: vec![(n(2), n(5)), (n(3), n(9))] });
     assert_eq!(pe(&m), "map<int,int>{2, 5, 3, 9}");

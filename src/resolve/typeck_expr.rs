@@ -416,8 +416,14 @@ impl<'e> Checker<'e> {
                 Ty::Int
             }
             ExprKind::Collection { kind, elem, elems } => {
-                let et = self.check_type(elem);
-                for x in elems.iter_mut() {
+                let et = match elem {
+                    Some(t) => self.check_type(t),
+                    // `[a, b]`: the first element's type (the builder never
+                    // makes a short literal without elements).
+                    None => elems.first_mut().map_or(Ty::Unknown, |x| self.expr(x)),
+                };
+                let skip = usize::from(elem.is_none());
+                for x in elems.iter_mut().skip(skip) {
                     self.expect(x, &et);
                 }
                 let b = Box::new(et);

@@ -634,6 +634,24 @@ impl<'s> Builder<'s> {
                 };
                 let elem = self.ty(self.need(it.next(), "a type", span)?)?;
                 let elems = self.args_of(p)?;
+                e(ExprKind::Collection { kind, elem: Some(elem), elems })
+            }
+            Rule::short_coll => {
+                let mut kind = CollectionKind::Seq;
+                let mut elem = None;
+                let mut elems = Vec::new();
+                for k in kids(p) {
+                    match k.as_rule() {
+                        Rule::short_set_open => kind = CollectionKind::Set,
+                        Rule::short_bag_open => kind = CollectionKind::Bag,
+                        Rule::short_empty => {
+                            let ks = self.sp(&k);
+                            elem = Some(self.ty(self.need(kids(k).next(), "a type", ks)?)?);
+                        }
+                        Rule::expr_list => elems = self.expr_list(k)?,
+                        _ => {}
+                    }
+                }
                 e(ExprKind::Collection { kind, elem, elems })
             }
             Rule::map_lit => {

@@ -166,6 +166,12 @@ fn describe(r: Rule) -> (Rank, &'static str) {
         | Rule::new_object
         | Rule::new_array
         | Rule::coll_lit
+        | Rule::short_coll
+        | Rule::short_seq_open
+        | Rule::short_set_open
+        | Rule::short_bag_open
+        | Rule::short_empty
+        | Rule::short_items
         | Rule::map_lit
         | Rule::size_expr
         | Rule::trigger

@@ -63,7 +63,9 @@ fn show(e: &Expr) -> String {
         }
         ExprKind::Value(x) => format!("(Value {})", show(x)),
         ExprKind::Size(x) => format!("(size {})", show(x)),
-        ExprKind::Collection { kind, elem, elems } => format!("({}<{}> [{}])", kind.keyword(), ty(elem), list(elems)),
+        ExprKind::Collection { kind, elem, elems } => {
+            format!("({}<{}> [{}])", kind.keyword(), elem.as_ref().map_or("_".into(), ty), list(elems))
+        }
         ExprKind::MapLit { key, value, entries } => format!(
             "(map<{},{}> [{}])",
             ty(key),
@@ -928,4 +930,17 @@ fn adts_models_axioms_and_wands() {
     assert!(matches!(one("package a -* b assert true;"), StmtKind::Package { .. }));
     assert_eq!(codes_of(&err("adt P { int f(); }")), [codes::SYNTAX]);
     assert_eq!(codes_of(&err("axiom ax { 1 < 2 };")), [codes::SYNTAX]);
+}
+
+#[test]
+fn short_collection_literals_and_backslash_in() {
+    assert_eq!(ex("[1, 2]"), "(seq<_> [1 2])");
+    assert_eq!(ex("[x]"), "(seq<_> [x])");
+    assert_eq!(ex("[t: int]"), "(seq<int> [])");
+    assert_eq!(ex("{1}"), "(set<_> [1])");
+    assert_eq!(ex("{t: boolean}"), "(set<boolean> [])");
+    assert_eq!(ex("b{x, y}"), "(bag<_> [x y])");
+    assert_eq!(ex("x \\in [1]"), ex("x in [1]"));
+    // A scale still needs a resource after it.
+    assert_eq!(ex("[1\\2]p()"), ex("[1\\2](p())"));
 }
