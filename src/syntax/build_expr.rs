@@ -298,11 +298,29 @@ impl<'s> Builder<'s> {
 
     /// An infix operator applied to its operands (in [`Fold`]).
     fn infix(&self, lhs: R<Opnd>, op: P, rhs: R<Opnd>) -> R<Opnd> {
-        let (lhs, _) = self.settle(lhs?);
+        let (lhs, lhs_paren) = self.settle(lhs?);
         let (rhs, rhs_paren) = self.settle(rhs?);
         let Some(bop) = binop(op.as_rule()) else {
             return self.fail_internal(self.sp(&op), "unknown infix operator");
         };
+        // A chained comparison `a <= i < n` (VerCors' quantifier ranges) means
+        // `a <= i && i < n`; in parentheses, `(a <= i) < n` stays a comparison of
+        // a boolean (a type error).
+        const ORDER: [BinOp; 4] = [BinOp::Lt, BinOp::Le, BinOp::Gt, BinOp::Ge];
+        // (An unparenthesized `&&` on the left can only be an earlier link of the
+        // chain: `&&` binds looser than a comparison.)
+        if ORDER.contains(&bop) && !lhs_paren {
+            let last = match &lhs.kind {
+                ExprKind::Binary { op: BinOp::And, rhs: link, .. } => link,
+                _ => &lhs,
+            };
+            if let ExprKind::Binary { op: first, rhs: middle, .. } = &last.kind {
+                if ORDER.contains(first) {
+                    let second = bin(bop, (**middle).clone(), rhs);
+                    return Ok(Opnd { e: bin(BinOp::And, lhs, second), paren: false, builtin_name: false });
+                }
+            }
+        }
         let e = bin(bop, lhs, rhs);
         if let ExprKind::Binary { rhs, .. } = &e.kind {
             self.check_ambiguity(bop, rhs, rhs_paren, e.span);

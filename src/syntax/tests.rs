@@ -944,3 +944,11 @@ fn short_collection_literals_and_backslash_in() {
     // A scale still needs a resource after it.
     assert_eq!(ex("[1\\2]p()"), ex("[1\\2](p())"));
 }
+
+#[test]
+fn chained_comparisons() {
+    assert_eq!(ex("0 <= i < n"), ex("0 <= i && i < n"));
+    assert_eq!(ex("a < b <= c > d"), ex("a < b && b <= c && c > d"));
+    // In parentheses the first comparison is an operand (a boolean).
+    assert_ne!(ex("(0 <= i) < n"), ex("0 <= i && i < n"));
+}
