@@ -320,6 +320,7 @@ class Zoo {
         assert (∀* int i, int j = 0 .. i; Perm(a[j], read)) ** (∃ int k; k > 0) ** (∀ int k = 0 .. 2; true);
         assert Perm(a[*], 1\2) ** [1\2]inv() ** [p]([q]this.inv(1) ** Perm(x, 1)) ** perm(x) == write;
         assert (\forperm Zoo z, int i \in z.a[i]; z.a[i] > 0);
+        assert map<int,int>{1 -> x, 2 -> 3} != map<int,int>{1, x};
         assert [1, x] == [t: int] ++ [x] && {x} != {t: int} && b{x, 1} != b{t: int} && x \in {1};
         this?.abs();
         x = a?.get(x)?.m() + 1;
@@ -513,11 +514,17 @@ fn gen(r: &mut Rng, depth: u32) -> Expr {
             ex(ExprKind::NewArray { elem: Type::new(TypeKind::Int, Span::DUMMY), dims: (0..1 + r.below(2)).map(|_| gen(r, d)).collect() })
         }
         29 => ex(ExprKind::Trigger(b(r))),
-        30 => ex(ExprKind::MapLit {
-            key: Type::new(TypeKind::Int, Span::DUMMY),
-            value: Type::new(TypeKind::Boolean, Span::DUMMY),
-            entries: (0..r.below(3)).map(|_| (gen(r, d), gen(r, d))).collect(),
-        }),
+        30 => {
+            let entries: Vec<(Expr, Expr)> = (0..r.below(3)).map(|_| (gen(r, d), gen(r, d))).collect();
+            // An empty map has no entries to write with arrows.
+            let arrows = !entries.is_empty() && r.below(2) == 0;
+            ex(ExprKind::MapLit {
+                key: Type::new(TypeKind::Int, Span::DUMMY),
+                value: Type::new(TypeKind::Boolean, Span::DUMMY),
+                entries,
+                arrows,
+            })
+        }
         31 => ex(ExprKind::PointsTo { loc: b(r), amount: b(r), value: b(r) }),
         32 => ex(ExprKind::Value(b(r))),
         33 => {

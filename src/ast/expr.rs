@@ -351,11 +351,13 @@ pub enum ExprKind {
         elem: Option<Type>,
         elems: Vec<Expr>,
     },
-    /// `map<K,V>{k1, v1, k2, v2}` — a flat key, value list
+    /// `map<K,V>{k1, v1, k2, v2}` — a flat key, value list (VerCors 1), or
+    /// `map<K,V>{k1 -> v1, k2 -> v2}` (VerCors 2; `arrows`, kept for the printer)
     MapLit {
         key: Type,
         value: Type,
         entries: Vec<(Expr, Expr)>,
+        arrows: bool,
     },
     /// `{: e :}` — marks `e` as a trigger of the enclosing quantifier
     Trigger(Box<Expr>),

@@ -400,7 +400,7 @@ pub fn walk_expr<V: Visitor + ?Sized>(v: &mut V, e: &Expr) {
                 v.visit_expr(x);
             }
         }
-        ExprKind::MapLit { key, value, entries } => {
+        ExprKind::MapLit { key, value, entries, .. } => {
             v.visit_type(key);
             v.visit_type(value);
             for (k, x) in entries {
@@ -879,7 +879,7 @@ pub fn walk_expr_mut<V: VisitMut + ?Sized>(v: &mut V, e: &mut Expr) {
                 v.visit_expr_mut(x);
             }
         }
-        ExprKind::MapLit { key, value, entries } => {
+        ExprKind::MapLit { key, value, entries, .. } => {
             v.visit_type_mut(key);
             v.visit_type_mut(value);
             for (k, x) in entries {

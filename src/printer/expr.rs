@@ -375,7 +375,7 @@ impl Printer<'_> {
                 self.expr_list(elems);
                 self.w(close);
             }
-            ExprKind::MapLit { key, value, entries } => {
+            ExprKind::MapLit { key, value, entries, arrows } => {
                 self.w("map<");
                 self.ty(key);
                 self.w(",");
@@ -386,7 +386,7 @@ impl Printer<'_> {
                         self.w(", ");
                     }
                     self.expr(k, COND);
-                    self.w(", ");
+                    self.w(if *arrows { " -> " } else { ", " });
                     self.expr(v, COND);
                 }
                 self.w("}");
@@ -434,6 +434,9 @@ impl Printer<'_> {
                 lp |= is_bin(lhs, &[Implies, Wand]);
                 rp |= is_bin(rhs, &[Implies, Wand]);
             }
+            // `a < b < c` is a chain (`a < b && b < c`, see `syntax::build_expr`):
+            // a comparison of a comparison needs its parentheses.
+            Lt | Le | Gt | Ge => lp |= is_bin(lhs, &[Lt, Le, Gt, Ge]),
             _ => {}
         }
         self.expr_paren(lhs, lp);

@@ -254,7 +254,7 @@ fn specification_expressions() {
     assert_eq!(pe(&seq), "seq<int>{1, 2}");
     let seqseq = e(ExprKind::Collection { kind: CollectionKind::Seq, elem: Some(t(TypeKind::Seq(Box::new(int())))), elems: vec![] });
     assert_eq!(pe(&seqseq), "seq<seq<int>>{}");
-    let m = e(ExprKind::MapLit { key: int(), value: int(), entries: vec![(n(2), n(5)), (n(3), n(9))] });
+    let m = e(ExprKind::MapLit { key: int(), value: int(), entries: vec![(n(2), n(5)), (n(3), n(9))], arrows: false });
     assert_eq!(pe(&m), "map<int,int>{2, 5, 3, 9}");
     let trig = bin(Or, e(ExprKind::Trigger(idx(v("a"), v("i")).boxed())), e(ExprKind::Trigger(idx(v("b"), v("i")).boxed())));
     assert_eq!(pe(&trig), "{:a[i]:} || {:b[i]:}");

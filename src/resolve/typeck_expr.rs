@@ -433,7 +433,7 @@ impl<'e> Checker<'e> {
                     CollectionKind::Bag => Ty::Bag(b),
                 }
             }
-            ExprKind::MapLit { key, value, entries } => {
+            ExprKind::MapLit { key, value, entries, .. } => {
                 let kt = self.check_type(key);
                 let vt = self.check_type(value);
                 for (k, v) in entries.iter_mut() {

@@ -676,6 +676,17 @@ impl<'s> Builder<'s> {
                 let mut it = kids(p.clone());
                 let key = self.ty(self.need(it.next(), "a key type", span)?)?;
                 let value = self.ty(self.need(it.next(), "a value type", span)?)?;
+                if let Some(pairs) = kids(p.clone()).find(|k| k.as_rule() == Rule::map_pairs) {
+                    let mut entries = Vec::new();
+                    for pair in kids(pairs) {
+                        let ps = self.sp(&pair);
+                        let mut kv = kids(pair);
+                        let k = self.expr(self.need(kv.next(), "a key", ps)?)?;
+                        let v = self.expr(self.need(kv.next(), "a value", ps)?)?;
+                        entries.push((k, v));
+                    }
+                    return e(ExprKind::MapLit { key, value, entries, arrows: true });
+                }
                 let flat = self.args_of(p)?;
                 if flat.len() % 2 == 1 {
                     let last = flat.last().map_or(span, |x| x.span);
@@ -690,7 +701,7 @@ impl<'s> Builder<'s> {
                 while let (Some(k), Some(v)) = (fi.next(), fi.next()) {
                     entries.push((k, v));
                 }
-                e(ExprKind::MapLit { key, value, entries })
+                e(ExprKind::MapLit { key, value, entries, arrows: false })
             }
             Rule::size_expr => {
                 let x = self.expr(self.need(kids(p).next(), "an expression", span)?)?;

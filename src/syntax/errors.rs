@@ -173,6 +173,8 @@ fn describe(r: Rule) -> (Rank, &'static str) {
         | Rule::short_empty
         | Rule::short_items
         | Rule::map_lit
+        | Rule::map_pairs
+        | Rule::map_pair
         | Rule::size_expr
         | Rule::trigger
         | Rule::unfolding_expr

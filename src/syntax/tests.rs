@@ -66,7 +66,7 @@ fn show(e: &Expr) -> String {
         ExprKind::Collection { kind, elem, elems } => {
             format!("({}<{}> [{}])", kind.keyword(), elem.as_ref().map_or("_".into(), ty), list(elems))
         }
-        ExprKind::MapLit { key, value, entries } => format!(
+        ExprKind::MapLit { key, value, entries, .. } => format!(
             "(map<{},{}> [{}])",
             ty(key),
             ty(value),
