@@ -22,6 +22,7 @@
 //!   [`MAX_TREE_DEPTH`] statements/expressions deep.
 
 mod build;
+mod build_decl;
 mod build_expr;
 mod comments;
 mod errors;
