@@ -681,6 +681,17 @@ fn perm_on_sequence_element() {
     );
 }
 
+/// VerCors 2's `xs.size` is `|xs|` for sequences, sets, bags and maps (an `int`,
+/// not a heap location); other fields of them stay errors.
+#[test]
+fn size_of_collections() {
+    expect_ok(
+        "class A {\n  requires xs.size == 2 && s.size >= 0 && b.size >= 0 && m.size >= 0;\n  ensures \\result == xs.size;\n  int f(seq<int> xs, set<int> s, bag<int> b, map<int,int> m) {\n    return xs.size + 0;\n  }\n}\n",
+    );
+    expect("class A {\n  int f(seq<int> xs) {\n    return xs.count;\n  }\n}\n", codes::UNDEFINED_FIELD, 3, 15, 1);
+    expect("class A {\n  int x;\n  requires Perm(xs.size, 1);\n  void f(seq<int> xs) { }\n}\n", codes::MISUSE, 3, 17, 1);
+}
+
 #[test]
 fn length_of_sequence() {
     expect(
@@ -1031,7 +1042,10 @@ fn help_texts() {
     assert_eq!(help("class A {\n  int f(int count) {\n    return cuont + 1;\n  }\n}\n"), "did you mean `count`?");
     assert_eq!(help("class A {\n  int m(int[] a) {\n    return a.lenght;\n  }\n}\n"), "did you mean `length`?");
     assert_eq!(help("class A {\n  void m(seq<int> xs) {\n    xs[0] = 1;\n  }\n}\n"), "use `xs = xs[i -> v]`");
-    assert_eq!(help("class A {\n  int m(seq<int> xs) {\n    return xs.length;\n  }\n}\n"), "use `|xs|` for the length of a sequence");
+    assert_eq!(
+        help("class A {\n  int m(seq<int> xs) {\n    return xs.length;\n  }\n}\n"),
+        "use `|xs|` or `xs.size` for the length of a sequence"
+    );
     assert_eq!(
         help("class A {\n  requires (\\forall int i; 0 <= i && i < a.length; Perm(a[i], 1));\n  void m(int[] a) { }\n}\n"),
         "use `\\forall*` to quantify over permissions"

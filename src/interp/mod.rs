@@ -640,6 +640,7 @@ impl<'p> Interp<'p> {
             }
             ExprKind::Field { obj, field } => match (self.eval(f, obj)?, field.as_str()) {
                 (Value::Array(a), "length") => Value::Int(a.borrow().len() as i64),
+                (Value::Seq(s), "size") => Value::Int(s.len() as i64),
                 (Value::Obj(o), _) => o.borrow().fields.get(field.as_str()).cloned().ok_or_else(|| Error(format!("no field {field}")))?,
                 _ => return err(format!("`.{field}` of null")),
             },

@@ -26,6 +26,7 @@ mod typeck_expr;
 mod typeck_stmt;
 
 pub use env::{build_env, ClassInfo, EnumInfo, FieldInfo, MethodKind, MethodSig, ParamSig, ProgramEnv};
+pub use typeck_expr::is_size_field;
 
 use crate::ast::{AdtMember, ClauseKind, Member, ModelMember, Name, Program, Span, Ty, Type, TypeKind};
 use crate::diagnostics::{codes, Diagnostic};

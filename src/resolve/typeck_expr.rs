@@ -566,7 +566,7 @@ impl<'e> Checker<'e> {
                 Resolved::Var(_) | Resolved::Class => false,
                 Resolved::Field(_) | Resolved::Missing => true,
             },
-            ExprKind::Field { obj, field } => !(matches!(obj.ty, Ty::Array(_)) && &*field.name == "length"),
+            ExprKind::Field { obj, field } => !is_size_field(obj, field),
             ExprKind::Index { base, .. } => !matches!(base.ty, Ty::Seq(_) | Ty::Map(..)),
             ExprKind::Trigger(x) => self.is_heap_location(x),
             _ => false,
@@ -590,11 +590,14 @@ impl<'e> Checker<'e> {
                 self.report(d);
                 Ty::Unknown
             }
+            // VerCors 2 reads `xs.size` of a sequence, set, bag or map as `|xs|`
+            // (`Spec.builtinField`); `length` is an array's only.
+            Ty::Seq(_) | Ty::Set(_) | Ty::Bag(_) | Ty::Map(..) if &*field.name == "size" => Ty::Int,
             Ty::Seq(_) if &*field.name == "length" => {
                 self.report(
                     Diagnostic::error(codes::MISUSE, "sequences have no `length` field", field.span)
                         .with_label("not an array")
-                        .with_help("use `|xs|` for the length of a sequence"),
+                        .with_help("use `|xs|` or `xs.size` for the length of a sequence"),
                 );
                 Ty::Int
             }
@@ -832,5 +835,15 @@ pub(crate) fn plural(n: usize, word: &str) -> String {
         format!("1 {word}")
     } else {
         format!("{n} {word}s")
+    }
+}
+
+/// `a.length` of an array, or `xs.size` of a sequence, set, bag or map (VerCors 2's
+/// `|xs|`): a value, not a heap location.
+pub fn is_size_field(obj: &Expr, field: &Ident) -> bool {
+    match &*field.name {
+        "length" => matches!(obj.ty, Ty::Array(_)),
+        "size" => matches!(obj.ty, Ty::Seq(_) | Ty::Set(_) | Ty::Bag(_) | Ty::Map(..)),
+        _ => false,
     }
 }

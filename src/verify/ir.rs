@@ -180,8 +180,12 @@ pub enum Stmt {
         else_branch: Vec<Stmt>,
         span: Span,
     },
+    /// `test` runs at the head of every iteration, after the invariant and
+    /// before `cond` is evaluated (a method call in the PVL condition, see
+    /// `Lower::loop_condition`); the loop ends in the state after it.
     While {
         invariants: Vec<Spec>,
+        test: Vec<Stmt>,
         cond: Expr,
         body: Vec<Stmt>,
         modified: Vec<Name>,
@@ -238,8 +242,8 @@ impl Stmt {
                     s.assigned_locals(out);
                 }
             }
-            Stmt::While { body, .. } => {
-                for s in body {
+            Stmt::While { test, body, .. } => {
+                for s in test.iter().chain(body) {
                     s.assigned_locals(out);
                 }
             }

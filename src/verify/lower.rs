@@ -25,6 +25,7 @@ mod locks;
 mod new_matrix;
 mod predicates;
 mod resources;
+mod sizes;
 mod sync;
 
 pub fn lower(program: &ast::Program) -> ir::Program {
@@ -35,6 +36,8 @@ pub fn lower(program: &ast::Program) -> ir::Program {
 pub fn lower_with(program: &ast::Program, companions: &[&ast::Program]) -> ir::Program {
     let merged = imports::with_companions(program, companions);
     let program = merged.as_ref().unwrap_or(program);
+    let sized = sizes::normalise(program);
+    let program = sized.as_ref().unwrap_or(program);
     let mut out = ir::Program {
         methods: Vec::new(),
         functions: Vec::new(),
@@ -330,6 +333,14 @@ impl Lower<'_> {
                 out.push(Stmt::If { cond: cond.clone(), then_branch, else_branch, span });
             }
             StmtKind::Loop(l) => self.lower_loop(l, span, out),
+            // A thread cannot return from the method. VerCors accepts the
+            // statement, but its encoding jumps from the thread's proof to the
+            // method's end, so the thread's postcondition, which the host
+            // assumes after the block, is never checked on that path. The
+            // interpreter (`alpine run`) refuses it too.
+            StmtKind::Return(_) if !self.par_labels.is_empty() => {
+                self.unsupported("`return` inside a `par` block (a thread cannot return from the method)", span)
+            }
             StmtKind::Return(v) => match v {
                 Some(e) if self.call(e, None, span).is_some() => {
                     let tmp: Name = Name::from("$return");
@@ -410,8 +421,9 @@ impl Lower<'_> {
         }
         match &l.kind {
             LoopKind::While { cond } => {
+                let (test, cond) = self.loop_condition(cond, span, out);
                 let body = self.sub(&l.body);
-                out.push(while_stmt(invariants, cond.clone(), body, span));
+                out.push(while_stmt(invariants, test, cond, body, span));
             }
             LoopKind::For { init, cond, update } => {
                 // The init's declarations are visible in the loop, not after it.
@@ -419,15 +431,48 @@ impl Lower<'_> {
                 for s in init {
                     self.stmt(s, out);
                 }
+                let cond = cond.clone().unwrap_or(Expr { kind: ExprKind::BoolLit(true), span, ty: Ty::Bool });
+                let (test, cond) = self.loop_condition(&cond, span, out);
                 let mut body = self.sub(&l.body);
                 for s in update {
                     self.stmt(s, &mut body);
                 }
-                let cond = cond.clone().unwrap_or(Expr { kind: ExprKind::BoolLit(true), span, ty: Ty::Bool });
                 self.scopes.pop();
-                out.push(while_stmt(invariants, cond, body, span));
+                out.push(while_stmt(invariants, test, cond, body, span));
             }
         }
+    }
+
+    /// A loop condition that is a call of a method, `while (check())` or
+    /// `while (!check())` (also a `for` condition): the loop's `test` calls it
+    /// into a fresh local (declared in `out`, before the loop) and the loop
+    /// tests the local. The IR loop runs its test at the head of every
+    /// iteration, after the invariant, and ends in the state after it, as
+    /// VerCors' `ResolveExpressionSideEffects` lowers the same loop (`while
+    /// (true) { b = check(); if (!b) break; body }`): the lowered program has
+    /// exactly the executions of the original one (the call runs before each
+    /// evaluation of the condition, in the same state), the invariant is
+    /// checked before the call, and after the loop the last call's
+    /// postcondition and its `false` result are known. Any other condition
+    /// that calls a method (`check() && i < n`) is reported by the encoder, as
+    /// any call nested in an expression.
+    fn loop_condition(&mut self, cond: &Expr, span: Span, out: &mut Vec<Stmt>) -> (Vec<Stmt>, Expr) {
+        let (call, negated) = match &cond.kind {
+            ExprKind::Unary { op: ast::UnOp::Not, operand } => (&**operand, true),
+            _ => (cond, false),
+        };
+        let tmp: Name = format!("$cond@{}", call.span.start).into();
+        let Some(c) = self.call(call, Some(tmp.clone()), call.span) else {
+            return (Vec::new(), cond.clone());
+        };
+        out.push(Stmt::Local { name: tmp.clone(), ty: Ty::Bool, span });
+        let var = Expr { kind: ExprKind::Var(ast::Ident::new(&*tmp, call.span)), span: call.span, ty: Ty::Bool };
+        let test = if negated {
+            Expr { kind: ExprKind::Unary { op: ast::UnOp::Not, operand: Box::new(var) }, span: cond.span, ty: Ty::Bool }
+        } else {
+            var
+        };
+        (vec![Stmt::Call(c)], test)
     }
 
     /// `par A .. and B ..` and `parallel { par A .. par B .. }`: one IR par whose
@@ -438,35 +483,46 @@ impl Lower<'_> {
         let (block_pre, block_post, _, _, _) = split_contract(&p.contract, ContractOf::ParBlock, &mut self.unsupported);
         match p.form {
             ast::ParForm::And | ast::ParForm::Parallel => {
-                let blocks = p.units.iter().map(|u| self.par_block(u, &block_pre, &block_post)).collect();
+                let k = p.units.len();
+                let blocks = p.units.iter().map(|u| self.par_block(u, &block_pre, &block_post, k, out)).collect();
                 out.push(Stmt::Par { blocks, span });
             }
             ast::ParForm::Sequential => {
                 for u in &p.units {
-                    let block = self.par_block(u, &block_pre, &block_post);
+                    let block = self.par_block(u, &block_pre, &block_post, 1, out);
                     out.push(Stmt::Par { blocks: vec![block], span: u.span });
                 }
             }
         }
     }
 
-    /// One par unit with the region's contract (`block_pre`, `block_post`).
-    fn par_block(&mut self, u: &ast::ParUnit, block_pre: &[Spec], block_post: &[Spec]) -> ir::ParBlock {
+    /// One par unit with the region's contract (`block_pre`, `block_post`), one
+    /// of `regions` units that run concurrently. Statements the host runs
+    /// before the fork go to `out`.
+    fn par_block(
+        &mut self,
+        u: &ast::ParUnit,
+        block_pre: &[Spec],
+        block_post: &[Spec],
+        regions: usize,
+        out: &mut Vec<Stmt>,
+    ) -> ir::ParBlock {
         let (mut pre, mut post) = (block_pre.to_vec(), block_post.to_vec());
         let (upre, upost, ue, _, _) = split_contract(&u.contract, ContractOf::ParBlock, &mut self.unsupported);
-        // Pure `context_everywhere` facts of the method hold in every thread.
-        let method_pure: Vec<Spec> = self.everywhere.iter().filter(|s| crate::verify::ir::facts::is_pure(&s.expr)).cloned().collect();
-        pre.extend(method_pure.iter().cloned());
-        post.extend(method_pure.iter().cloned());
+        // The enclosing `context_everywhere` clauses (the method's, or the
+        // enclosing unit's inside a nested par) hold in every thread: pure
+        // facts as they are, resources shared out among the threads.
+        let inherited = self.inherited_everywhere(u, regions, out);
+        pre.extend(inherited.iter().cloned());
+        post.extend(inherited.iter().cloned());
         // `upre`/`upost` already hold the unit's own `context_everywhere`.
         pre.extend(upre);
         post.extend(upost);
         self.scopes.push(u.iters.iter().map(|it| it.var.name.name.clone()).collect());
         // Inside the body, loops and barriers get the unit's own
-        // `context_everywhere` and the method's pure one (VerCors
-        // `PropagateContextEverywhere`); the method's resources stay with
-        // the host.
-        let mut inner = method_pure;
+        // `context_everywhere` and the inherited one (VerCors
+        // `PropagateContextEverywhere`).
+        let mut inner = inherited;
         inner.extend(ue);
         let saved = std::mem::replace(&mut self.everywhere, inner);
         self.par_labels.push(u.name.as_ref().map(|n| n.name.clone()));
@@ -476,6 +532,70 @@ impl Lower<'_> {
         self.scopes.pop();
         let iters = u.iters.iter().map(|it| (it.var.name.name.clone(), it.lo.clone(), it.hi.clone())).collect();
         ir::ParBlock { name: u.name.as_ref().map(|n| n.name.clone()), iters, pre, post, body, span: u.span }
+    }
+
+    /// The enclosing `context_everywhere` clauses as each thread of unit `u`
+    /// holds them, as VerCors' `PropagateContextEverywhere` hands them to a par
+    /// block: a pure clause as it is; a clause holding resources `R` scaled by
+    /// the thread's share, `N > 0 ==> [1\N]R` with `N` the number of threads
+    /// of the unit (the product of its iteration ranges) times the number of
+    /// units of the region that run concurrently (VerCors: `ScaleByParBlock`,
+    /// and `1\k` for a `ParParallel` of `k` regions). The host exhales the
+    /// threads' preconditions quantified over the threads, so it gives away `N`
+    /// times `R\N`, all of `R` (none when there are no threads), and gets it
+    /// back from their postconditions; a thread can only read a shared field
+    /// unless it is the only one. `N` is computed into a fresh local before the
+    /// fork (from the ranges the host evaluates there anyway), so that a
+    /// thread's writes cannot change its own share.
+    fn inherited_everywhere(&mut self, u: &ast::ParUnit, regions: usize, out: &mut Vec<Stmt>) -> Vec<Spec> {
+        use crate::verify::ir::facts::is_pure;
+        if self.everywhere.iter().all(|s| is_pure(&s.expr)) {
+            return self.everywhere.clone();
+        }
+        let sp = u.span;
+        let mk = |kind: ExprKind, ty: Ty| Expr { kind, span: sp, ty };
+        let bin = |op: ast::BinOp, l: Expr, r: Expr, ty: Ty| mk(ExprKind::Binary { op, lhs: Box::new(l), rhs: Box::new(r) }, ty);
+        let int = |n: usize| mk(ExprKind::IntLit(n as u128), Ty::Int);
+        // The number of threads, times the concurrent units.
+        let mut count = (regions > 1).then(|| int(regions));
+        for it in &u.iters {
+            let size = bin(ast::BinOp::Sub, it.hi.clone(), it.lo.clone(), Ty::Int);
+            count = Some(match count {
+                None => size,
+                Some(c) => bin(ast::BinOp::Mul, c, size, Ty::Int),
+            });
+        }
+        let Some(count) = count else {
+            // One thread, alone: it holds all of it.
+            return self.everywhere.clone();
+        };
+        let n: Name = format!("$threads@{}", sp.start).into();
+        out.push(Stmt::Local { name: n.clone(), ty: Ty::Int, span: sp });
+        out.push(Stmt::Assign { name: n.clone(), value: count, span: sp });
+        let var = mk(ExprKind::Var(ast::Ident::new(&*n, sp)), Ty::Int);
+        let positive = bin(ast::BinOp::Gt, var.clone(), int(0), Ty::Bool);
+        let share = bin(ast::BinOp::Frac, int(1), var, Ty::Frac);
+        let mut inherited = Vec::new();
+        for s in &self.everywhere {
+            for c in conjuncts(&s.expr) {
+                let expr = if is_pure(c) {
+                    c.clone()
+                } else {
+                    let scaled = Expr {
+                        kind: ExprKind::Scale { amount: Box::new(share.clone()), expr: Box::new(c.clone()) },
+                        span: c.span,
+                        ty: Ty::Resource,
+                    };
+                    Expr {
+                        kind: ExprKind::Binary { op: ast::BinOp::Implies, lhs: Box::new(positive.clone()), rhs: Box::new(scaled) },
+                        span: c.span,
+                        ty: Ty::Resource,
+                    }
+                };
+                inherited.push(Spec { expr, span: s.span });
+            }
+        }
+        inherited
     }
 
     /// A barrier: its contract with the enclosing unit's `context_everywhere`
@@ -600,10 +720,22 @@ impl Lower<'_> {
     }
 }
 
-fn while_stmt(invariants: Vec<Spec>, cond: Expr, body: Vec<Stmt>, span: Span) -> Stmt {
+fn while_stmt(invariants: Vec<Spec>, test: Vec<Stmt>, cond: Expr, body: Vec<Stmt>, span: Span) -> Stmt {
     let mut modified = Vec::new();
-    for s in &body {
+    for s in test.iter().chain(&body) {
         s.assigned_locals(&mut modified);
     }
-    Stmt::While { invariants, cond, body, modified, span }
+    Stmt::While { invariants, test, cond, body, modified, span }
+}
+
+/// The `**`/`&&` conjuncts of an assertion, left to right.
+fn conjuncts(e: &Expr) -> Vec<&Expr> {
+    match &e.kind {
+        ExprKind::Binary { op: ast::BinOp::Star | ast::BinOp::And, lhs, rhs } => {
+            let mut v = conjuncts(lhs);
+            v.extend(conjuncts(rhs));
+            v
+        }
+        _ => vec![e],
+    }
 }

@@ -131,8 +131,9 @@ impl Analysis<'_> {
                     self.block(then_branch, c, last);
                     self.block(else_branch, c, last);
                 }
-                Stmt::While { cond, body, .. } => {
+                Stmt::While { test, cond, body, .. } => {
                     let c = ctrl.or_else(|| (!self.uniform(cond)).then_some(cond.span));
+                    self.block(test, c, last);
                     self.block(body, c, last);
                 }
                 Stmt::Barrier { span, .. } => {
@@ -173,7 +174,10 @@ fn declared(stmts: &[Stmt], out: &mut HashSet<Name>) {
                 declared(then_branch, out);
                 declared(else_branch, out);
             }
-            Stmt::While { body, .. } => declared(body, out),
+            Stmt::While { test, body, .. } => {
+                declared(test, out);
+                declared(body, out);
+            }
             _ => {
                 let mut v = Vec::new();
                 s.assigned_locals(&mut v);
@@ -259,7 +263,7 @@ mod tests {
             assign("w", var("u")),
             // `w` is assigned again under a condition on `t`: not uniform.
             Stmt::If { cond: var("t"), then_branch: vec![assign("w", var("n")), barrier(7)], else_branch: vec![], span: Span::DUMMY },
-            Stmt::While { invariants: vec![], cond: var("u"), body: vec![barrier(9)], modified: vec![], span: Span::DUMMY },
+            Stmt::While { invariants: vec![], test: vec![], cond: var("u"), body: vec![barrier(9)], modified: vec![], span: Span::DUMMY },
             // Declared without a value: arbitrary per thread.
             Stmt::Local { name: "x".into(), ty: Ty::Int, span: Span::DUMMY },
         ];
@@ -306,6 +310,7 @@ mod tests {
             assign("b", var("a")),
             Stmt::While {
                 invariants: vec![],
+                test: vec![],
                 cond: var("b"),
                 body: vec![assign("a", var("c")), barrier(3)],
                 modified: vec![],

@@ -230,6 +230,10 @@ impl Encoder<'_> {
                 self.assertion(run, st, then_expr, &cond.and2(&ct));
                 self.assertion(run, st, else_expr, &cond.and2(&ct.not()));
             }
+            ExprKind::Perm { .. } | ExprKind::PointsTo { .. } if split_amount(e, false).is_some() => {
+                let split = split_amount(e, false).expect("checked");
+                self.assertion(run, st, &split, cond)
+            }
             ExprKind::Perm { loc, amount } => self.perm(run, st, e, loc, Some(amount), cond, &[]),
             ExprKind::Call { receiver, method, args } if e.ty == crate::ast::Ty::Resource => {
                 self.predicate_instance(run, st, e, receiver.as_deref(), &method.name, args, cond)
@@ -467,6 +471,10 @@ impl Encoder<'_> {
                 last.2 = last.2.and2(&c);
                 self.quantified(run, st, whole, rhs, cond, b);
             }
+            ExprKind::Perm { .. } | ExprKind::PointsTo { .. } if split_amount(e, true).is_some() => {
+                let split = split_amount(e, true).expect("checked");
+                self.quantified(run, st, whole, &split, cond, binders)
+            }
             ExprKind::Perm { loc, amount } => self.qp_leaf(run, st, whole, e, loc, Some(amount), cond, &binders),
             ExprKind::Value(loc) => self.qp_leaf(run, st, whole, e, loc, None, cond, &binders),
             _ if is_pure(e) => {
@@ -683,6 +691,50 @@ impl Encoder<'_> {
 }
 
 /// `p` is a literal amount above zero (`write`, `1\2`, …).
+/// `Perm(loc, c ? p : q)` (also `PointsTo`, and `?:` nested in `p` or `q`)
+/// where a branch is `read`: `c ? Perm(loc, p) : Perm(loc, q)`, or, inside a
+/// `\forall*` (`quantified`), `(c ==> Perm(loc, p)) ** (!c ==> Perm(loc, q))`.
+/// Both mean the same as the original in every state (exactly one branch
+/// applies, with its amount), and `read` becomes the wildcard amount of a
+/// permission of its own, which is what it means there; `None` when the amount
+/// has no such `?:`. Other uses of `read` as a value (`read + read`) stay
+/// unsupported (`encode/expr.rs`): a wildcard has no value to compute with.
+fn split_amount(e: &Expr, quantified: bool) -> Option<Expr> {
+    fn has_read(a: &Expr) -> bool {
+        match &a.kind {
+            ExprKind::Read => true,
+            ExprKind::Cond { then_expr, else_expr, .. } => has_read(then_expr) || has_read(else_expr),
+            _ => false,
+        }
+    }
+    let amount = match &e.kind {
+        ExprKind::Perm { amount, .. } | ExprKind::PointsTo { amount, .. } => amount,
+        _ => return None,
+    };
+    let ExprKind::Cond { cond, then_expr, else_expr } = &amount.kind else { return None };
+    if !has_read(amount) {
+        return None;
+    }
+    let with = |a: &Expr| {
+        let mut x = e.clone();
+        if let ExprKind::Perm { amount, .. } | ExprKind::PointsTo { amount, .. } = &mut x.kind {
+            **amount = a.clone();
+        }
+        x
+    };
+    let (then_perm, else_perm) = (with(then_expr), with(else_expr));
+    let mk = |kind: ExprKind, ty: crate::ast::Ty| Expr { kind, span: e.span, ty };
+    let (rt, bt) = (crate::ast::Ty::Resource, crate::ast::Ty::Bool);
+    Some(if quantified {
+        let not_c = mk(ExprKind::Unary { op: crate::ast::UnOp::Not, operand: cond.clone() }, bt);
+        let l = mk(ExprKind::Binary { op: BinOp::Implies, lhs: cond.clone(), rhs: Box::new(then_perm) }, rt.clone());
+        let r = mk(ExprKind::Binary { op: BinOp::Implies, lhs: Box::new(not_c), rhs: Box::new(else_perm) }, rt.clone());
+        mk(ExprKind::Binary { op: BinOp::Star, lhs: Box::new(l), rhs: Box::new(r) }, rt)
+    } else {
+        mk(ExprKind::Cond { cond: cond.clone(), then_expr: Box::new(then_perm), else_expr: Box::new(else_perm) }, rt)
+    })
+}
+
 fn is_positive_literal(p: &Term) -> bool {
     match p.node() {
         Node::RealLit(n, d) => *n > 0 && *d > 0,

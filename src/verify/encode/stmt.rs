@@ -342,7 +342,9 @@ impl Encoder<'_> {
                     path.guard = g;
                 }
             }
-            Stmt::While { invariants, cond, body, modified, span } => self.while_loop(invariants, cond, body, modified, *span, path, ucx),
+            Stmt::While { invariants, test, cond, body, modified, span } => {
+                self.while_loop(invariants, test, cond, body, modified, *span, path, ucx)
+            }
             Stmt::Par { blocks, span } => self.par(blocks, *span, path, ucx),
             Stmt::Barrier { pre, post, span, .. } => self.barrier(pre, post, *span, path, ucx),
             Stmt::Return { value, span } => {
@@ -399,6 +401,7 @@ impl Encoder<'_> {
     fn while_loop(
         &mut self,
         invariants: &[Spec],
+        test: &[Stmt],
         cond: &Expr,
         body: &[Stmt],
         modified: &[crate::ast::Name],
@@ -434,6 +437,9 @@ impl Encoder<'_> {
                 }
                 p.state = st;
             }
+            for s in test {
+                self.stmt(s, &mut p, ucx);
+            }
             let c = self.eval(cond, &p, ucx);
             let gb = self.sub_guard(&g, &c);
             p.guard = gb;
@@ -453,6 +459,10 @@ impl Encoder<'_> {
             self.inhale(&path.guard.clone(), &mut st, &fr, &s.expr, &Term::tru(), None, false);
         }
         path.state = st;
+        // The loop ends at a test, in the state after it.
+        for s in test {
+            self.stmt(s, path, ucx);
+        }
         let mut cx = self.ecx(path, ucx);
         cx.check = false;
         let c = self.expr(cond, &mut cx);

@@ -415,7 +415,7 @@ fn escapes(stmts: &[Stmt]) -> Option<Span> {
         Stmt::Call(c) => Some(c.span),
         Stmt::Par { span, .. } | Stmt::Return { span, .. } => Some(*span),
         Stmt::If { then_branch, else_branch, .. } => escapes(then_branch).or_else(|| escapes(else_branch)),
-        Stmt::While { body, .. } => escapes(body),
+        Stmt::While { test, body, .. } => escapes(test).or_else(|| escapes(body)),
         _ => None,
     })
 }
