@@ -131,6 +131,11 @@ class Zoo {
     final int fin;
     final Color c1, c2;
 
+    context Perm(x, write);
+    run {
+        x = 1;
+    }
+
     /* a block
        comment */
     gpuopt matrix_lin grid C 3 3;
@@ -740,7 +745,7 @@ fn random_statements_roundtrip() {
             name: Ident::new("m", Span::DUMMY),
             params: vec![],
             body: MethodBody::Block(body),
-            ctor_keyword: false,
+            keyword_form: false,
             span: Span::DUMMY,
         };
         let p = Program {

@@ -258,9 +258,11 @@ pub struct Method {
     pub name: Ident,
     pub params: Vec<Param>,
     pub body: MethodBody,
-    /// A constructor written VerCors 2 style, `constructor(..) { .. }` (its
-    /// `name` is the class's, with the span of the keyword), rather than `C(..)`.
-    pub ctor_keyword: bool,
+    /// Written in VerCors 2's keyword form: a constructor `constructor(..) { .. }`
+    /// (its `name` is the class's, with the span of the keyword) rather than
+    /// `C(..)`, or a thread's `run { .. }` (a `void run()` without parameters, its
+    /// `name` at the keyword).
+    pub keyword_form: bool,
     pub span: Span,
 }
 

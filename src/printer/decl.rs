@@ -258,25 +258,36 @@ impl Printer<'_> {
                 self.w(kw);
             }
         }
-        if let Some(t) = &m.ret {
-            self.ty(t);
-            self.w(" ");
-        }
-        if m.ctor_keyword {
+        if m.keyword_form && !m.is_constructor() {
+            // `run { .. }`
             let at = self.out.len();
-            self.w("constructor");
+            self.w("run");
             self.mark(&m.name.span, at);
-        } else {
-            self.ident(&m.name);
-        }
-        self.w("(");
-        for (i, p) in m.params.iter().enumerate() {
-            if i > 0 {
-                self.w(", ");
+            // The `void` it stands for is at the keyword too.
+            if let Some(t) = &m.ret {
+                self.mark(&t.span, at);
             }
-            self.param(p);
+        } else {
+            if let Some(t) = &m.ret {
+                self.ty(t);
+                self.w(" ");
+            }
+            if m.keyword_form {
+                let at = self.out.len();
+                self.w("constructor");
+                self.mark(&m.name.span, at);
+            } else {
+                self.ident(&m.name);
+            }
+            self.w("(");
+            for (i, p) in m.params.iter().enumerate() {
+                if i > 0 {
+                    self.w(", ");
+                }
+                self.param(p);
+            }
+            self.w(")");
         }
-        self.w(")");
         match &m.body {
             MethodBody::Block(b) => {
                 self.header_ended(m.params.last().map_or(m.name.span, |p| p.span), b.span);

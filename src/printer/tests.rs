@@ -95,7 +95,7 @@ fn method(name: &str, ret: Option<Type>, params: Vec<Param>, body: MethodBody) -
         name: id(name),
         params,
         body,
-        ctor_keyword: false,
+        keyword_form: false,
         span: D,
     }
 }

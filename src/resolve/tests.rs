@@ -58,7 +58,7 @@ fn method(ret: Option<TypeKind>, name: &str, params: Vec<Param>, clauses: Vec<Cl
         name: id(name),
         params,
         body,
-        ctor_keyword: false,
+        keyword_form: false,
         span: S,
     })
 }

@@ -165,7 +165,7 @@ impl Builder<'_> {
         for k in kids(p) {
             match k.as_rule() {
                 Rule::directive => directives.push(self.directive(k)?),
-                Rule::method_decl | Rule::ctor_decl | Rule::kw_ctor_decl => {
+                Rule::method_decl | Rule::ctor_decl | Rule::kw_ctor_decl | Rule::run_decl => {
                     let directives = self.place_directives(directives, Place::Method);
                     let contract = self.place_clauses(clauses, Place::Method);
                     out.push(Member::Method(self.method(k, directives, contract, span, class)?));
@@ -193,13 +193,18 @@ impl Builder<'_> {
     /// ADT function, a model's process or action.
     pub(super) fn method(&self, p: P, directives: Vec<Directive>, contract: Contract, span: Span, class: Option<&Ident>) -> R<Method> {
         let rule = p.as_rule();
-        let ctor_keyword = rule == Rule::kw_ctor_decl;
-        let is_ctor = rule == Rule::ctor_decl || ctor_keyword;
+        let keyword_form = matches!(rule, Rule::kw_ctor_decl | Rule::run_decl);
+        let is_ctor = matches!(rule, Rule::ctor_decl | Rule::kw_ctor_decl);
         let mspan = self.sp(&p);
         let mut modifiers = Modifiers::default();
         let mut ret = None;
         let mut name = None;
-        if ctor_keyword {
+        if rule == Rule::run_decl {
+            // `run { .. }`: `void run()`, named at the keyword.
+            let at = Span::new(mspan.start(), mspan.start() + "run".len());
+            name = Some(Ident::new("run", at));
+            ret = Some(Type::new(TypeKind::Void, at));
+        } else if keyword_form {
             // `constructor(..)`: named after its class, at the keyword.
             let at = Span::new(mspan.start(), mspan.start() + "constructor".len());
             let Some(class) = class else { return self.fail_internal(at, "a constructor outside a class") };
@@ -233,6 +238,7 @@ impl Builder<'_> {
                     body = Some(MethodBody::Expr(self.expr(e)?));
                 }
                 Rule::abstract_body => body = Some(MethodBody::Abstract),
+                Rule::k_run => {}
                 _ => return self.fail_internal(self.sp(&k), "unexpected part of a method"),
             }
         }
@@ -245,7 +251,7 @@ impl Builder<'_> {
                     .with_help("give the constructor a block `{ ... }`, or add a return type to make it a function"),
             );
         }
-        Ok(Method { directives, contract, modifiers, ret, name, params, body, ctor_keyword, span })
+        Ok(Method { directives, contract, modifiers, ret, name, params, body, keyword_form, span })
     }
 
     pub(super) fn need_val<T>(&self, v: Option<T>, what: &str, at: Span) -> R<T> {

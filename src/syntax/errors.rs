@@ -54,6 +54,7 @@ fn describe(r: Rule) -> (Rank, &'static str) {
             (Thing, "a model field, `process` or `action`")
         }
         Rule::k_constructor | Rule::kw_ctor_decl => (Thing, "`constructor`"),
+        Rule::k_run | Rule::run_decl => (Thing, "`run`"),
         Rule::final_flag => (Thing, "`final`"),
         Rule::k_decreases | Rule::decreases_clause => (Thing, "a contract clause"),
         Rule::decreases_assume => (Thing, "`assume` or an expression"),

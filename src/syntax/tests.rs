@@ -876,11 +876,11 @@ fn vercors2_constructors_and_final_fields() {
     let finals: Vec<bool> = ms.iter().filter_map(|m| if let Member::Field(f) = m { Some(f.is_final) } else { None }).collect();
     assert_eq!(finals, [true, true, false]);
     let Member::Method(c) = &ms[3] else { panic!() };
-    assert!(c.is_constructor() && c.ctor_keyword);
+    assert!(c.is_constructor() && c.keyword_form);
     assert_eq!(c.name.as_str(), "Acc");
     assert_eq!(c.contract.clauses.len(), 1);
     let Member::Method(old) = &ms[4] else { panic!() };
-    assert!(old.is_constructor() && !old.ctor_keyword);
+    assert!(old.is_constructor() && !old.keyword_form);
     assert_eq!(codes_of(&err("class A { constructor(int v) = v; }")), [codes::SYNTAX]);
     assert_eq!(codes_of(&err("constructor() { }")), [codes::SYNTAX]);
     assert_eq!(codes_of(&err("class A { int constructor; }")), [codes::RESERVED]);
@@ -951,4 +951,16 @@ fn chained_comparisons() {
     assert_eq!(ex("a < b <= c > d"), ex("a < b && b <= c && c > d"));
     // In parentheses the first comparison is an operand (a boolean).
     assert_ne!(ex("(0 <= i) < n"), ex("0 <= i && i < n"));
+}
+
+#[test]
+fn run_blocks() {
+    let p = prog("class W {\n  requires true;\n  run { }\n  void run2() { }\n}\n");
+    let Member::Method(r) = &p.classes[0].members[0] else { unreachable!() };
+    assert_eq!(r.name.as_str(), "run");
+    assert!(r.keyword_form && !r.is_constructor() && r.params.is_empty());
+    assert!(matches!(r.ret, Some(Type { kind: TypeKind::Void, .. })));
+    // `run` stays a name elsewhere.
+    let p = prog("class W {\n  int run;\n  void run() { }\n}\n");
+    assert_eq!(p.classes[0].members.len(), 2);
 }
