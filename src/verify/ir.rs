@@ -68,6 +68,11 @@ pub struct Function {
     pub pre: Vec<Spec>,
     pub post: Vec<Spec>,
     pub body: Option<Expr>,
+    /// The measure of a `decreases e1, .., en;` clause (lexicographic), with
+    /// the clause's span: tried first when the termination of the function's
+    /// recursion is proved (`encode/termination.rs`). `decreases;` and
+    /// `decreases assume;` give `None`: alpine proves termination itself.
+    pub decreases: Option<(Vec<Expr>, Span)>,
     pub span: Span,
     pub name_span: Span,
 }

@@ -111,6 +111,10 @@ pub fn lower_with(program: &ast::Program, companions: &[&ast::Program]) -> ir::P
                     pre,
                     post,
                     body,
+                    decreases: m.contract.clauses.iter().find_map(|cl| match &cl.kind {
+                        ClauseKind::Decreases(ast::Decreases::Measure(es)) => Some((es.clone(), cl.span)),
+                        _ => None,
+                    }),
                     span: m.span,
                     name_span: m.name.span,
                 });
@@ -228,7 +232,7 @@ fn split_contract(c: &ast::Contract, of: ContractOf, unsupported: &mut Vec<(Stri
             }
             ClauseKind::ContextEverywhere(_) => {}
             // Termination: a pure function's is proved whatever its clause says
-            // (see `encode/functions.rs`); a method's is not part of what alpine
+            // (its measure is tried first, see `encode/termination.rs`); a method's is not part of what alpine
             // proves (partial correctness), and the clause does not change that.
             ClauseKind::Decreases(_) => {}
             ClauseKind::Given(p) if of == ContractOf::Method => given.push((p.name.name.clone(), p.ty.to_ty())),

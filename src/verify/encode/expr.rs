@@ -34,8 +34,13 @@ pub struct ECx<'s> {
     pub conds: Vec<Term>,
     pub check: bool,
     pub class: Name,
-    /// Calls of this function use its limited twin (definitional axioms).
-    pub limited: Option<usize>,
+    /// Calls of these functions use their limited twins (definitional axioms
+    /// and postconditions of the functions on a call cycle).
+    pub limited: Vec<usize>,
+    /// The pure function whose body this evaluates: its calls of functions on
+    /// its recursion cycle are recursion sites (`functions.rs`). Only the body's
+    /// own context has it; the callees' contracts are evaluated without it.
+    pub body_of: Option<usize>,
 }
 
 impl<'s> ECx<'s> {
@@ -51,7 +56,8 @@ impl<'s> ECx<'s> {
             conds: Vec::new(),
             check: true,
             class: class.clone(),
-            limited: None,
+            limited: Vec::new(),
+            body_of: None,
         }
     }
 }

@@ -3,27 +3,38 @@
 //! A function is an uninterpreted symbol `f` with a *limited* twin `f'`
 //! (Carbon/Silicon's fuel scheme, one unfolding):
 //! * `∀x {f(x)}. f(x) = f'(x)`;
-//! * `∀x {f(x)}. pre(x) ⇒ f(x) = body(x)` where recursive calls in the body use
-//!   `f'`, so an unfolding never triggers another one;
+//! * `∀x {f(x)}. pre(x) ⇒ f(x) = body(x)` where calls in the body of the
+//!   functions on a call cycle with `f` (itself included) use their limited
+//!   twins, so an unfolding never triggers another one;
 //! * `∀x {f'(x)}. pre(x) ⇒ post(x, f'(x))`.
 //!
 //! Call sites check the precondition. Each function is also a proof unit: its
 //! body must be well-defined under the precondition (including the callees'
 //! preconditions) and must establish the postcondition.
 //!
-//! The definitional axiom is only consistent if the recursion terminates
-//! (`f(x) = f(x) + 1` would prove `false`), so a recursive function must come
-//! with a measure that decreases at every recursive call: alpine tries the int
-//! parameters, the lengths of the sequence parameters and `|s| - k` for a
-//! sequence `s` and an int `k`, and reports `termination` when none works.
-//! Mutual recursion is rejected.
+//! **Recursion.** The definitional axioms are only consistent if the recursion
+//! terminates (`f(x) = f(x) + 1` would prove `false`), so the functions on a
+//! cycle of calls in their bodies (`f` calling itself, or `even` and `odd`
+//! calling each other) must come with measures that decrease at every call of
+//! the cycle: proved in `termination.rs`, which reports `termination` when it
+//! cannot. In the unit of a function on such a cycle, the postconditions of
+//! the cycle's functions are proved by well-founded induction on those
+//! measures: they are assumed only at the calls of the body to functions of
+//! the cycle (the induction hypothesis, at arguments of smaller measure), not
+//! as universal axioms, and the definitions of the cycle's functions are not
+//! assumed at all (their consistency is what the termination proof of that
+//! very unit establishes). Postconditions may also depend on each other through
+//! calls in contracts (`ensures f() == 1` on a function `h` that `f` calls):
+//! the unit of a function leaves out the postcondition axioms of every function
+//! on a cycle with it through contracts or bodies, else each unit would prove
+//! its postcondition from the other's (`fail/function_post_circular.pvl`).
 
 use super::expr::ECx;
 use super::{Blame, Encoder, Env, Term};
 use crate::ast::{Expr, ExprKind, Ty};
 use crate::diagnostics::codes;
 use crate::verify::ir;
-use crate::verify::ir::facts::reads_heap;
+use crate::verify::ir::facts::{call_cycle, reaches, reads_heap};
 use crate::verify::smt::Sort;
 use std::collections::HashMap;
 use std::rc::Rc;
@@ -31,18 +42,27 @@ use std::rc::Rc;
 /// What the encoding of pure functions keeps for a unit.
 #[derive(Default)]
 pub struct FunctionState {
-    /// The pure function whose own unit is being verified (its recursive calls
-    /// are collected for the termination check) …
-    pub(super) current: Option<usize>,
-    /// … and those calls.
-    pub(super) recursive_sites: Vec<RecSite>,
+    /// The recursion cycle (calls in bodies) of the function whose unit this
+    /// is: calls of these functions in a body evaluated with
+    /// [`ECx::body_of`] are recursion sites …
+    pub(super) cycle: Vec<usize>,
+    /// … collected here …
+    pub(super) sites: Vec<RecSite>,
+    /// … and, while this is set, the callee's postcondition is assumed there
+    /// (the induction hypothesis of the unit's own body).
+    pub(super) hypothesis: bool,
     /// Pure functions with a plain definition (no precondition, not recursive):
     /// symbol → (parameter constants, body), for `qp_solve`.
     pub(super) defs: HashMap<Rc<str>, (Vec<Rc<str>>, Term)>,
 }
 
-/// A recursive call found while checking a function body.
+/// A call of a function on the recursion cycle, found in a function body.
 pub struct RecSite {
+    /// The function whose body makes the call, and the one it calls.
+    pub caller: usize,
+    pub callee: usize,
+    /// The guard of the body's evaluation, and the conditions leading to the call.
+    pub guard: Term,
     pub conds: Vec<Term>,
     pub args: Vec<Term>,
     pub span: crate::ast::Span,
@@ -88,16 +108,16 @@ impl Encoder<'_> {
         }
         let f = &self.prog.functions[idx];
         let vals: Vec<Term> = args.iter().map(|a| self.expr(a, cx)).collect();
-        let limited = cx.limited == Some(idx);
+        let limited = cx.limited.contains(&idx);
         let ret = self.sort_of(&f.ret);
         let call = Term::app(&fname(f, limited), vals.clone(), ret);
+        // The callee's contract, with its parameters bound to the arguments.
+        let mut env = Env::default();
+        env.push();
+        for ((n, _), v) in f.params.iter().zip(&vals) {
+            env.declare(n.clone(), v.clone());
+        }
         if cx.check {
-            // The callee's contract, with its parameters bound to the arguments.
-            let mut env = Env::default();
-            env.push();
-            for ((n, _), v) in f.params.iter().zip(&vals) {
-                env.declare(n.clone(), v.clone());
-            }
             for s in &f.pre {
                 let mut pcx = ECx::new(&cx.guard, &env, None, &f.class);
                 pcx.check = false;
@@ -106,35 +126,50 @@ impl Encoder<'_> {
                     .with_related(s.span, "this precondition of the function");
                 self.check(&cx.guard.clone(), Some(cx.env), &cx.conds.clone(), t, b);
             }
-            if self.functions.current == Some(idx) {
-                self.functions.recursive_sites.push(RecSite { conds: cx.conds.clone(), args: vals.clone(), span: e.span });
-                // The induction hypothesis of the function's own unit: its
-                // postcondition at this recursive call, under the conditions that
-                // lead here (sound because termination is checked; see
-                // `function_axioms`).
-                let mut post = Vec::new();
-                for s in &f.post {
-                    let mut pcx = ECx::new(&cx.guard, &env, None, &f.class);
-                    pcx.check = false;
-                    pcx.result = Some(call.clone());
-                    post.push(self.expr(&s.expr, &mut pcx));
+        }
+        if let Some(caller) = cx.body_of {
+            if self.functions.cycle.contains(&idx) {
+                self.functions.sites.push(RecSite {
+                    caller,
+                    callee: idx,
+                    guard: cx.guard.clone(),
+                    conds: cx.conds.clone(),
+                    args: vals.clone(),
+                    span: e.span,
+                });
+                if self.functions.hypothesis {
+                    // The induction hypothesis of the function's own unit: the
+                    // callee's postcondition at this call, under the conditions
+                    // that lead here (sound because the measure decreases at
+                    // every such call: `termination.rs`).
+                    let mut post = Vec::new();
+                    for s in &f.post {
+                        let mut pcx = ECx::new(&cx.guard, &env, None, &f.class);
+                        pcx.check = false;
+                        pcx.result = Some(call.clone());
+                        post.push(self.expr(&s.expr, &mut pcx));
+                    }
+                    let hyp = Term::and(cx.conds.clone()).implies(&Term::and(post));
+                    self.assume(&cx.guard.clone(), hyp);
                 }
-                let hyp = Term::and(cx.conds.clone()).implies(&Term::and(post));
-                self.assume(&cx.guard.clone(), hyp);
             }
         }
         call
     }
 
-    /// The axioms of every pure function of the program, except the definition
-    /// and postcondition of `own`: the function whose own unit this is. That
-    /// unit proves the postcondition by induction, assuming it only at the
-    /// recursive calls the body makes, under the conditions that lead to them
-    /// ([`verify_function`]). As universal axioms they were unsound there: a
-    /// wrong postcondition can be unsatisfiable at some argument (`\result < 0`
-    /// with `\result == 0` for an empty sequence), and the body mentions
-    /// `count(tail(s))` even where it does not call it (`s` empty, `tail(s)` = `s`),
-    /// so the axiom instance contradicted itself and the unit verified vacuously.
+    /// The axioms of every pure function of the program, except, in the unit
+    /// of function `own`: the definitions of the functions on `own`'s
+    /// recursion cycle (`own` itself if it calls itself; always `own`, whose
+    /// unit assumes `own(params) = body` instead), and the postconditions and
+    /// monotonicity of the functions that depend on `own`'s (see the module
+    /// documentation). That unit proves the postcondition by induction,
+    /// assuming postconditions only at the recursive calls the body makes, under
+    /// the conditions that lead to them ([`verify_function`]). As universal
+    /// axioms they were unsound there: a wrong postcondition can be
+    /// unsatisfiable at some argument (`\result < 0` with `\result == 0` for an
+    /// empty sequence), and the body mentions `count(tail(s))` even where it
+    /// does not call it (`s` empty, `tail(s)` = `s`), so the axiom instance
+    /// contradicted itself and the unit verified vacuously.
     pub fn function_axioms(&mut self, own: Option<usize>) {
         for (idx, shape) in self.function_axioms_shaped(own) {
             self.monotonicity_axioms(idx, &shape);
@@ -146,10 +181,17 @@ impl Encoder<'_> {
     pub(super) fn function_axioms_shaped(&mut self, own: Option<usize>) -> Vec<(usize, super::induction::FnShape)> {
         let g = Term::tru();
         let mut shapes = Vec::new();
+        let prog = self.prog;
+        let no_def: Vec<usize> = own.map(|o| call_cycle(prog, o, true)).unwrap_or_default();
+        let no_post: Vec<usize> = own.map(|o| call_cycle(prog, o, false)).unwrap_or_default();
         for (idx, f) in self.prog.functions.iter().enumerate() {
             // Heap-reading functions have no state-free symbol (`heapfn.rs`).
             if reads_heap(self.prog, idx) {
                 continue;
+            }
+            let mut limited = call_cycle(prog, idx, false);
+            if limited.is_empty() {
+                limited.push(idx);
             }
             let mut env = Env::default();
             env.push();
@@ -178,12 +220,12 @@ impl Encoder<'_> {
             if own == Some(idx) {
                 continue;
             }
-            if let Some(body) = &f.body {
+            if let (Some(body), false) = (&f.body, no_def.contains(&idx)) {
                 let mut cx = ECx::new(&g, &env, None, &f.class);
                 cx.check = false;
-                cx.limited = Some(idx);
+                cx.limited = limited.clone();
                 let b = self.expr(body, &mut cx);
-                if f.pre.is_empty() && !super::qp_solve::applies(&b, &fname(f, true)) {
+                if f.pre.is_empty() && limited == [idx] && !super::qp_solve::applies(&b, &fname(f, true)) {
                     self.functions.defs.insert(Rc::from(fname(f, false).as_str()), (vars.iter().map(|v| v.0.clone()).collect(), b.clone()));
                 }
                 self.smt.assert(Term::forall(vars.clone(), vec![vec![full.clone()]], pre.implies(&full.eq(&b)), &format!("{qid}:def")));
@@ -193,8 +235,11 @@ impl Encoder<'_> {
                 let mut cx = ECx::new(&g, &env, None, &f.class);
                 cx.check = false;
                 cx.result = Some(lim.clone());
-                cx.limited = Some(idx);
+                cx.limited = limited.clone();
                 posts.push(self.expr(&s.expr, &mut cx));
+            }
+            if no_post.contains(&idx) {
+                continue;
             }
             if !posts.is_empty() {
                 self.smt.assert(Term::forall(
@@ -203,6 +248,10 @@ impl Encoder<'_> {
                     pre.implies(&Term::and(posts)),
                     &format!("{qid}:post"),
                 ));
+            }
+            // Monotonicity is proved from all the axioms, these included.
+            if own.is_some_and(|o| reaches(prog, idx, o, false)) {
+                continue;
             }
             shapes.push((idx, super::induction::FnShape { vars, pre, full }));
         }
@@ -262,11 +311,23 @@ pub fn verify_function(enc: &mut Encoder, idx: usize) {
         enc.assume(&g, t);
     }
     let Some(body) = &f.body else { return };
-    enc.functions.current = Some(idx);
-    enc.functions.recursive_sites.clear();
+    // The measure of a `decreases` clause must be well-defined where the
+    // precondition holds.
+    if let Some((es, _)) = &f.decreases {
+        for e in es {
+            let mut cx = ECx::new(&g, &env, None, &f.class);
+            enc.expr(e, &mut cx);
+        }
+    }
+    let cycle = call_cycle(enc.prog, idx, true);
+    enc.functions.cycle = cycle.clone();
+    enc.functions.hypothesis = true;
     let mut cx = ECx::new(&g, &env, None, &f.class);
+    cx.body_of = Some(idx);
     let value = enc.expr(body, &mut cx);
-    enc.functions.current = None;
+    enc.functions.hypothesis = false;
+    // The termination proof collects the sites again, without the hypotheses.
+    enc.functions.sites.clear();
     let result = enc.fresh_const("result", value.sort());
     enc.smt.assert(result.eq(&value));
     // A postcondition may name the function at its own parameters
@@ -283,120 +344,7 @@ pub fn verify_function(enc: &mut Encoder, idx: usize) {
         let b = Blame::new(codes::POSTCONDITION, "postcondition of the function may not hold", s.span);
         enc.check(&g, Some(&env), &[], t, b);
     }
-    let sites = std::mem::take(&mut enc.functions.recursive_sites);
-    if !sites.is_empty() {
-        termination(enc, idx, &g, &params, &sites);
+    if !cycle.is_empty() {
+        super::termination::check(enc, idx, &cycle);
     }
-    if calls_back(enc.prog, idx) {
-        enc.failures.push(super::super::Failure::new(
-            codes::TERMINATION,
-            "mutually recursive pure functions are not supported (their termination is not checked)",
-            f.name_span,
-        ));
-    }
-}
-
-/// A candidate termination measure: the arguments of a call to its value.
-type Measure = Box<dyn Fn(&mut Encoder, &[Term]) -> Term>;
-
-fn termination(enc: &mut Encoder, idx: usize, g: &Term, params: &[(crate::ast::Name, Ty, Term)], sites: &[RecSite]) {
-    let f = &enc.prog.functions[idx];
-    // Candidate measures over the parameter positions.
-    let mut cands: Vec<Measure> = Vec::new();
-    for (i, (_, t, _)) in params.iter().enumerate() {
-        match t {
-            Ty::Int => {
-                cands.push(Box::new(move |_, a: &[Term]| a[i].clone()));
-            }
-            Ty::Seq(el) => {
-                let el1 = el.clone();
-                cands.push(Box::new(move |e: &mut Encoder, a: &[Term]| {
-                    let fns = e.seq_fns_of(&el1);
-                    fns.len(&a[i])
-                }));
-                for (k, (_, tk, _)) in params.iter().enumerate() {
-                    if *tk == Ty::Int {
-                        let el = el.clone();
-                        cands.push(Box::new(move |e: &mut Encoder, a: &[Term]| {
-                            let fns = e.seq_fns_of(&el);
-                            fns.len(&a[i]).sub(&a[k])
-                        }));
-                    }
-                }
-            }
-            _ => {}
-        }
-    }
-    let formals: Vec<Term> = params.iter().map(|p| p.2.clone()).collect();
-    for m in &cands {
-        let here = m(enc, &formals);
-        // A measure that is syntactically unchanged at some call cannot decrease.
-        if sites.iter().any(|s| m(enc, &s.args) == here) {
-            continue;
-        }
-        let mut all = true;
-        for s in sites {
-            let there = m(enc, &s.args);
-            let goal = Term::int(0).le(&there).and2(&there.lt(&here));
-            if !enc.prove(g, &Term::and(s.conds.clone()), &goal, None) {
-                all = false;
-                break;
-            }
-        }
-        if all {
-            return;
-        }
-    }
-    let first = &sites[0];
-    enc.failures.push(super::super::Failure {
-        code: codes::TERMINATION,
-        message: format!(
-            "the recursion of `{}` may not terminate: no parameter, sequence length or `|s| - k` decreases at this call",
-            f.name
-        ),
-        span: first.span,
-        related: vec![(f.name_span, "the recursive function".into())],
-        values: vec![],
-    });
-}
-
-/// Whether a function is part of a call cycle through another function.
-fn calls_back(prog: &ir::Program, idx: usize) -> bool {
-    let graph: HashMap<usize, Vec<usize>> = (0..prog.functions.len()).map(|i| (i, callees(prog, i))).collect();
-    let mut stack: Vec<usize> = graph[&idx].iter().copied().filter(|&c| c != idx).collect();
-    let mut seen = vec![false; prog.functions.len()];
-    while let Some(n) = stack.pop() {
-        if n == idx {
-            return true;
-        }
-        if std::mem::replace(&mut seen[n], true) {
-            continue;
-        }
-        stack.extend(graph[&n].iter().copied());
-    }
-    false
-}
-
-fn callees(prog: &ir::Program, idx: usize) -> Vec<usize> {
-    use crate::ast::visit::Visitor;
-    struct C<'a>(&'a ir::Program, &'a str, Vec<usize>);
-    impl Visitor for C<'_> {
-        fn visit_expr(&mut self, e: &Expr) {
-            if let ExprKind::Call { method, .. } = &e.kind {
-                // Every overload: a conservative call graph.
-                for (i, f) in self.0.functions.iter().enumerate() {
-                    if f.name == method.name && &*f.class == self.1 {
-                        self.2.push(i);
-                    }
-                }
-            }
-            crate::ast::visit::walk_expr(self, e);
-        }
-    }
-    let f = &prog.functions[idx];
-    let mut c = C(prog, &f.class, Vec::new());
-    if let Some(b) = &f.body {
-        c.visit_expr(b);
-    }
-    c.2
 }

@@ -38,6 +38,7 @@ pub mod seq;
 pub mod sets;
 mod state;
 mod stmt;
+mod termination;
 pub mod triggers;
 mod unfolding;
 

@@ -64,6 +64,9 @@ pub struct HeapState {
     epoch_zero_done: std::collections::HashSet<Rc<str>>,
     /// Heap and mask versions in flattened form.
     flat_defs: FlatDefs,
+    /// One integer constant per distinct heap (base epoch and heap versions):
+    /// [`Encoder::heap_token`].
+    tokens: HashMap<String, Term>,
 }
 
 #[derive(Clone, Debug)]
@@ -95,6 +98,22 @@ impl Encoder<'_> {
     pub fn fresh_state(&mut self) -> State {
         self.fresh += 1;
         State { epoch: self.fresh, heap: BTreeMap::new(), mask: BTreeMap::new() }
+    }
+
+    /// An integer constant naming the heap of `st` on the families `fams`
+    /// (every family when `None`): equal for two states with the same base
+    /// epoch and the same heap version of each of those families (so the same
+    /// heap functions there), a fresh unrelated constant otherwise. Abstract
+    /// heap-reading functions take it as an argument (`heapfn.rs`).
+    pub fn heap_token(&mut self, st: &State, fams: Option<&[Rc<str>]>) -> Term {
+        let versions: Vec<(&Rc<str>, &Rc<str>)> = st.heap.iter().filter(|(k, _)| fams.is_none_or(|fs| fs.contains(k))).collect();
+        let key = format!("{:?}|{}|{:?}", fams, st.epoch, versions);
+        if let Some(t) = self.heap.tokens.get(&key) {
+            return t.clone();
+        }
+        let t = self.fresh_const("heap", Sort::Int);
+        self.heap.tokens.insert(key, t.clone());
+        t
     }
 
     pub fn family(&mut self, key: &str, dom: Vec<Sort>, val: Sort) -> Rc<str> {

@@ -41,7 +41,7 @@ pub fn reads_heap(prog: &ir::Program, idx: usize) -> bool {
         if reads_heap_itself(prog, i) {
             return true;
         }
-        stack.extend(callees(prog, i));
+        stack.extend(callees(prog, i, false));
     }
     false
 }
@@ -53,18 +53,37 @@ pub fn heap_function_names(prog: &ir::Program) -> std::collections::HashSet<Name
 
 /// Whether function `idx` calls itself, directly or through other functions.
 pub fn is_recursive(prog: &ir::Program, idx: usize) -> bool {
+    reaches(prog, idx, idx, false)
+}
+
+/// Whether function `from` calls function `to`, directly or through other
+/// functions (at least one call): in its body only (`body_only`), or in its
+/// contract or body.
+pub fn reaches(prog: &ir::Program, from: usize, to: usize, body_only: bool) -> bool {
     let mut seen = vec![false; prog.functions.len()];
-    let mut stack = callees(prog, idx);
+    let mut stack = callees(prog, from, body_only);
     while let Some(i) = stack.pop() {
-        if i == idx {
+        if i == to {
             return true;
         }
         if std::mem::replace(&mut seen[i], true) {
             continue;
         }
-        stack.extend(callees(prog, i));
+        stack.extend(callees(prog, i, body_only));
     }
     false
+}
+
+/// The functions on a call cycle through function `idx` (its strongly
+/// connected component in the call graph, `idx` included), following calls in
+/// bodies only (`body_only`: the recursion whose termination must be proved)
+/// or in contracts too (the functions whose postconditions may depend on each
+/// other). Empty when `idx` is on no cycle. Sorted.
+pub fn call_cycle(prog: &ir::Program, idx: usize, body_only: bool) -> Vec<usize> {
+    if !reaches(prog, idx, idx, body_only) {
+        return Vec::new();
+    }
+    (0..prog.functions.len()).filter(|&i| i == idx || (reaches(prog, idx, i, body_only) && reaches(prog, i, idx, body_only))).collect()
 }
 
 fn clauses(f: &ir::Function) -> impl Iterator<Item = &Expr> {
@@ -202,8 +221,9 @@ fn children<'e>(e: &'e Expr, out: &mut Vec<&'e Expr>) {
 }
 
 /// The functions `idx` may call (every function of the called name in the
-/// receiver's class; any class when the receiver's class is unknown).
-fn callees(prog: &ir::Program, idx: usize) -> Vec<usize> {
+/// receiver's class; any class when the receiver's class is unknown), in its
+/// body only (`body_only`) or in its contract and body.
+fn callees(prog: &ir::Program, idx: usize, body_only: bool) -> Vec<usize> {
     fn walk(prog: &ir::Program, class: &Name, e: &Expr, out: &mut Vec<usize>) {
         if let ExprKind::Call { receiver, method, .. } = &e.kind {
             let target: Option<Name> = match receiver.as_deref() {
@@ -228,7 +248,8 @@ fn callees(prog: &ir::Program, idx: usize) -> Vec<usize> {
     }
     let f = &prog.functions[idx];
     let mut out = Vec::new();
-    for e in clauses(f) {
+    let exprs: Vec<&Expr> = if body_only { f.body.iter().collect() } else { clauses(f).collect() };
+    for e in exprs {
         walk(prog, &f.class, e, &mut out);
     }
     out.sort_unstable();
