@@ -799,7 +799,13 @@ impl<'p> Interp<'p> {
             ExprKind::WithThen { expr, .. } => self.eval(f, expr)?,
             ExprKind::Old(e) => self.eval_old(f, e)?,
             ExprKind::Result => f.result.clone().ok_or_else(|| Error("`\\result` outside a postcondition".into()))?,
-            ExprKind::Perm { .. } | ExprKind::PointsTo { .. } | ExprKind::Value(_) => Value::Bool(true),
+            ExprKind::Perm { .. } | ExprKind::Value(_) => Value::Bool(true),
+            // `PointsTo(loc, p, v)`: its permission part counts as true, its value
+            // part `loc == v` is checked.
+            ExprKind::PointsTo { loc, value, .. } => {
+                let (l, v) = (self.eval(f, loc)?, self.eval(f, value)?);
+                Value::Bool(same(&l, &v))
+            }
             // Permissions count as true, but the functional part of a `\forall*`
             // (`Perm(c[i], 1\4) ** c[i] > 0`) is checked like `\forall`'s, where
             // its range can be enumerated; elsewhere it counts as true as well.

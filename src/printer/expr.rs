@@ -171,7 +171,11 @@ impl Printer<'_> {
 
     /// The base of a postfix operator (`.f`, `[i]`, a method call's receiver).
     fn postfix_base(&mut self, e: &Expr) {
-        let paren = prec(e) < POSTFIX || matches!(e.kind, ExprKind::New { .. } | ExprKind::NewArray { .. });
+        // `[i][j]` would read as the scale `[i]` of `[j]`: a short sequence
+        // literal is parenthesised as the base of `[j]` (and of the other postfix
+        // operators, for uniformity).
+        let short_seq = matches!(e.kind, ExprKind::Collection { kind: CollectionKind::Seq, elem: None, .. });
+        let paren = prec(e) < POSTFIX || short_seq || matches!(e.kind, ExprKind::New { .. } | ExprKind::NewArray { .. });
         self.expr_paren(e, paren);
     }
 

@@ -964,3 +964,11 @@ fn run_blocks() {
     let p = prog("class W {\n  int run;\n  void run() { }\n}\n");
     assert_eq!(p.classes[0].members.len(), 2);
 }
+
+#[test]
+fn short_sequence_literals_next_to_scales() {
+    assert_eq!(ex("[x] in s"), ex("(seq<int>{x}) in s").replace("seq<int>", "seq<_>"));
+    assert_eq!(ex("[x] \\in s"), ex("[x] in s"));
+    assert_eq!(ex("([i])[j]"), "([] (seq<_> [i]) j)");
+    assert_eq!(ex("[p][q]r()"), ex("[p]([q]r())"));
+}
