@@ -284,36 +284,7 @@ pub fn contract_annotation(indent: &str, c: &Contract) -> String {
 
 /// The clauses of a contract, one PVL line each (`requires e;`).
 pub fn clause_lines(c: &Contract) -> Vec<String> {
-    c.clauses
-        .iter()
-        .map(|cl| {
-            let body = match &cl.kind {
-                ClauseKind::Given(p) | ClauseKind::Yields(p) => {
-                    format!("{} {}", crate::printer::print_type(&p.ty), p.name)
-                }
-                ClauseKind::Modifies(es) | ClauseKind::Accessible(es) => {
-                    es.iter().map(crate::printer::print_expr).collect::<Vec<_>>().join(", ")
-                }
-                ClauseKind::Signals(p, e) => {
-                    format!("({} {}) {}", crate::printer::print_type(&p.ty), p.name, crate::printer::print_expr(e))
-                }
-                ClauseKind::Requires(e)
-                | ClauseKind::Ensures(e)
-                | ClauseKind::Context(e)
-                | ClauseKind::ContextEverywhere(e)
-                | ClauseKind::LoopInvariant(e)
-                | ClauseKind::KernelInvariant(e)
-                | ClauseKind::LockInvariant(e) => crate::printer::print_expr(e),
-                ClauseKind::Decreases(Decreases::NoRecursion) => String::new(),
-                ClauseKind::Decreases(Decreases::Assume) => "assume".into(),
-                ClauseKind::Decreases(Decreases::Measure(es)) => es.iter().map(crate::printer::print_expr).collect::<Vec<_>>().join(", "),
-            };
-            if body.is_empty() {
-                return format!("{};", cl.kind.keyword());
-            }
-            format!("{} {};", cl.kind.keyword(), body)
-        })
-        .collect()
+    c.clauses.iter().map(crate::printer::print_clause).collect()
 }
 
 /// A specification statement (`assert e;`, `assume e;`, …) as its PVL line.

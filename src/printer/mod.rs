@@ -125,6 +125,17 @@ pub fn print_stmt(s: &Stmt) -> String {
     out
 }
 
+/// One contract clause on one line, without the line end: `requires e;`.
+pub fn print_clause(c: &Clause) -> String {
+    let mut pr = Printer::new(&[]);
+    pr.clause(c);
+    let mut out = pr.out;
+    while out.ends_with('\n') {
+        out.pop();
+    }
+    out
+}
+
 /// A type as written: `int[]`, `seq<seq<int>>`, `map<int,int>`.
 pub fn print_type(t: &Type) -> String {
     let mut pr = Printer::new(&[]);
