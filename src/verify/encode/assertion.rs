@@ -114,6 +114,10 @@ struct Run<'a, 'e> {
     scale: Option<Term>,
     check: bool,
     touched: BTreeSet<Rc<str>>,
+    /// A predicate instance was given away (exhaled, not by `fold`/`unfold`):
+    /// the heap of its footprint must be havocked, also in families this unit
+    /// has not met yet (see `exhale_all`).
+    gave_instance: bool,
     /// Single locations inhaled: the good-mask bound is also assumed for these
     /// ground terms, so that e.g. `Perm(a[0],1) ** Perm(b[0],1)` gives `a != b`
     /// without a term to trigger the quantified bound.
@@ -134,6 +138,7 @@ impl Encoder<'_> {
             scale: scale.cloned(),
             check,
             touched: BTreeSet::new(),
+            gave_instance: false,
             inhaled: Vec::new(),
         };
         self.assertion(&mut run, st, e, cond);
@@ -161,6 +166,7 @@ impl Encoder<'_> {
         let mut touched = BTreeSet::new();
         let mut check_only = true;
         let mut keeps_heap = true;
+        let mut gave_instance = false;
         for (e, ex) in parts {
             check_only &= ex.check_only;
             keeps_heap &= ex.keeps_heap;
@@ -172,10 +178,12 @@ impl Encoder<'_> {
                 scale: ex.scale.clone().or(scale.cloned()),
                 check: true,
                 touched: BTreeSet::new(),
+                gave_instance: false,
                 inhaled: Vec::new(),
             };
             self.assertion(&mut run, &mut work, e, cond);
             touched.extend(run.touched);
+            gave_instance |= run.gave_instance;
         }
         if check_only {
             return;
@@ -183,6 +191,12 @@ impl Encoder<'_> {
         if !keeps_heap {
             for fam in touched {
                 self.havoc_heap(&mut work, &fam);
+            }
+            if gave_instance {
+                // The families not met yet are at the state's base version:
+                // a new base makes their heaps arbitrary too (their masks stay
+                // empty, as they were).
+                self.rebase(&mut work);
             }
         }
         *st = work;
@@ -439,6 +453,7 @@ impl Encoder<'_> {
                 // where no direct permission is left (an over-approximation;
                 // see `lower/resources.rs`).
                 run.touched.extend(self.heap_families());
+                run.gave_instance = true;
             }
         }
     }

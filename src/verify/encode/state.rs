@@ -116,6 +116,15 @@ impl Encoder<'_> {
         t
     }
 
+    /// `st` with a new base version: every family it has no version of gets an
+    /// arbitrary heap (its mask, empty at every base, stays so). For the heap a
+    /// given-away predicate instance may have framed in families the unit has
+    /// not met yet (`assertion.rs`, `exhale_all`).
+    pub fn rebase(&mut self, st: &mut State) {
+        self.fresh += 1;
+        st.epoch = self.fresh;
+    }
+
     pub fn family(&mut self, key: &str, dom: Vec<Sort>, val: Sort) -> Rc<str> {
         let k: Rc<str> = Rc::from(key);
         self.heap.families.entry(k.clone()).or_insert(FamilyInfo { dom, val });
@@ -265,7 +274,16 @@ impl Encoder<'_> {
     /// The state after `if c then A else B`.
     pub fn join_states(&mut self, c: &Term, a: &State, b: &State) -> State {
         let mut out = a.clone();
-        for fam in a.differing(b) {
+        let mut fams = a.differing(b);
+        if a.epoch != b.epoch {
+            // One branch gave a predicate instance away (`rebase`): every family
+            // met so far is joined (their base versions differ), and the
+            // families not met yet get a new base, arbitrary on both paths.
+            let mut all: Vec<Rc<str>> = self.heap.families.keys().filter(|f| !fams.contains(f)).cloned().collect();
+            all.sort();
+            fams.extend(all);
+        }
+        for fam in fams {
             if a.heap.get(&fam) != b.heap.get(&fam) || a.epoch != b.epoch {
                 let (vars, args) = self.bound_vars(&fam);
                 let (ha, hb) = (self.read_heap(a, &fam, args.clone()), self.read_heap(b, &fam, args.clone()));
@@ -283,6 +301,9 @@ impl Encoder<'_> {
                 self.smt.assert(Term::forall(vars, vec![vec![new.clone()]], new.eq(&c.ite(&ma, &mb)), &name));
                 out.mask.insert(fam, name);
             }
+        }
+        if a.epoch != b.epoch {
+            self.rebase(&mut out);
         }
         out
     }

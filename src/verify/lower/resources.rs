@@ -20,7 +20,10 @@
 //! havocs the heap of every location family where the thread holds no direct
 //! permission (`Encoder::predicate_instance`): an over-approximation of the
 //! instance's footprint (sound: it only forgets values; incomplete where another
-//! instance still held frames a location of the same family). `\unfolding p(e..)
+//! instance still held frames a location of the same family). The families the
+//! unit has not met yet are covered too: the state gets a new base version
+//! (`Encoder::rebase`), and a join of two branches of which one gave an instance
+//! away joins every family met so far and takes a new base for the rest. `\unfolding p(e..)
 //! \in e'` inhales the body into a copy of the state for `e'`, so `e'` reads the
 //! current values (`encode/unfolding.rs`).
 //!
