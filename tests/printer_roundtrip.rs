@@ -326,6 +326,7 @@ class Zoo {
         assert Perm(a[*], 1\2) ** [1\2]inv() ** [p]([q]this.inv(1) ** Perm(x, 1)) ** perm(x) == write;
         assert (\forperm Zoo z, int i \in z.a[i]; z.a[i] > 0);
         assert map<int,int>{1 -> x, 2 -> 3} != map<int,int>{1, x};
+        assert "a \" b" != "";
         assert [1, x] == [t: int] ++ [x] && {x} != {t: int} && b{x, 1} != b{t: int} && x \in {1};
         this?.abs();
         x = a?.get(x)?.m() + 1;

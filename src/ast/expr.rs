@@ -208,6 +208,9 @@ pub enum ExprKind {
     /// `u128::MAX`, beyond is `literal_too_large`), and each stage keeps its
     /// value exactly or refuses it, never clamps it.
     IntLit(u128),
+    /// `"text"`, a `string`: the characters between the quotes as written
+    /// (escapes `\x` kept).
+    StringLit(String),
     BoolLit(bool),
     Null,
     This,

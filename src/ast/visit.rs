@@ -283,6 +283,7 @@ pub fn walk_stmt<V: Visitor + ?Sized>(v: &mut V, s: &Stmt) {
 pub fn walk_expr<V: Visitor + ?Sized>(v: &mut V, e: &Expr) {
     match &e.kind {
         ExprKind::IntLit(_)
+        | ExprKind::StringLit(_)
         | ExprKind::BoolLit(_)
         | ExprKind::Null
         | ExprKind::This
@@ -762,6 +763,7 @@ pub fn walk_stmt_mut<V: VisitMut + ?Sized>(v: &mut V, s: &mut Stmt) {
 pub fn walk_expr_mut<V: VisitMut + ?Sized>(v: &mut V, e: &mut Expr) {
     match &mut e.kind {
         ExprKind::IntLit(_)
+        | ExprKind::StringLit(_)
         | ExprKind::BoolLit(_)
         | ExprKind::Null
         | ExprKind::This

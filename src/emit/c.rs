@@ -297,6 +297,7 @@ fn spec_line(kind: &SpecStmtKind, e: &Expr) -> String {
 pub fn expr(cx: &mut Ctx, e: &Expr) -> R<String> {
     let spec = |what: &str| Err(unsupported(e.span, format!("{what} is specification-only and cannot be emitted as code")));
     match &e.kind {
+        ExprKind::StringLit(_) => Err(unsupported(e.span, "string literals cannot be emitted")),
         ExprKind::IntLit(v) => {
             if i32::try_from(*v).is_err() {
                 return Err(unsupported(e.span, "integer literal does not fit the emitted 32-bit `int`"));

@@ -626,6 +626,7 @@ impl<'p> Interp<'p> {
         self.tick()?;
         Ok(match &e.kind {
             ExprKind::IntLit(v) => Value::Int(int_literal(*v)?),
+            ExprKind::StringLit(_) => return err("string literals are not supported by the interpreter"),
             ExprKind::BoolLit(b) => Value::Bool(*b),
             ExprKind::Null => Value::Null,
             ExprKind::This => f.this.clone().unwrap_or(Value::Null),

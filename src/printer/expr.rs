@@ -194,6 +194,11 @@ impl Printer<'_> {
     fn expr_inner(&mut self, e: &Expr) {
         match &e.kind {
             ExprKind::IntLit(n) => self.w(&n.to_string()),
+            ExprKind::StringLit(text) => {
+                self.w("\"");
+                self.w(text);
+                self.w("\"");
+            }
             ExprKind::BoolLit(b) => self.w(if *b { "true" } else { "false" }),
             ExprKind::Null => self.w("null"),
             ExprKind::This => self.w("this"),

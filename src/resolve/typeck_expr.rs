@@ -171,6 +171,7 @@ impl<'e> Checker<'e> {
         let span = e.span;
         match &mut e.kind {
             ExprKind::IntLit(_) => Ty::Int,
+            ExprKind::StringLit(_) => Ty::String,
             ExprKind::BoolLit(_) => Ty::Bool,
             ExprKind::Null => Ty::Null,
             ExprKind::Read | ExprKind::Write | ExprKind::NoPerm => Ty::Frac,

@@ -560,6 +560,10 @@ impl<'s> Builder<'s> {
                 e.span = span;
                 Ok((e, true))
             }
+            Rule::string_lit => {
+                let text = self.txt(&p);
+                e(ExprKind::StringLit(text[1..text.len() - 1].to_string()))
+            }
             Rule::int_lit => {
                 let text = self.txt(&p);
                 let v = match text.parse::<u128>() {

@@ -1,7 +1,7 @@
 //! Comment collection and cheap pre-checks run before pest.
 //!
-//! PVL has no string or character literals, so a plain left-to-right scan that skips
-//! backtick identifiers finds every comment.
+//! A plain left-to-right scan that skips backtick identifiers and string literals
+//! (which end on their line) finds every comment.
 
 use crate::ast::{Comment, Span};
 use crate::diagnostics::{codes, Diagnostic};
@@ -18,6 +18,7 @@ pub fn scan(src: &str) -> Result<Vec<Comment>, Diagnostic> {
     while i < b.len() {
         match b[i] {
             b'`' => i = skip_backtick(b, i),
+            b'"' => i = skip_string(b, i),
             b'/' if b.get(i + 1) == Some(&b'/') => {
                 let end = memchr(b, i, b'\n').unwrap_or(b.len());
                 // Drop trailing whitespace (and the `\r` of a CRLF line end): the
@@ -71,6 +72,10 @@ pub fn brackets(src: &str) -> Result<BracketInfo, Diagnostic> {
                 i = skip_backtick(b, i);
                 continue;
             }
+            b'"' => {
+                i = skip_string(b, i);
+                continue;
+            }
             b'/' if b.get(i + 1) == Some(&b'/') => {
                 i = memchr(b, i, b'\n').unwrap_or(b.len());
                 continue;
@@ -114,6 +119,21 @@ fn skip_backtick(b: &[u8], i: usize) -> usize {
     } else {
         i + 1
     }
+}
+
+/// Past the string literal that starts at `i` (`"` .. `"`, `\` escaping the next
+/// character, on one line); just past the `"` when it is not closed on its line
+/// (the parser reports it).
+fn skip_string(b: &[u8], i: usize) -> usize {
+    let mut j = i + 1;
+    while j < b.len() && b[j] != b'\n' {
+        match b[j] {
+            b'"' => return j + 1,
+            b'\\' if b.get(j + 1).is_some_and(|&c| c != b'\n') => j += 2,
+            _ => j += 1,
+        }
+    }
+    i + 1
 }
 
 fn memchr(b: &[u8], from: usize, c: u8) -> Option<usize> {

@@ -43,6 +43,7 @@ fn describe(r: Rule) -> (Rank, &'static str) {
         Rule::ws => (Continuation, "a space"),
         Rule::ident_char | Rule::ident | Rule::declarator => (Thing, "an identifier"),
         Rule::int_lit => (Thing, "an integer literal"),
+        Rule::string_lit => (Thing, "a string literal"),
         Rule::k_class | Rule::class_decl => (Thing, "`class`"),
         Rule::k_enum | Rule::enum_decl => (Thing, "`enum`"),
         Rule::k_adt | Rule::adt_decl => (Thing, "`adt`"),

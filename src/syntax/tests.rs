@@ -11,6 +11,7 @@ fn show(e: &Expr) -> String {
     let list = |xs: &[Expr]| xs.iter().map(show).collect::<Vec<_>>().join(" ");
     match &e.kind {
         ExprKind::IntLit(v) => v.to_string(),
+        ExprKind::StringLit(t) => format!("\"{t}\""),
         ExprKind::BoolLit(b) => b.to_string(),
         ExprKind::Null => "null".into(),
         ExprKind::This => "this".into(),
@@ -971,4 +972,18 @@ fn short_sequence_literals_next_to_scales() {
     assert_eq!(ex("[x] \\in s"), ex("[x] in s"));
     assert_eq!(ex("([i])[j]"), "([] (seq<_> [i]) j)");
     assert_eq!(ex("[p][q]r()"), ex("[p]([q]r())"));
+}
+
+#[test]
+fn string_literals() {
+    let e = crate::syntax::parse_expr("\"a \\\" b\"").expect("parses");
+    assert!(matches!(&e.kind, ExprKind::StringLit(t) if t == "a \\\" b"));
+    assert!(!err("class A { void m() { string s = \"open; } }").is_empty());
+}
+
+#[test]
+fn comment_markers_inside_string_literals_are_text() {
+    let p = prog("class A {\n  void m() {\n    string s = \"http://x /* y\"; // real\n  }\n}\n");
+    assert_eq!(p.comments.len(), 1);
+    assert_eq!(p.comments[0].text, "// real");
 }

@@ -173,6 +173,7 @@ impl Encoder<'_> {
     pub fn expr(&mut self, e: &Expr, cx: &mut ECx) -> Term {
         match &e.kind {
             ExprKind::IntLit(v) => Term::nat(*v),
+            ExprKind::StringLit(text) => self.string_literal(text),
             ExprKind::BoolLit(b) => Term::bool(*b),
             ExprKind::Null => null_of(&super::ref_sort()),
             ExprKind::This => cx.this.clone().unwrap_or_else(|| {

@@ -207,6 +207,9 @@ struct Theories {
     instances: HashSet<String>,
     /// The enums whose sort is declared, by name.
     enums: HashSet<crate::ast::Name>,
+    /// The string literals met, as written, with their constants (pairwise
+    /// distinct: different texts are different strings).
+    strings: Vec<(String, Term)>,
 }
 
 /// The obligation cache of a unit: what it has checked and assumed, so that a
@@ -545,6 +548,27 @@ impl<'a> Encoder<'a> {
             Ty::Enum(e) => self.enum_sort(e),
             _ => Sort::named(&format!("{ty}")),
         }
+    }
+
+    /// The value of the string literal `"text"`: a constant of the `string` sort,
+    /// the same for the same text. Literals of different texts are different
+    /// strings, except that a literal with an escape (`"\x41"`) gets no such fact:
+    /// it may be the same string as one written without (`"A"`).
+    pub fn string_literal(&mut self, text: &str) -> Term {
+        if let Some((_, t)) = self.theories.strings.iter().find(|(s, _)| s == text) {
+            return t.clone();
+        }
+        let sort = self.sort_of(&Ty::String);
+        let t = self.fresh_const("string", sort);
+        if !text.contains('\\') {
+            for (other, o) in &self.theories.strings {
+                if !other.contains('\\') {
+                    self.smt.assert(t.ne(o));
+                }
+            }
+        }
+        self.theories.strings.push((text.to_string(), t.clone()));
+        t
     }
 
     /// `enum E { C0, .., Cn-1 }`: a sort of its own, with an index function
