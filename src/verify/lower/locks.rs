@@ -381,7 +381,9 @@ impl Lower<'_> {
         out.push(Stmt::Local { name: tmp, ty, span });
         out.push(Stmt::Fresh { obj: obj.clone(), span });
         for (c, field, fty) in self.fields.iter() {
-            if *c != class.name || &**field == HELD {
+            // Only the fields the program declares: not the ghost fields that
+            // stand for lock and thread tokens (`$held`, `$idle`, `$running`).
+            if *c != class.name || [HELD, IDLE, RUNNING].contains(&&**field) {
                 continue;
             }
             let loc = Expr {
@@ -403,6 +405,10 @@ impl Lower<'_> {
             let default = Expr { kind: default, span, ty: if matches!(fty, Ty::Int | Ty::Bool) { fty.clone() } else { Ty::Null } };
             let eq = Expr { kind: ExprKind::Binary { op: ast::BinOp::Eq, lhs: Box::new(loc), rhs: Box::new(default) }, span, ty: Ty::Bool };
             out.push(Stmt::Inhale { expr: eq, span });
+        }
+        // A new thread object is idle (as after a constructor, `lower_new`).
+        if self.methods.iter().any(|m| m.class == class.name && &*m.name == "fork") {
+            out.push(Stmt::Inhale { expr: token(obj.clone(), IDLE, span), span });
         }
         out.push(Stmt::Assign { name: target, value: obj, span });
     }
