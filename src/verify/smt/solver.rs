@@ -81,16 +81,6 @@ const EAGER_THRESHOLD: &str = "3.0";
 /// proofs, never make one.
 const LAZY_THRESHOLD: &str = "7.0";
 
-/// Z3's Gröbner-basis step for nonlinear arithmetic: off. With it, the loop_unroll
-/// corpus program `NestedLoops` (a cubic loop invariant) with `requires n > 0`
-/// weakened to `n >= 0` ran past every time limit, and Z3 did not stop at the
-/// limit (neither `Z3_interrupt` nor `rlimit` took effect for 10–15 s), so a
-/// portfolio of settings tried one after the other could not help; without it,
-/// every variant (`n > 0`, `n >= 0`, `n >= 1`, `n > 1`) is decided in 0.2 s. On the
-/// Alpinist corpus the verdicts are the same (115/143 before and after), median
-/// verification time 0.140 s → 0.147 s per file (this machine, 2 cores).
-const NL_GROBNER: &str = "false";
-
 /// Z3 settings, after Viper's `z3config.smt2`: no model-based quantifier
 /// instantiation (every quantifier gets patterns from alpine), no auto-config.
 ///
@@ -104,7 +94,6 @@ pub fn configure_globals() {
     z3::set_global_param("smt.case_split", "3");
     z3::set_global_param("smt.delay_units", "true");
     z3::set_global_param("smt.qi.lazy_threshold", LAZY_THRESHOLD);
-    z3::set_global_param("smt.arith.nl.grobner", NL_GROBNER);
     // Experiments with other Z3 settings (`ALPINE_Z3_PARAMS=name=value,...`),
     // applied after alpine's own.
     if let Ok(extra) = std::env::var("ALPINE_Z3_PARAMS") {
@@ -140,7 +129,7 @@ impl SmtSolver {
         // The dump starts with the same settings, so `z3 FILE` replays the unit.
         let header = format!(
             "(set-option :auto_config false)\n(set-option :smt.mbqi false)\n(set-option :smt.qi.eager_threshold {EAGER_THRESHOLD})\n(set-option :smt.qi.lazy_threshold {LAZY_THRESHOLD})\n\
-             (set-option :smt.case_split 3)\n(set-option :smt.delay_units true)\n(set-option :smt.arith.nl.grobner {NL_GROBNER})\n(set-option :timeout {timeout_ms})\n"
+             (set-option :smt.case_split 3)\n(set-option :smt.delay_units true)\n(set-option :timeout {timeout_ms})\n"
         );
         let native = NativeTerms::new(solver.get_context());
         SmtSolver {
