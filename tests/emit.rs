@@ -95,7 +95,11 @@ fn cuda_output_of_the_corpus_compiles_to_ptx() {
     }
     // One clang run for all files (PTX of each lands beside it).
     let mut cmd = Command::new("clang");
-    cmd.current_dir(dir.path()).args(CLANG_PTX).args(files.iter().map(|(_, f)| f.file_name().unwrap().to_owned()));
+    // With the benchmarks' timing code too (`-DALPINE_TIME_DEVICE`).
+    cmd.current_dir(dir.path())
+        .args(CLANG_PTX)
+        .arg("-DALPINE_TIME_DEVICE")
+        .args(files.iter().map(|(_, f)| f.file_name().unwrap().to_owned()));
     let out = cmd.output().expect("clang runs");
     assert!(out.status.success(), "clang failed:\n{}", String::from_utf8_lossy(&out.stderr));
     // clang names each output after its input (`f3.s`, or with the offload
@@ -258,7 +262,7 @@ fn a_file_without_par_is_refused_and_a_supported_one_is_accepted() {
     let ok = format!("{HEAD}    par k(int t = 0 .. a.length)\n      context Perm(a[t], write);\n    {{ a[t] = t / 2 % 3; }}\n  }}\n}}\n");
     let (code, out) = emit_cli(&ok, "opencl");
     assert_eq!(code, 0, "{out}");
-    assert!(out.contains("__kernel void C_m_k(__global int *a, int alpine_lo0, int alpine_n0)"), "{out}");
+    assert!(out.contains("__kernel void C_m_k(__global int *restrict a, int alpine_lo0, int alpine_n0)"), "{out}");
 }
 
 /// A kernel that sums and subtracts into one cell through atomic blocks (one

@@ -42,6 +42,19 @@ pub struct EmitArgs {
     /// device functions without host code (`.cu`, e.g. for NVRTC).
     #[arg(long, value_name = "FILE")]
     kernels_out: Option<std::path::PathBuf>,
+    /// Plain `int *` kernel array pointers: no `const` on read-only arrays and no
+    /// `__restrict__`/`restrict` (to measure what the qualifiers buy).
+    #[arg(long)]
+    no_restrict: bool,
+    /// CUDA: how many threads of a 1-D par block without a barrier each GPU thread runs.
+    #[arg(long, value_name = "K", default_value_t = alpine::emit::ELEMENTS_PER_THREAD,
+          value_parser = clap::value_parser!(u32).range(1..=64))]
+    elements_per_thread: u32,
+}
+
+/// The emitter's options from `--no-restrict` and `--elements-per-thread`.
+pub fn options(no_restrict: bool, elements_per_thread: u32) -> alpine::emit::Options {
+    alpine::emit::Options { qualify_pointers: !no_restrict, elements_per_thread }
 }
 
 pub fn run(args: EmitArgs, reporter: &Reporter) -> i32 {
@@ -63,7 +76,15 @@ pub fn run(args: EmitArgs, reporter: &Reporter) -> i32 {
             return EXIT_BAD_INPUT;
         }
     };
-    let status = write_code(&file, &program, args.target, args.host, args.output.as_deref(), reporter);
+    let status = write_code(
+        &file,
+        &program,
+        args.target,
+        args.host,
+        options(args.no_restrict, args.elements_per_thread),
+        args.output.as_deref(),
+        reporter,
+    );
     match &args.kernels_out {
         Some(path) if status == EXIT_OK => {
             // The program was emitted above, so its kernels are in the subset.
@@ -104,13 +125,14 @@ pub fn write_code(
     program: &Program,
     target: TargetArg,
     host: HostArg,
+    options: alpine::emit::Options,
     output: Option<&std::path::Path>,
     reporter: &Reporter,
 ) -> i32 {
     let target = self::target(target);
     let code = match host {
-        HostArg::C => alpine::emit::emit(program, target),
-        HostArg::Rust => alpine::emit::host_rust::emit(program, target),
+        HostArg::C => alpine::emit::emit_with(program, target, options),
+        HostArg::Rust => alpine::emit::host_rust::emit_with(program, target, options),
     };
     let code = match code {
         Ok(code) => code,

@@ -94,6 +94,13 @@ pub struct OptimiseArgs {
     /// With --emit: the host side, C/CUDA (default) or a Rust launcher module.
     #[arg(long, value_enum, requires = "emit", default_value_t = super::emit::HostArg::C)]
     host: super::emit::HostArg,
+    /// With --emit: plain `int *` kernel array pointers (no `const`, no `__restrict__`).
+    #[arg(long, requires = "emit")]
+    no_restrict: bool,
+    /// With --emit cuda: how many threads of a 1-D par block without a barrier each GPU thread runs.
+    #[arg(long, value_name = "K", requires = "emit", default_value_t = alpine::emit::ELEMENTS_PER_THREAD,
+          value_parser = clap::value_parser!(u32).range(1..=64))]
+    elements_per_thread: u32,
 }
 
 /// Parses `--unroll|--merge [LOOP=]K`: the loop it names and the factor.
@@ -321,7 +328,8 @@ pub fn run(args: OptimiseArgs, reporter: &Reporter) -> i32 {
             return EXIT_CHECK_FAILED;
         };
         let output = args.output.as_deref().map(Path::new);
-        return super::emit::write_code(&result, &program, target, args.host, output, reporter);
+        let options = super::emit::options(args.no_restrict, args.elements_per_thread);
+        return super::emit::write_code(&result, &program, target, args.host, options, output, reporter);
     }
     let target = if args.in_place { Some(args.file.as_str()) } else { args.output.as_deref() };
     if let Some(path) = target {

@@ -95,6 +95,7 @@ pub fn atomic(cx: &mut Ctx, s: &Stmt, body: &Stmt, indent: &str) -> R<String> {
     for t in &stmts {
         if std::ptr::eq(*t, **w) {
             let (place, value) = (c::expr(cx, target)?, c::expr(cx, operand)?);
+            cx.mark_written(&array.name);
             let f = match (cx.target, op) {
                 (Target::Cuda, BinOp::Add) => "atomicAdd",
                 (Target::Cuda, _) => "atomicSub",

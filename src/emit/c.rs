@@ -41,10 +41,11 @@ pub enum Mode {
 }
 
 /// A host variable a kernel reads: an array (pointer, plus its length when
-/// `.length` is used) or a scalar (passed by value).
+/// `.length` is used; `written` when the kernel assigns or atomically updates one
+/// of its elements) or a scalar (passed by value).
 #[derive(Clone, Debug, PartialEq, Eq)]
 pub enum Capture {
-    Array { name: Name, length: bool },
+    Array { name: Name, length: bool, written: bool },
     Scalar { name: Name },
 }
 
@@ -96,7 +97,7 @@ impl<'a> Ctx<'a> {
         if self.mode == Mode::Kernel {
             if let Some(t) = self.host_vars.get(&id.name).cloned() {
                 let cap = match t {
-                    Ty::Array(_) => Capture::Array { name: id.name.clone(), length: false },
+                    Ty::Array(_) => Capture::Array { name: id.name.clone(), length: false, written: false },
                     _ => Capture::Scalar { name: id.name.clone() },
                 };
                 let seen = self.captures.iter().any(|c| match (c, &cap) {
@@ -115,9 +116,21 @@ impl<'a> Ctx<'a> {
 
     fn mark_length(&mut self, name: &Name) {
         for c in &mut self.captures {
-            if let Capture::Array { name: n, length } = c {
+            if let Capture::Array { name: n, length, .. } = c {
                 if n == name {
                     *length = true;
+                }
+            }
+        }
+    }
+
+    /// Records that the kernel writes an element of the captured array `name`
+    /// (its pointer then loses `const`, and the host copies the array back).
+    pub fn mark_written(&mut self, name: &Name) {
+        for c in &mut self.captures {
+            if let Capture::Array { name: n, written, .. } = c {
+                if n == name {
+                    *written = true;
                 }
             }
         }
@@ -492,7 +505,13 @@ fn assign_target(cx: &mut Ctx, target: &Expr) -> R<String> {
             }
             Ok(c_name(&id.name))
         }
-        ExprKind::Index { .. } => expr(cx, target),
+        ExprKind::Index { base, .. } => {
+            let place = expr(cx, target)?;
+            if let ExprKind::Var(array) = &base.kind {
+                cx.mark_written(&array.name);
+            }
+            Ok(place)
+        }
         _ => Err(unsupported(target.span, "only variables and array elements can be assigned in emitted code")),
     }
 }

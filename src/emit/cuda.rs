@@ -11,6 +11,7 @@
 //! * errors: every runtime call goes through `ALPINE_CHECK`, which prints the
 //!   call and its error and leaves with status 1 (device buffers are freed).
 
+use super::c::{c_name, length_name, Capture};
 use super::{HostFn, Kernel, Unit, BLOCK_1D, BLOCK_2D};
 
 /// How to build the file, at its top: with the CUDA toolkit, or with clang alone.
@@ -47,6 +48,12 @@ cudaError_t cudaGetLastError(void);
 const char *cudaGetErrorString(cudaError_t e);
 unsigned __cudaPushCallConfiguration(dim3 g, dim3 b, size_t shmem = 0, cudaStream_t s = 0);
 cudaError_t cudaConfigureCall(dim3 g, dim3 b, size_t shmem = 0, cudaStream_t s = 0);
+typedef struct CUevent_st *cudaEvent_t;
+cudaError_t cudaEventCreate(cudaEvent_t *e);
+cudaError_t cudaEventRecord(cudaEvent_t e, cudaStream_t s);
+cudaError_t cudaEventSynchronize(cudaEvent_t e);
+cudaError_t cudaEventElapsedTime(float *ms, cudaEvent_t start, cudaEvent_t end);
+cudaError_t cudaEventDestroy(cudaEvent_t e);
 int fprintf(struct _IO_FILE *f, const char *fmt, ...);
 extern struct _IO_FILE *stderr;
 }
@@ -70,6 +77,9 @@ pub fn render(unit: &Unit) -> String {
         "\n\
          #define ALPINE_CHECK(call) \\\n    do { \\\n        cudaError_t alpine_e = (call); \\\n        if (alpine_e != cudaSuccess) { \\\n            fprintf(stderr, \"alpine: %s failed: %s\\n\", #call, cudaGetErrorString(alpine_e)); \\\n            status = 1; \\\n            goto done; \\\n        } \\\n    } while (0)\n\n",
     );
+    out += TIMING_GLOBAL;
+    out.push('\n');
+    out += &super::pointer_note(unit, "__restrict__");
     for m in &unit.skipped {
         out += &format!("// {m}: not emitted (no par block)\n");
     }
@@ -94,7 +104,7 @@ pub fn render(unit: &Unit) -> String {
 /// The device code alone (pure functions and kernels, no includes and no host
 /// code), for run-time compilation with NVRTC (`alpine emit --host rust`).
 pub fn device_source(unit: &Unit) -> String {
-    let mut out = String::new();
+    let mut out = super::pointer_note(unit, "__restrict__");
     for (comment, def) in &unit.functions {
         out += comment;
         out += &format!("__device__ static {def}\n");
@@ -109,14 +119,75 @@ pub fn device_source(unit: &Unit) -> String {
 }
 
 fn kernel(k: &Kernel) -> String {
-    let params = super::kernel_params(k, "int *");
+    let params = super::kernel_params(k, "", "__restrict__");
     let mut out = k.contract.clone();
+    if k.elements_per_thread > 1 {
+        return out + &packed_kernel(k, &params);
+    }
     // C linkage: the kernel's name is its symbol (a launcher loading the PTX by
     // name, e.g. `alpine emit --host rust`, finds it unmangled).
     out += &format!("extern \"C\" __global__ void {}({}) {{\n", k.name, params.join(", "));
     // The last iterator runs along x.
     let axes: &[&str] = if k.iters.len() == 1 { &["x"] } else { &["y", "x"] };
     out += &super::kernel_body(k, |d| format!("(int)(blockIdx.{ax} * blockDim.{ax} + threadIdx.{ax})", ax = axes[d]));
+    out
+}
+
+/// A 1-D kernel without a barrier whose GPU threads each run K =
+/// `k.elements_per_thread` threads of the par block (see
+/// `Options::elements_per_thread`): the par body becomes a device function of
+/// one thread id (`NAME_thread`, with the kernel's own pointer parameters, so
+/// `__restrict__` still holds inside it), which the kernel calls K times. A block
+/// whose whole chunk lies in the range — all but the last — makes the K calls
+/// without bounds checks: with no branch between them, the compiler can issue
+/// every call's loads before the first store, which is the point of packing.
+fn packed_kernel(k: &Kernel, params: &[String]) -> String {
+    let per_thread = k.elements_per_thread;
+    let it = &k.iters[0];
+    // The kernel's parameters but the range's (`alpine_lo0`, `alpine_n0`, last).
+    let own = &params[..params.len() - 2];
+    let mut args: Vec<String> = Vec::new();
+    for p in &k.params {
+        match p {
+            Capture::Array { name, length, .. } => {
+                args.push(c_name(name));
+                if *length {
+                    args.push(length_name(name));
+                }
+            }
+            Capture::Scalar { name } => args.push(c_name(name)),
+        }
+    }
+    let step = format!("{}_thread", k.name);
+    let mut out = format!("__device__ static inline void {step}({}) {{\n", [own, &[format!("int {it}")]].concat().join(", "));
+    for line in k.body.lines() {
+        // The body is indented for the kernel's inner block; here it is one level.
+        out += line.strip_prefix("    ").unwrap_or(line);
+        out.push('\n');
+    }
+    out += "}\n\n";
+    let call = |id: &str| format!("{step}({})", [args.clone(), vec![id.to_string()]].concat().join(", "));
+    let thread = format!("(int)((blockIdx.x * {per_thread} + alpine_e) * blockDim.x + threadIdx.x)");
+    out += &format!(
+        "extern \"C\" __global__ void {}({}) {{\n\
+         \x20   if ((blockIdx.x + 1) * {per_thread} * blockDim.x <= (unsigned)alpine_n0) {{\n\
+         \x20       // The block's whole chunk is in range: no bounds checks.\n\
+         \x20       #pragma unroll\n\
+         \x20       for (int alpine_e = 0; alpine_e < {per_thread}; alpine_e++)\n\
+         \x20           {};\n\
+         \x20   }} else {{\n\
+         \x20       #pragma unroll\n\
+         \x20       for (int alpine_e = 0; alpine_e < {per_thread}; alpine_e++) {{\n\
+         \x20           int alpine_g0 = {thread};\n\
+         \x20           if (alpine_g0 < alpine_n0)\n\
+         \x20               {};\n\
+         \x20       }}\n\
+         \x20   }}\n}}\n",
+        k.name,
+        params.join(", "),
+        call(&format!("alpine_lo0 + {thread}")),
+        call("alpine_lo0 + alpine_g0"),
+    );
     out
 }
 
@@ -142,7 +213,9 @@ pub fn launch(k: &Kernel, _index: usize, indent: &str) -> String {
             ("1".to_string(), "dim3(alpine_n1, alpine_n0)".to_string())
         }
     } else if k.iters.len() == 1 {
-        (format!("(alpine_n0 + {b} - 1) / {b}", b = BLOCK_1D), BLOCK_1D.to_string())
+        // Each block covers BLOCK_1D × elements_per_thread threads of the range.
+        let span = BLOCK_1D * k.elements_per_thread;
+        (format!("(alpine_n0 + {span} - 1) / {span}"), BLOCK_1D.to_string())
     } else {
         (format!("dim3((alpine_n1 + {b} - 1) / {b}, (alpine_n0 + {b} - 1) / {b})", b = BLOCK_2D), format!("dim3({b}, {b})", b = BLOCK_2D))
     };
@@ -151,11 +224,48 @@ pub fn launch(k: &Kernel, _index: usize, indent: &str) -> String {
     out
 }
 
+/// `-DALPINE_TIME_DEVICE` (for benchmarks): every host function stores in
+/// `alpine_device_ms` the time on the device, in milliseconds, from after its
+/// last copy to the device to before its first copy back — its launches and host
+/// statements — measured with CUDA events. Without the macro the code is as if
+/// these lines were not there.
+const TIMING_GLOBAL: &str = "\
+#ifdef ALPINE_TIME_DEVICE
+// The device time of the last host function called, in milliseconds (see below).
+extern \"C\" {
+float alpine_device_ms = 0.0f;
+}
+#endif
+";
+const TIMING_DECLS: &str = "#ifdef ALPINE_TIME_DEVICE\n    cudaEvent_t alpine_t0 = NULL, alpine_t1 = NULL;\n#endif\n";
+const TIMING_START: &str = "\
+#ifdef ALPINE_TIME_DEVICE
+        ALPINE_CHECK(cudaEventCreate(&alpine_t0));
+        ALPINE_CHECK(cudaEventCreate(&alpine_t1));
+        ALPINE_CHECK(cudaEventRecord(alpine_t0, 0));
+#endif
+";
+const TIMING_STOP: &str = "\
+#ifdef ALPINE_TIME_DEVICE
+        ALPINE_CHECK(cudaEventRecord(alpine_t1, 0));
+        ALPINE_CHECK(cudaEventSynchronize(alpine_t1));
+        ALPINE_CHECK(cudaEventElapsedTime(&alpine_device_ms, alpine_t0, alpine_t1));
+#endif
+";
+const TIMING_FREE: &str = "\
+#ifdef ALPINE_TIME_DEVICE
+    if (alpine_t0) cudaEventDestroy(alpine_t0);
+    if (alpine_t1) cudaEventDestroy(alpine_t1);
+#endif
+";
+
 fn host(h: &HostFn) -> String {
     let mut params = Vec::new();
     for (name, array) in &h.params {
         if *array {
-            params.push(format!("int *{name}, int {name}_length"));
+            // `const`: no kernel writes it, so the call leaves it as it was.
+            let constness = if h.written.contains(name) { "" } else { "const " };
+            params.push(format!("{constness}int *{name}, int {name}_length"));
         } else {
             params.push(format!("int {name}"));
         }
@@ -171,6 +281,7 @@ fn host(h: &HostFn) -> String {
     for a in &arrays {
         out += &format!("    int *alpine_d_{a} = NULL;\n");
     }
+    out += TIMING_DECLS;
     out += "    {\n        int alpine_dev = 0;\n        ALPINE_CHECK(cudaGetDevice(&alpine_dev));\n        ALPINE_CHECK(cudaDeviceGetAttribute(&alpine_max_block, cudaDevAttrMaxThreadsPerBlock, alpine_dev));\n";
     for a in &arrays {
         out += &format!(
@@ -179,8 +290,11 @@ fn host(h: &HostFn) -> String {
              \x20           ALPINE_CHECK(cudaMemcpy(alpine_d_{a}, {a}, sizeof(int) * (size_t){a}_length, cudaMemcpyHostToDevice));\n"
         );
     }
+    out += TIMING_START;
     out += &h.body;
-    for a in &arrays {
+    out += TIMING_STOP;
+    // Only the arrays some kernel writes come back; the others are unchanged.
+    for a in arrays.iter().filter(|a| h.written.contains(**a)) {
         out += &format!(
             "        if ({a}_length > 0)\n\
              \x20           ALPINE_CHECK(cudaMemcpy({a}, alpine_d_{a}, sizeof(int) * (size_t){a}_length, cudaMemcpyDeviceToHost));\n"
@@ -190,6 +304,7 @@ fn host(h: &HostFn) -> String {
     for a in &arrays {
         out += &format!("    cudaFree(alpine_d_{a});\n");
     }
+    out += TIMING_FREE;
     out += "    return status;\n}\n";
     out
 }

@@ -36,7 +36,12 @@ use std::collections::HashMap;
 
 /// Emits the Rust launcher module of `program` for `target`.
 pub fn emit(program: &Program, target: Target) -> Result<String, Vec<Diagnostic>> {
-    let unit = super::build(program, target).map_err(|d| vec![*d])?;
+    emit_with(program, target, super::Options::default())
+}
+
+/// [`emit`] with explicit [`super::Options`] (they shape the kernels' source).
+pub fn emit_with(program: &Program, target: Target, options: super::Options) -> Result<String, Vec<Diagnostic>> {
+    let unit = super::build(program, target, options).map_err(|d| vec![*d])?;
     let tokens = module(program, &unit, target).map_err(|d| vec![*d])?;
     match syn::parse2::<syn::File>(tokens) {
         Ok(file) => {
@@ -153,7 +158,9 @@ fn host(target: Target, m: &Method, b: &Block, h: &HostFn) -> R<TokenStream> {
         match &t {
             Ty::Array(e) => {
                 let elem = if is_bool(e) { quote!(bool) } else { quote!(i32) };
-                params.push(quote!(#name: &mut [#elem]));
+                // Only arrays some kernel writes are borrowed mutably and copied back.
+                let written = h.written.contains(&c_name(&p.name.name));
+                params.push(if written { quote!(#name: &mut [#elem]) } else { quote!(#name: &[#elem]) });
                 let len = ident(&length_name(&p.name.name));
                 lengths.push(quote!(let #len: i32 = #name.len() as i32;));
                 let d = format_ident!("alpine_d_{}", c_name(&p.name.name));
@@ -181,7 +188,7 @@ fn host(target: Target, m: &Method, b: &Block, h: &HostFn) -> R<TokenStream> {
                         }
                     },
                 });
-                download.push(match target {
+                let download_one = match target {
                     Target::OpenCl => quote! {
                         let mut #hv: Vec<cl_int> = vec![0; #name.len()];
                         if !#hv.is_empty() {
@@ -194,8 +201,11 @@ fn host(target: Target, m: &Method, b: &Block, h: &HostFn) -> R<TokenStream> {
                             alpine_stream.memcpy_dtoh(&#d.slice(0..#hv.len()), &mut #hv).map_err(alpine_api("cuMemcpyDtoH"))?;
                         }
                     },
-                });
-                commit.push(back);
+                };
+                if written {
+                    download.push(download_one);
+                    commit.push(back);
+                }
             }
             _ if matches!(t, Ty::Int | Ty::Bool) => {
                 let ty = if is_bool(&t) { quote!(bool) } else { quote!(i32) };
@@ -550,7 +560,9 @@ fn launch(cx: &mut Host, p: &Par) -> R<TokenStream> {
                     quote!(LaunchConfig { grid_dim: (1, 1, 1), block_dim: (alpine_n1 as u32, alpine_n0 as u32, 1), shared_mem_bytes: 0 })
                 }
                 (false, 1) => {
-                    quote!(LaunchConfig { grid_dim: ((alpine_n0 as u32 + #b1 - 1) / #b1, 1, 1), block_dim: (#b1, 1, 1), shared_mem_bytes: 0 })
+                    // Each block covers BLOCK_1D × elements_per_thread threads of the range.
+                    let span = b1 * k.elements_per_thread;
+                    quote!(LaunchConfig { grid_dim: ((alpine_n0 as u32 + #span - 1) / #span, 1, 1), block_dim: (#b1, 1, 1), shared_mem_bytes: 0 })
                 }
                 (false, _) => quote!(LaunchConfig {
                     grid_dim: ((alpine_n1 as u32 + #b2 - 1) / #b2, (alpine_n0 as u32 + #b2 - 1) / #b2, 1),

@@ -13,7 +13,12 @@
 //!   launch: the *last* iterator runs along x (consecutive threads touch
 //!   consecutive elements of row-major data), the first along y;
 //! * a kernel **without** a barrier is launched in blocks of 256 threads (16×16 in
-//!   2-D) rounded up, and a bounds guard skips the surplus threads;
+//!   2-D) rounded up, and a bounds guard skips the surplus threads; in CUDA a GPU
+//!   thread of a 1-D one runs 4 threads of the par block, a block-width apart
+//!   ([`Options::elements_per_thread`]: more loads in flight);
+//! * array pointers of kernels are `__restrict__` / `restrict` (no two overlap:
+//!   each array parameter has its own device buffer) and `const` where the kernel
+//!   never writes the array ([`Options::qualify_pointers`]);
 //! * a kernel **with** a barrier is launched as exactly one block of exactly the
 //!   range's thread count, so there is no guard (a guard around a barrier would
 //!   be barrier divergence) and the block barrier (`__syncthreads()` /
@@ -26,11 +31,14 @@
 //!   — every array parameter as a host pointer plus its length, every scalar by
 //!   value. It allocates a device buffer per array, copies the arrays in, runs the
 //!   host statements (scalar code, loops, ifs) with each par block replaced by its
-//!   launch, in order, and copies the arrays back. It returns 0 on success, 1 on a
+//!   launch, in order, and copies back the arrays some kernel writes (the others
+//!   are `const int *` parameters). It returns 0 on success, 1 on a
 //!   runtime API error, 2 when a barrier kernel does not fit one block; on a
 //!   nonzero status the caller's arrays are left as they were (nothing is copied
 //!   back);
-//! * contracts, loop invariants and specification statements become comments.
+//! * contracts, loop invariants and specification statements become comments;
+//! * CUDA, with `-DALPINE_TIME_DEVICE`: each host function records the device time
+//!   of its launches in `alpine_device_ms` (CUDA events; for `benches/gpu.rs`).
 //!
 //! See [`c`] for the expression and statement mapping (32-bit `int`, truncating
 //! `/` and `%`), [`cuda`] and [`opencl`] for the targets. Everything outside the
@@ -81,6 +89,13 @@ pub struct Kernel {
     pub iters: Vec<String>,
     pub params: Vec<Capture>,
     pub has_barrier: bool,
+    /// Whether array pointers are qualified: `const` for arrays the kernel only
+    /// reads, `__restrict__`/`restrict` on all (see [`Options::qualify_pointers`]).
+    pub qualified: bool,
+    /// How many of the par block's threads one GPU thread runs (see
+    /// [`Options::elements_per_thread`]); 1 for kernels with a barrier, 2-D
+    /// kernels and OpenCL.
+    pub elements_per_thread: u32,
     /// The unit's contract as a VerCors annotation (`/*@ … @*/`).
     pub contract: String,
     /// The body's statements, indented by 8 spaces.
@@ -95,7 +110,7 @@ impl Kernel {
         let mut out = Vec::new();
         for p in &self.params {
             match p {
-                Capture::Array { name, length } => {
+                Capture::Array { name, length, .. } => {
                     out.push((format!("alpine_d_{}", c_name(name)), true));
                     if *length {
                         out.push((length_name(name), false));
@@ -117,6 +132,9 @@ pub struct HostFn {
     pub name: String,
     /// Parameters: C name and whether it is an array (pointer plus length).
     pub params: Vec<(String, bool)>,
+    /// The C names of the array parameters some kernel writes: only these are
+    /// copied back to the caller (the others cannot have changed).
+    pub written: BTreeSet<String>,
     pub contract: String,
     /// The host statements with launches, indented by 8 spaces.
     pub body: String,
@@ -133,9 +151,66 @@ pub struct Unit {
     pub skipped: Vec<String>,
 }
 
+/// Choices of the emitted code that do not change what it computes.
+#[derive(Copy, Clone, Debug, PartialEq, Eq)]
+pub struct Options {
+    /// Qualify kernel array pointers: `const` for arrays the kernel never writes
+    /// and `__restrict__` (CUDA) / `restrict` (OpenCL) on every array pointer, so
+    /// that the compiler may keep loaded values in registers across stores and use
+    /// the read-only data path (`ld.global.nc`). Valid because no two array
+    /// parameters of a kernel overlap: the host code gives each array parameter
+    /// of the method its own device buffer, and a kernel receives each captured
+    /// array once. A kernel launched by other host code (`--kernels-out`) must be
+    /// given non-overlapping buffers too; its permission contract, kept as an
+    /// annotation, already asks for that wherever it grants write permission on
+    /// one array and any permission on another for the same thread's cells. Off:
+    /// plain `int *` (to measure what the qualifiers buy).
+    pub qualify_pointers: bool,
+    /// CUDA, 1-D kernels without a barrier: each GPU thread runs this many threads
+    /// of the par block, one block-width apart (block `b`, lane `l`, step `e` runs
+    /// thread `(b·K + e)·256 + l`, so a warp's accesses stay as contiguous as
+    /// before), in an unrolled loop. With `const __restrict__` pointers the
+    /// compiler issues the loads of all K steps before their stores, so more
+    /// bytes are in flight per thread — what a memory-bound kernel needs to come
+    /// near the device's bandwidth (measured: `docs/gpu-benchmarks.md`). Valid
+    /// for every par block without a barrier: its threads share no
+    /// synchronisation, so running some of them one after another in one GPU
+    /// thread is one of the interleavings the par block already allows.
+    pub elements_per_thread: u32,
+}
+
+/// The default of [`Options::elements_per_thread`] (chosen by measurement on an
+/// H100: `docs/gpu-benchmarks.md`).
+pub const ELEMENTS_PER_THREAD: u32 = 4;
+
+impl Default for Options {
+    fn default() -> Options {
+        Options { qualify_pointers: true, elements_per_thread: ELEMENTS_PER_THREAD }
+    }
+}
+
+/// The comment before the kernels when their array pointers are qualified: what
+/// a launcher other than alpine's host code must guarantee.
+pub(crate) fn pointer_note(unit: &Unit, restrict: &str) -> String {
+    let qualified = unit.hosts.iter().flat_map(|h| &h.kernels).any(|k| k.qualified);
+    if !qualified {
+        return String::new();
+    }
+    format!(
+        "// Kernel array pointers are `{restrict}` (and `const` where the kernel only reads the array):
+         // pass each kernel non-overlapping buffers, as the host code here does (one buffer per array).
+"
+    )
+}
+
 /// Emits every method of `program` that contains a par block, for `target`.
 pub fn emit(program: &Program, target: Target) -> Result<String, Vec<Diagnostic>> {
-    let unit = build(program, target).map_err(|d| vec![*d])?;
+    emit_with(program, target, Options::default())
+}
+
+/// [`emit`] with explicit [`Options`].
+pub fn emit_with(program: &Program, target: Target, options: Options) -> Result<String, Vec<Diagnostic>> {
+    let unit = build(program, target, options).map_err(|d| vec![*d])?;
     Ok(match target {
         Target::Cuda => cuda::render(&unit),
         Target::OpenCl => opencl::render(&unit),
@@ -146,7 +221,7 @@ pub fn emit(program: &Program, target: Target) -> Result<String, Vec<Diagnostic>
 /// host embeds), for CUDA the pure functions and kernels without includes or host
 /// code (what NVRTC compiles for `--host rust`). Contracts are annotations here too.
 pub fn emit_kernels(program: &Program, target: Target) -> Result<String, Vec<Diagnostic>> {
-    let unit = build(program, target).map_err(|d| vec![*d])?;
+    let unit = build(program, target, Options::default()).map_err(|d| vec![*d])?;
     Ok(match target {
         Target::Cuda => cuda::device_source(&unit),
         Target::OpenCl => opencl::kernel_source(&unit),
@@ -166,7 +241,7 @@ fn has_par(stmts: &[Stmt]) -> bool {
     })
 }
 
-fn build(program: &Program, target: Target) -> R<Unit> {
+pub(crate) fn build(program: &Program, target: Target, options: Options) -> R<Unit> {
     let mut unit = Unit { functions: Vec::new(), hosts: Vec::new(), skipped: Vec::new() };
     for class in &program.classes {
         let mut called = BTreeSet::new();
@@ -174,7 +249,7 @@ fn build(program: &Program, target: Target) -> R<Unit> {
             let Member::Method(m) = m else { continue };
             match &m.body {
                 MethodBody::Block(b) if !m.is_pure_function() && !m.is_predicate() && has_par(&b.stmts) => {
-                    let h = host(target, class, m, b, &mut called)?;
+                    let h = host(target, options, class, m, b, &mut called)?;
                     unit.hosts.push(h);
                 }
                 _ if !m.is_pure_function() && !m.is_predicate() => unit.skipped.push(qualified_name(&class.name.name, &m.name.name)),
@@ -243,7 +318,7 @@ fn functions(target: Target, class: &Class, called: BTreeSet<Name>) -> R<Vec<(St
 }
 
 /// A host method: parameters, then its statements with launches.
-fn host(target: Target, class: &Class, m: &Method, b: &Block, called: &mut BTreeSet<Name>) -> R<HostFn> {
+fn host(target: Target, options: Options, class: &Class, m: &Method, b: &Block, called: &mut BTreeSet<Name>) -> R<HostFn> {
     if let Some(t) = &m.ret {
         if t.kind != TypeKind::Void {
             return Err(unsupported(t.span, "host methods must return void to be emitted"));
@@ -270,7 +345,7 @@ fn host(target: Target, class: &Class, m: &Method, b: &Block, called: &mut BTree
     let mut kernels: Vec<Kernel> = Vec::new();
     let labels: Vec<String> = collect_labels(&b.stmts);
     let mut hook = |cx: &mut Ctx, p: &Par, indent: &str| -> R<String> {
-        let k = kernel(cx, p, &prefix, &labels, kernels.len())?;
+        let k = kernel(cx, p, &prefix, &labels, kernels.len(), options)?;
         let launch = match cx.target {
             Target::Cuda => cuda::launch(&k, kernels.len(), indent),
             Target::OpenCl => opencl::launch(&k, kernels.len(), indent),
@@ -289,7 +364,15 @@ fn host(target: Target, class: &Class, m: &Method, b: &Block, called: &mut BTree
         body += &c::stmt(&mut cx, s, "        ", &mut on_par)?;
     }
     called.extend(cx.called.iter().cloned());
-    Ok(HostFn { name: prefix, params, contract: c::contract_annotation("", &m.contract), body, kernels })
+    let written = kernels
+        .iter()
+        .flat_map(|k| &k.params)
+        .filter_map(|p| match p {
+            Capture::Array { name, written: true, .. } => Some(c_name(name)),
+            _ => None,
+        })
+        .collect();
+    Ok(HostFn { name: prefix, params, written, contract: c::contract_annotation("", &m.contract), body, kernels })
 }
 
 /// The par units' labels in order (to number repeated ones).
@@ -328,7 +411,7 @@ fn ranges(cx: &mut Ctx, p: &Par, indent: &str) -> R<String> {
 }
 
 /// Prints a par unit as a kernel, capturing the host variables it reads.
-fn kernel(host: &mut Ctx, p: &Par, prefix: &str, labels: &[String], index: usize) -> R<Kernel> {
+fn kernel(host: &mut Ctx, p: &Par, prefix: &str, labels: &[String], index: usize, options: Options) -> R<Kernel> {
     if p.units.len() != 1 {
         return Err(unsupported(p.span, "par blocks of several units joined with `and` cannot be emitted yet"));
     }
@@ -358,19 +441,35 @@ fn kernel(host: &mut Ctx, p: &Par, prefix: &str, labels: &[String], index: usize
     let mut lines = c::clause_lines(&p.contract);
     lines.extend(c::clause_lines(&unit.contract));
     let contract = c::annotation("", &lines);
-    Ok(Kernel { name, iters, params: cx.captures, has_barrier: cx.has_barrier, contract, body })
+    let packable = host.target == Target::Cuda && iters.len() == 1 && !cx.has_barrier;
+    let elements_per_thread = if packable { options.elements_per_thread.max(1) } else { 1 };
+    Ok(Kernel {
+        name,
+        iters,
+        params: cx.captures,
+        has_barrier: cx.has_barrier,
+        qualified: options.qualify_pointers,
+        elements_per_thread,
+        contract,
+        body,
+    })
 }
 
-/// A kernel's parameters, the same for both targets but for the array pointer
-/// type (`int *` / `__global int *`): each captured array (and its length when
-/// the kernel reads it), each scalar, then each iterator's `alpine_lo{d}` and
-/// `alpine_n{d}`.
-fn kernel_params(k: &Kernel, array_ptr: &str) -> Vec<String> {
+/// A kernel's parameters, the same for both targets but for the address space
+/// (`""` / `"__global "`) and the restrict keyword (`__restrict__` / `restrict`)
+/// of array pointers: each captured array (and its length when the kernel reads
+/// it), each scalar, then each iterator's `alpine_lo{d}` and `alpine_n{d}`.
+pub(crate) fn kernel_params(k: &Kernel, space: &str, restrict: &str) -> Vec<String> {
     let mut params = Vec::new();
     for p in &k.params {
         match p {
-            Capture::Array { name, length } => {
-                params.push(format!("{array_ptr}{}", c_name(name)));
+            Capture::Array { name, length, written } => {
+                let ptr = match (k.qualified, written) {
+                    (false, _) => format!("{space}int *"),
+                    (true, true) => format!("{space}int *{restrict} "),
+                    (true, false) => format!("{space}const int *{restrict} "),
+                };
+                params.push(format!("{ptr}{}", c_name(name)));
                 if *length {
                     params.push(format!("int {}", length_name(name)));
                 }

@@ -17,7 +17,7 @@ use super::{HostFn, Kernel, Unit};
 
 /// The OpenCL C program: the pure functions, then every kernel.
 pub fn kernel_source(unit: &Unit) -> String {
-    let mut src = String::new();
+    let mut src = super::pointer_note(unit, "restrict");
     for (comment, def) in &unit.functions {
         src += comment;
         src += def;
@@ -65,7 +65,7 @@ pub fn render(unit: &Unit) -> String {
 }
 
 fn kernel(k: &Kernel) -> String {
-    let params = super::kernel_params(k, "__global int *");
+    let params = super::kernel_params(k, "__global ", "restrict");
     let mut out = k.contract.clone();
     out += &format!("__kernel void {}({}) {{\n", k.name, params.join(", "));
     // The last iterator runs along dimension 0 (x).
@@ -114,7 +114,9 @@ fn host(h: &HostFn) -> String {
     let mut params = Vec::new();
     for (name, array) in &h.params {
         if *array {
-            params.push(format!("int *{name}, int {name}_length"));
+            // `const`: no kernel writes it, so the call leaves it as it was.
+            let constness = if h.written.contains(name) { "" } else { "const " };
+            params.push(format!("{constness}int *{name}, int {name}_length"));
         } else {
             params.push(format!("int {name}"));
         }
@@ -162,7 +164,8 @@ fn host(h: &HostFn) -> String {
         );
     }
     out += &h.body;
-    for a in &arrays {
+    // Only the arrays some kernel writes come back; the others are unchanged.
+    for a in arrays.iter().filter(|a| h.written.contains(**a)) {
         out += &format!(
             "        if ({a}_length > 0)\n\
              \x20           ALPINE_CHECK(clEnqueueReadBuffer(alpine_queue, alpine_d_{a}, CL_TRUE, 0, sizeof(cl_int) * (size_t){a}_length, {a}, 0, NULL, NULL));\n"
