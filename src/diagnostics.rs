@@ -172,6 +172,10 @@ pub mod codes {
     /// or its rows may be replaced by a call.
     /// Prefetching: another access may name the prefetched element.
     pub const OPTIMISE_ALIAS: &str = "alpine::optimise::alias";
+    /// A warning, not a refusal: a step made global accesses that a warp served
+    /// together (coalesced) strided or irregular (`emit::cost`); the span is the
+    /// first such access in the step's text.
+    pub const OPTIMISE_UNCOALESCED: &str = "alpine::optimise::uncoalesced";
 
     // -- code generation (src/emit, `alpine emit`) --
     /// A construct outside the subset the CUDA/OpenCL emitter supports.

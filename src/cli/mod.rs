@@ -16,6 +16,7 @@ macro_rules! errln {
     ($($t:tt)*) => { $crate::cli::io::stderr_write(format_args!("{}\n", format_args!($($t)*))) };
 }
 
+mod cost;
 mod emit;
 mod fmt;
 mod inputs;

@@ -300,8 +300,11 @@ pub fn run(args: OptimiseArgs, reporter: &Reporter) -> i32 {
         Ok(o) => o,
         Err(failure) => return report_failure(failure, &file, reporter),
     };
-    let out = optimised.text;
     reporter.report(&file, &optimised.warnings);
+    if !args.check {
+        super::cost::report(&file, &optimised, reporter);
+    }
+    let out = optimised.text;
     if args.check {
         // Pending optimisations only: a file whose sole change would be its
         // layout is `alpine fmt --check`'s business, not this one's.

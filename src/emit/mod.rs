@@ -46,6 +46,7 @@
 
 mod atomic;
 mod c;
+pub mod cost;
 mod cuda;
 pub mod host_rust;
 mod opencl;
@@ -341,7 +342,7 @@ fn host(target: Target, options: Options, class: &Class, m: &Method, b: &Block, 
         }
         cx.locals.insert(p.name.name.clone(), t);
     }
-    let prefix = if class.is_global() { m.name.to_string() } else { format!("{}_{}", class.name, m.name) };
+    let prefix = host_name(class, m);
     let mut kernels: Vec<Kernel> = Vec::new();
     let labels: Vec<String> = collect_labels(&b.stmts);
     let mut hook = |cx: &mut Ctx, p: &Par, indent: &str| -> R<String> {
@@ -375,25 +376,60 @@ fn host(target: Target, options: Options, class: &Class, m: &Method, b: &Block, 
     Ok(HostFn { name: prefix, params, written, contract: c::contract_annotation("", &m.contract), body, kernels })
 }
 
+/// The C name of the host function of `m`: `Class_method` (`method` for a
+/// top-level method); its kernels' names start with it.
+pub(crate) fn host_name(class: &Class, m: &Method) -> String {
+    if class.is_global() {
+        m.name.to_string()
+    } else {
+        format!("{}_{}", class.name, m.name)
+    }
+}
+
+/// The C name of the `index`-th par unit of a host function (`prefix`: its
+/// [`host_name`], `labels`: [`collect_labels`] of its body): `prefix_label`, or
+/// `prefix_label{index}` when the label repeats.
+pub(crate) fn kernel_name(prefix: &str, labels: &[String], index: usize) -> String {
+    let label = labels.get(index).map_or("par", String::as_str);
+    let repeated = labels.iter().filter(|l| *l == label).count() > 1;
+    if repeated {
+        format!("{prefix}_{label}{index}")
+    } else {
+        format!("{prefix}_{label}")
+    }
+}
+
 /// The par units' labels in order (to number repeated ones).
-fn collect_labels(stmts: &[Stmt]) -> Vec<String> {
-    fn go(s: &Stmt, out: &mut Vec<String>) {
+pub(crate) fn collect_labels(stmts: &[Stmt]) -> Vec<String> {
+    par_units(stmts).iter().map(|u| u.unit.name.as_ref().map_or("par".to_string(), |n| n.name.to_string())).collect()
+}
+
+/// A par unit of a host method, in the order the emitter numbers its kernels.
+pub(crate) struct HostPar<'a> {
+    pub unit: &'a ParUnit,
+    /// Inside a loop of the host method: launched once per iteration.
+    pub in_loop: bool,
+}
+
+/// The par units of a host method's statements, in the emitter's order.
+pub(crate) fn par_units(stmts: &[Stmt]) -> Vec<HostPar<'_>> {
+    fn go<'a>(s: &'a Stmt, in_loop: bool, out: &mut Vec<HostPar<'a>>) {
         match &s.kind {
-            StmtKind::Par(p) => out.extend(p.units.iter().map(|u| u.name.as_ref().map_or("par".to_string(), |n| n.name.to_string()))),
-            StmtKind::Block(b) => b.stmts.iter().for_each(|s| go(s, out)),
+            StmtKind::Par(p) => out.extend(p.units.iter().map(|unit| HostPar { unit, in_loop })),
+            StmtKind::Block(b) => b.stmts.iter().for_each(|s| go(s, in_loop, out)),
             StmtKind::If { then_branch, else_branch, .. } => {
-                go(then_branch, out);
+                go(then_branch, in_loop, out);
                 if let Some(e) = else_branch {
-                    go(e, out);
+                    go(e, in_loop, out);
                 }
             }
-            StmtKind::Loop(l) => go(&l.body, out),
-            StmtKind::InvariantBlock { body, .. } => body.stmts.iter().for_each(|s| go(s, out)),
+            StmtKind::Loop(l) => go(&l.body, true, out),
+            StmtKind::InvariantBlock { body, .. } => body.stmts.iter().for_each(|s| go(s, in_loop, out)),
             _ => {}
         }
     }
     let mut out = Vec::new();
-    stmts.iter().for_each(|s| go(s, &mut out));
+    stmts.iter().for_each(|s| go(s, false, &mut out));
     out
 }
 
@@ -435,9 +471,7 @@ fn kernel(host: &mut Ctx, p: &Par, prefix: &str, labels: &[String], index: usize
         body += &c::stmt(&mut cx, s, "        ", &mut none)?;
     }
     host.called.extend(cx.called.iter().cloned());
-    let label = labels.get(index).cloned().unwrap_or_else(|| "par".into());
-    let repeated = labels.iter().filter(|l| **l == label).count() > 1;
-    let name = if repeated { format!("{prefix}_{label}{index}") } else { format!("{prefix}_{label}") };
+    let name = kernel_name(prefix, labels, index);
     let mut lines = c::clause_lines(&p.contract);
     lines.extend(c::clause_lines(&unit.contract));
     let contract = c::annotation("", &lines);

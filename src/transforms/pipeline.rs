@@ -252,6 +252,34 @@ pub struct Optimised {
     pub warnings: Vec<Diagnostic>,
     /// How many units re-verification proved (`None`: not asked for).
     pub verified_units: Option<usize>,
+    /// The checked input program (its spans point into the input's text).
+    pub input: Program,
+    /// The steps carried out (the input's directives first), each with the
+    /// program after it, for what a step changed (`emit::cost`).
+    pub applied: Vec<Applied>,
+}
+
+/// One step carried out by [`run`], and the program it gave.
+#[derive(Clone, Debug)]
+pub struct Applied {
+    pub step: Step,
+    /// The step as users wrote it: the flag (`--tile k:intra:4`) or the
+    /// directive's text (`gpuopt tile intra 4`).
+    pub description: String,
+    /// The program after the step, with its text ("FILE (after PASS)").
+    pub stage: Stage,
+}
+
+impl Step {
+    /// The step as users wrote it, for messages: the flag, or the directive's
+    /// text in `text` (the program the step is checked on).
+    pub fn describe(&self, text: &str) -> String {
+        let origin = self.origin();
+        match origin.directive().and_then(|d| text.get(d.start()..d.end())) {
+            Some(written) => written.trim().trim_end_matches(';').split_whitespace().collect::<Vec<_>>().join(" "),
+            None => origin.quoted().to_string(),
+        }
+    }
 }
 
 /// Optimises `input` (its companions are those of the file its name names):
@@ -269,15 +297,22 @@ pub fn run(input: &SourceFile, mut steps: Vec<Step>, options: &Options) -> Resul
             .map_err(|d| PipelineError::BadRequest(Located { source: input.clone(), diagnostics: vec![d] }))?;
     }
     let rewriter = Rewriter::new(&input.name, Path::new(&input.name), &input.text);
-    let mut stage = Stage { source: input.clone(), program };
+    let mut stage = Stage { source: input.clone(), program: program.clone() };
+    let mut applied = Vec::new();
+    let mut carry_out = |stage: Stage, step: Step| -> Result<Stage, PipelineError> {
+        let description = step.describe(&stage.source.text);
+        let stage = rewriter.carry_out(stage, &step, &options.fallback)?;
+        applied.push(Applied { step, description, stage: stage.clone() });
+        Ok(stage)
+    };
     if options.directives {
         // Each step removes its directive (or stops the run), so this ends.
         while let Some(step) = step::next_directive(&stage.program, options.block_size) {
-            stage = rewriter.carry_out(stage, &step, &options.fallback)?;
+            stage = carry_out(stage, step)?;
         }
     }
-    for step in &steps {
-        stage = rewriter.carry_out(stage, step, &options.fallback)?;
+    for step in steps {
+        stage = carry_out(stage, step)?;
     }
     let text = crate::printer::print_program(&stage.program);
     // Every step names its text "FILE (after PASS)". A rewritten program is
@@ -296,7 +331,7 @@ pub fn run(input: &SourceFile, mut steps: Vec<Step>, options: &Options) -> Resul
             e => e,
         })?),
     };
-    Ok(Optimised { text, warnings, verified_units })
+    Ok(Optimised { text, warnings, verified_units, input: program, applied })
 }
 
 /// Carries out the optimisation steps of one file: [`Rewriter::carry_out`]
