@@ -30,7 +30,8 @@ fn chunked_tiling_warns_and_suggests_striding_threads() {
     assert!(err.contains("note: `VectorAdd.add` after `--tile threads:intra:4`: coalesced 3 → 0, strided 0 → 3\n"), "{err}");
     assert!(err.contains("alpine::optimise::uncoalesced"), "{err}");
     assert!(err.contains("the accesses to `a`, `b` and `c` are strided by 4"), "{err}");
-    assert!(err.contains("help: tile with `--tile threads:inter:4` instead"), "{err}");
+    assert!(err.contains("help: tile with `--tile threads:inter:T` instead"), "{err}");
+    assert!(err.contains("not 4"), "the size of `intra` is no thread count: {err}");
     assert!(err.contains("verified: "), "the warning does not stop the run: {err}");
     assert!(out.contains("par threads(int tid = 0 .. vct_tile_ceiling(n, 4))") && !out.contains("note:"), "stdout is the program: {out}");
 }
@@ -51,7 +52,7 @@ fn a_tiling_directive_gets_the_flag_and_the_directive_to_write_instead() {
     // The corpus's keywords: `inter` in a directive is the chunked tiling.
     let (_, err) = optimise(&["--no-verify", f.to_str().unwrap()]);
     assert!(err.contains("after `gpuopt tile inter 4`"), "{err}");
-    assert!(err.contains("`--tile threads:inter:4` instead (or the directive `gpuopt tile intra 4`)"), "{err}");
+    assert!(err.contains("`--tile threads:inter:T` instead (or the directive `gpuopt tile intra T`)"), "{err}");
 }
 
 #[test]
@@ -95,7 +96,7 @@ fn json_carries_the_costs_and_the_warning() {
 
     let warning = records.iter().find(|r| r["type"] == "diagnostic").expect("the warning is a record");
     assert_eq!((&warning["code"], &warning["severity"]), (&"alpine::optimise::uncoalesced".into(), &"warning".into()));
-    assert!(warning["help"].as_str().unwrap().contains("--tile threads:inter:4"), "{warning}");
+    assert!(warning["help"].as_str().unwrap().contains("--tile threads:inter:T"), "{warning}");
     assert_eq!(warning["file"], format!("{VECTOR_ADD} (after tile)"), "the span is in the step's text");
 }
 

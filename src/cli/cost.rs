@@ -150,11 +150,15 @@ fn alternative(step: &Step, method: &MethodCost, kernel: &KernelCost, pattern: &
             };
             let directive = match origin {
                 // The corpus's keywords are swapped: `intra` there is striding threads.
-                Origin::Directive(_) => format!(" (or the directive `gpuopt tile intra {size}`)"),
-                _ => String::new(),
+                Origin::Directive(_) => " (or the directive `gpuopt tile intra T`)",
+                _ => "",
             };
+            // `inter`'s size is a thread count, not a chunk size: the same number
+            // would leave only that many threads.
             format!(
-                "tile with `--tile {name}:inter:{size}` instead{directive}: {size} threads that stride over the cells keep a warp's accesses contiguous"
+                "tile with `--tile {name}:inter:T` instead{directive}: T threads that stride over the cells keep a warp's \
+                 accesses contiguous; choose T near the number of threads the GPU runs at once (e.g. 262144 on an H100), \
+                 not {size}. Without tiling, `alpine emit` already runs several threads per GPU thread (`--elements-per-thread`)"
             )
         }
         Step::Linearise(LineariseRequest { matrix, order: MatrixOrder::Column, .. }) => format!(
