@@ -212,3 +212,22 @@ fn kernels_with_a_barrier_two_dimensions_or_in_opencl_are_not_packed() {
     let cl = emit(&example("vector_add.pvl"), Target::OpenCl).unwrap();
     assert!(!cl.contains("for (int alpine_e"), "{cl}");
 }
+
+#[test]
+fn a_par_body_with_a_loop_of_unknown_trip_count_is_not_packed() {
+    // Tiling: `inter` loops while `tid + k * T < n` (a trip count that depends on
+    // `n`), `intra` over exactly 4 cells; only the second is packed (both forms
+    // measured, docs/gpu-benchmarks.md).
+    let path = std::path::Path::new(env!("CARGO_MANIFEST_DIR")).join("benches/gpu/vector_add.pvl");
+    let packed = |tile: &str| {
+        let out = std::process::Command::new(env!("CARGO_BIN_EXE_alpine"))
+            .args(["optimise", "--no-verify", "--tile", tile, "--emit", "cuda"])
+            .arg(&path)
+            .output()
+            .unwrap();
+        assert!(out.status.success(), "{}", String::from_utf8_lossy(&out.stderr));
+        String::from_utf8_lossy(&out.stdout).contains("for (int alpine_e")
+    };
+    assert!(!packed("threads:inter:1048576"));
+    assert!(packed("threads:intra:4"));
+}

@@ -398,6 +398,33 @@ struct KernelWalk<'a> {
 
 fn kernel_cost(class: &Class, u: &HostPar<'_>, name: String) -> KernelCost {
     let unit = u.unit;
+    let k = walk_kernel(class, unit);
+    let (loads, stores) = k.per_element();
+    KernelCost {
+        name,
+        label: unit.name.as_ref().map(|n| n.name.to_string()),
+        span: unit.span,
+        launch: if u.in_loop { Launch::PerLoopIteration } else { Launch::Once },
+        loads_per_element: loads,
+        stores_per_element: stores,
+        accesses: k.counted.into_iter().map(|c| c.access).collect(),
+    }
+}
+
+/// Whether every loop in the par unit's body runs a number of times this model
+/// can tell is a constant (a body without loops: yes). The CUDA emitter packs
+/// several threads of a par block into one GPU thread only then
+/// (`emit::Options::elements_per_thread`): packing lets the compiler batch the
+/// loads of straight-line bodies and of loops it unrolls fully, while a loop
+/// whose trip count depends on the data already overlaps its own iterations,
+/// and packed threads only run such loops one after another (measured on an
+/// H100: `docs/gpu-benchmarks.md`, tile inter).
+pub(crate) fn loops_have_constant_trips(class: &Class, unit: &ParUnit) -> bool {
+    walk_kernel(class, unit).loop_info.iter().all(|(_, _, trips)| trips.is_some())
+}
+
+/// Walks a par unit's body once (the model's whole state afterwards).
+fn walk_kernel<'a>(class: &'a Class, unit: &'a ParUnit) -> KernelWalk<'a> {
     let mut k = KernelWalk {
         class,
         x: unit.iters.last().map(|it| it.var.name.name.clone()),
@@ -413,16 +440,7 @@ fn kernel_cost(class: &Class, u: &HostPar<'_>, name: String) -> KernelCost {
     };
     k.collect_locals(&unit.body.stmts);
     unit.body.stmts.iter().for_each(|s| k.stmt(s));
-    let (loads, stores) = k.per_element();
-    KernelCost {
-        name,
-        label: unit.name.as_ref().map(|n| n.name.to_string()),
-        span: unit.span,
-        launch: if u.in_loop { Launch::PerLoopIteration } else { Launch::Once },
-        loads_per_element: loads,
-        stores_per_element: stores,
-        accesses: k.counted.into_iter().map(|c| c.access).collect(),
-    }
+    k
 }
 
 /// The conjuncts of `a && b && …`.

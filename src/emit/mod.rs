@@ -167,7 +167,9 @@ pub struct Options {
     /// one array and any permission on another for the same thread's cells. Off:
     /// plain `int *` (to measure what the qualifiers buy).
     pub qualify_pointers: bool,
-    /// CUDA, 1-D kernels without a barrier: each GPU thread runs this many threads
+    /// CUDA, 1-D kernels without a barrier whose loops (if any) run a constant
+    /// number of times (`cost::loops_have_constant_trips`; a data-dependent loop
+    /// measured slower packed): each GPU thread runs this many threads
     /// of the par block, one block-width apart (block `b`, lane `l`, step `e` runs
     /// thread `(b·K + e)·256 + l`, so a warp's accesses stay as contiguous as
     /// before), in an unrolled loop. With `const __restrict__` pointers the
@@ -475,7 +477,7 @@ fn kernel(host: &mut Ctx, p: &Par, prefix: &str, labels: &[String], index: usize
     let mut lines = c::clause_lines(&p.contract);
     lines.extend(c::clause_lines(&unit.contract));
     let contract = c::annotation("", &lines);
-    let packable = host.target == Target::Cuda && iters.len() == 1 && !cx.has_barrier;
+    let packable = host.target == Target::Cuda && iters.len() == 1 && !cx.has_barrier && cost::loops_have_constant_trips(host.class, unit);
     let elements_per_thread = if packable { options.elements_per_thread.max(1) } else { 1 };
     Ok(Kernel {
         name,
