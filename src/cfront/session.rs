@@ -1,0 +1,151 @@
+//! One run of libclang over one file: preprocess, parse and type-check it, and
+//! turn clang's errors into alpine diagnostics located in the user's text.
+//!
+//! libclang allows one `Clang` instance per process at a time (the `clang`
+//! crate enforces it), so runs are serialised by a process-wide lock; the lock
+//! is held only while the translation unit is alive, which is while the caller
+//! lowers it.
+
+use super::headers;
+use super::ir::Language;
+use crate::ast::Span;
+use crate::diagnostics::{codes, Diagnostic, SourceFile};
+use clang::source::{File, SourceLocation};
+use clang::{Clang, Entity, Index, TranslationUnit, Unsaved};
+use std::sync::Mutex;
+
+static LIBCLANG: Mutex<()> = Mutex::new(());
+
+/// Where the translation unit's locations are in the user's text.
+pub struct SourceMap<'tu> {
+    main: File<'tu>,
+    text: String,
+    len: usize,
+}
+
+impl<'tu> SourceMap<'tu> {
+    /// The byte offset in the main file of a location: its own if it is there,
+    /// the place its macro was expanded if that is there; `None` for a location
+    /// in a header.
+    pub fn offset(&self, loc: SourceLocation<'tu>) -> Option<usize> {
+        let l = loc.get_expansion_location();
+        (l.file == Some(self.main)).then(|| (l.offset as usize).min(self.len))
+    }
+
+    /// The span of an entity in the main file (`None` if it lies in a header).
+    pub fn span(&self, e: &Entity<'tu>) -> Option<Span> {
+        let r = e.get_range()?;
+        let start = self.offset(r.get_start())?;
+        let end = self.offset(r.get_end()).unwrap_or(start).max(start);
+        Some(Span::new(start, end))
+    }
+
+    /// The user's text.
+    pub fn text(&self) -> &str {
+        &self.text
+    }
+}
+
+/// The user's choices that reach clang: `-D` and `-I` (as written, without the
+/// dash-letter), and extra arguments (GPUVerify's `--clang-opt=`).
+#[derive(Clone, Debug, Default)]
+pub struct ClangArgs {
+    pub defines: Vec<String>,
+    pub include_dirs: Vec<String>,
+    pub extra: Vec<String>,
+}
+
+/// Parses `file` as `lang` and hands the translation unit to `lower`; clang's
+/// errors are returned instead when there are any.
+pub fn with_translation_unit<R>(
+    file: &SourceFile,
+    lang: Language,
+    args: &ClangArgs,
+    lower: impl for<'tu> FnOnce(&'tu TranslationUnit<'tu>, &SourceMap<'tu>) -> R,
+) -> Result<R, Vec<Diagnostic>> {
+    let _guard = LIBCLANG.lock().unwrap_or_else(|poisoned| poisoned.into_inner());
+    let clang =
+        Clang::new().map_err(|e| vec![Diagnostic::error(codes::CFRONT_LIBCLANG, format!("cannot start libclang: {e}"), Span::DUMMY)])?;
+    let index = Index::new(&clang, false, false);
+    // The main file's text is what the user gave us (maybe standard input): hand
+    // it to clang as unsaved, under a path in the file's own directory so that
+    // `#include "x.h"` finds its neighbours.
+    let path = main_path(&file.name, lang);
+    let mut unsaved = vec![Unsaved::new(&path, &file.text)];
+    for (p, text) in headers::headers(lang) {
+        unsaved.push(Unsaved::new(p, text));
+    }
+    let mut clang_args = headers::arguments(lang);
+    clang_args.extend(args.include_dirs.iter().map(|d| format!("-I{d}")));
+    clang_args.extend(args.defines.iter().map(|d| format!("-D{d}")));
+    clang_args.extend(args.extra.iter().cloned());
+    let tu = index
+        .parser(&path)
+        .arguments(&clang_args)
+        .unsaved(&unsaved)
+        .keep_going(true)
+        .parse()
+        .map_err(|e| vec![Diagnostic::error(codes::CFRONT_LIBCLANG, format!("libclang could not parse the file: {e}"), Span::DUMMY)])?;
+    let main =
+        tu.get_file(&path).ok_or_else(|| vec![Diagnostic::error(codes::CFRONT_LIBCLANG, "libclang lost the main file", Span::DUMMY)])?;
+    let map = SourceMap { main, text: file.text.clone(), len: file.text.len() };
+    let errors = clang_errors(&tu, &map);
+    if !errors.is_empty() {
+        return Err(errors);
+    }
+    Ok(lower(&tu, &map))
+}
+
+/// The path clang is told the main file has.
+fn main_path(name: &str, lang: Language) -> std::path::PathBuf {
+    if name.is_empty() || name == "-" || name.starts_with('<') {
+        let ext = if lang == Language::Cuda { "cu" } else { "cl" };
+        return std::env::current_dir().unwrap_or_default().join(format!("stdin.{ext}"));
+    }
+    let p = std::path::Path::new(name);
+    if p.is_absolute() {
+        p.to_path_buf()
+    } else {
+        std::env::current_dir().unwrap_or_default().join(p)
+    }
+}
+
+/// clang's errors (warnings are off), each at its place in the main file, or at
+/// the `#include` that led to a header with the error.
+fn clang_errors<'tu>(tu: &'tu TranslationUnit<'tu>, map: &SourceMap<'tu>) -> Vec<Diagnostic> {
+    use clang::diagnostic::Severity;
+    let mut out = Vec::new();
+    for d in tu.get_diagnostics() {
+        if !matches!(d.get_severity(), Severity::Error | Severity::Fatal) {
+            continue;
+        }
+        let loc = d.get_location();
+        let text = d.get_text();
+        let (span, where_) = match map.offset(loc) {
+            Some(o) => (token_span(map, loc, o), None),
+            None => {
+                let f = loc.get_file_location();
+                let place = f.file.map(|file| format!("{}:{}:{}", file.get_path().display(), f.line, f.column));
+                (Span::DUMMY, place)
+            }
+        };
+        let message = match where_ {
+            Some(place) => format!("{text} (in {place})"),
+            None => text,
+        };
+        out.push(Diagnostic::error(codes::CFRONT_CLANG, message, span).with_label("clang reports this"));
+    }
+    out
+}
+
+/// A one-token span at `offset` (clang reports points, miette wants ranges).
+fn token_span<'tu>(map: &SourceMap<'tu>, loc: SourceLocation<'tu>, offset: usize) -> Span {
+    let l = loc.get_expansion_location();
+    let len = l
+        .file
+        .and_then(|f| f.get_contents())
+        .map(|text| text.as_bytes()[offset.min(text.len())..].iter().take_while(|b| b.is_ascii_alphanumeric() || **b == b'_').count())
+        .unwrap_or(0)
+        .max(1);
+    Span::new(offset, (offset + len).min(map.len.max(offset)))
+}
