@@ -7,7 +7,7 @@
 use super::ir::{Dim3, Launch};
 
 /// Parses `N`, `[x]`, `[x,y]` or `[x,y,z]` (missing axes are 1; every size is
-/// at least 1).
+/// at least 1); `*` for the whole or an axis leaves it unconstrained.
 pub fn parse_dim3(text: &str) -> Result<Dim3, String> {
     let t = text.trim();
     let inner = match t.strip_prefix('[') {
@@ -18,12 +18,20 @@ pub fn parse_dim3(text: &str) -> Result<Dim3, String> {
     if parts.is_empty() || parts.len() > 3 {
         return Err(format!("`{text}`: expected `N` or `[x,y,z]`"));
     }
-    let mut dims = [1u64; 3];
+    if t == "*" {
+        return Ok(Dim3([None; 3]));
+    }
+    let mut dims = [Some(1u64); 3];
     for (d, p) in dims.iter_mut().zip(&parts) {
-        *d = p.parse().map_err(|_| format!("`{text}`: `{p}` is not a size"))?;
-        if *d == 0 {
+        if *p == "*" {
+            *d = None;
+            continue;
+        }
+        let n: u64 = p.parse().map_err(|_| format!("`{text}`: `{p}` is not a size"))?;
+        if n == 0 {
             return Err(format!("`{text}`: a size must be at least 1"));
         }
+        *d = Some(n);
     }
     Ok(Dim3(dims))
 }
@@ -34,12 +42,15 @@ pub fn launch(block: Option<Dim3>, grid: Option<Dim3>, global: Option<Dim3>) -> 
     let grid = match (grid, global, block) {
         (Some(g), Some(_), _) => Some(g),
         (None, Some(total), Some(b)) => {
-            let mut g = [1u64; 3];
-            for i in 0..3 {
-                if total.0[i] % b.0[i] != 0 {
-                    return Err(format!("--global_size={:?} is not a multiple of --local_size={:?} (axis {i})", total.0, b.0));
-                }
-                g[i] = total.0[i] / b.0[i];
+            let mut g = [None; 3];
+            for (i, axis) in g.iter_mut().enumerate() {
+                *axis = match (total.0[i], b.0[i]) {
+                    (Some(t), Some(l)) if t % l != 0 => {
+                        return Err(format!("--global_size is not a multiple of --local_size along axis {i} ({t} by {l})"));
+                    }
+                    (Some(t), Some(l)) => Some(t / l),
+                    _ => None,
+                };
             }
             Some(Dim3(g))
         }
@@ -127,9 +138,11 @@ mod tests {
 
     #[test]
     fn dims_are_numbers_or_bracketed_triples() {
-        assert_eq!(parse_dim3("64"), Ok(Dim3([64, 1, 1])));
-        assert_eq!(parse_dim3("[16,8]"), Ok(Dim3([16, 8, 1])));
-        assert_eq!(parse_dim3("[2, 3, 4]"), Ok(Dim3([2, 3, 4])));
+        assert_eq!(parse_dim3("64"), Ok(Dim3([Some(64), Some(1), Some(1)])));
+        assert_eq!(parse_dim3("[16,8]"), Ok(Dim3([Some(16), Some(8), Some(1)])));
+        assert_eq!(parse_dim3("[2, 3, 4]"), Ok(Dim3([Some(2), Some(3), Some(4)])));
+        assert_eq!(parse_dim3("*"), Ok(Dim3([None; 3])));
+        assert_eq!(parse_dim3("[*,2]"), Ok(Dim3([None, Some(2), Some(1)])));
         assert!(parse_dim3("[2,3").is_err());
         assert!(parse_dim3("0").is_err());
         assert!(parse_dim3("[1,2,3,4]").is_err());
@@ -137,9 +150,10 @@ mod tests {
 
     #[test]
     fn global_size_is_divided_by_the_local_size() {
-        let l = launch(Some(Dim3([64, 1, 1])), None, Some(Dim3([256, 1, 1]))).unwrap();
-        assert_eq!(l.grid, Some(Dim3([4, 1, 1])));
-        assert!(launch(Some(Dim3([60, 1, 1])), None, Some(Dim3([256, 1, 1]))).is_err());
+        let d = |x| Dim3([Some(x), Some(1), Some(1)]);
+        let l = launch(Some(d(64)), None, Some(d(256))).unwrap();
+        assert_eq!(l.grid, Some(d(4)));
+        assert!(launch(Some(d(60)), None, Some(d(256))).is_err());
         assert!(is_gpuverify_only("--warp-sync=32") && is_gpuverify_only("--no-inline") && !is_gpuverify_only("--blockDim=2"));
     }
 }

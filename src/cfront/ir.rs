@@ -61,9 +61,10 @@ impl Axis {
     }
 }
 
-/// Sizes along x, y, z (unnamed axes are 1).
+/// Sizes along x, y, z (unnamed axes are 1); `None` is GPUVerify's `*`, a size
+/// left unconstrained.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
-pub struct Dim3(pub [u64; 3]);
+pub struct Dim3(pub [Option<u64>; 3]);
 
 /// The launch geometry given on the command line (GPUVerify's flags), in CUDA's
 /// terms: threads per block and blocks per grid. OpenCL's `--local_size` is the
@@ -122,6 +123,9 @@ pub enum Type {
     },
     /// A function type (a function-pointer's pointee).
     Function,
+    /// An opaque handle of OpenCL C (`event_t`, `sampler_t`, `image2d_t`, …), by
+    /// name; only library functions look inside.
+    Opaque(String),
 }
 
 #[derive(Clone, Debug, PartialEq)]

@@ -187,7 +187,7 @@ impl<'tu> Lowerer<'tu> {
         }
         let init = match e.get_kind() {
             EntityKind::VarDecl => match e.get_children().into_iter().filter(|c| c.is_expression()).last() {
-                Some(init) => Some(self.lower_expr(init, span)?),
+                Some(init) => Some(self.lower_expr(init, span)?).filter(|x| !is_default_construction(x)),
                 None => None,
             },
             _ => None,
@@ -416,6 +416,12 @@ impl<'tu> Lowerer<'tu> {
         }
         Ok(StmtKind::Switch { scrutinee, arms })
     }
+}
+
+/// `T x;` of a CUDA struct type: C++ default-constructs it, which leaves it
+/// uninitialised as C does; the IR keeps no initialiser.
+fn is_default_construction(e: &Expr) -> bool {
+    matches!(&e.kind, ExprKind::Aggregate(parts) if parts.is_empty()) && matches!(e.ty, Type::Struct(_))
 }
 
 /// Whether `e` is a comma chain of loop-invariant annotations; if so they are

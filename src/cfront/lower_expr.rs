@@ -251,7 +251,12 @@ impl<'tu> Lowerer<'tu> {
             return Err(Unsupported::new("a unary operator libclang gives no place for", span));
         };
         let prefix = start.get_spelling_location() != operand_start.get_spelling_location();
-        let op = if prefix { self.texts.operator_at(start) } else { e.get_range().and_then(|r| self.texts.operator_before(r.get_end())) };
+        let op = if prefix {
+            self.texts.operator_at(start)
+        } else {
+            let ops = e.get_range().map(|r| self.texts.operators_before(r.get_end())).unwrap_or_default();
+            ops.into_iter().find(|op| matches!(*op, "++" | "--"))
+        };
         let unary = match (prefix, op) {
             (_, Some(inc @ ("++" | "--"))) => {
                 return Ok(ExprKind::IncDec { increment: inc == "++", prefix, target: self.boxed(operand, span)? });
@@ -277,8 +282,14 @@ impl<'tu> Lowerer<'tu> {
 
     fn binary(&mut self, e: Entity<'tu>, children: &[Entity<'tu>], span: Span) -> Lowered<ExprKind> {
         let [lhs, rhs] = children else { return Err(Unsupported::new("a binary operator without two operands", span)) };
-        let op = rhs.get_range().and_then(|r| self.texts.operator_before(r.get_start()));
         let compound = e.get_kind() == EntityKind::CompoundAssignOperator;
+        let candidates = rhs.get_range().map(|r| self.texts.operators_before(r.get_start())).unwrap_or_default();
+        let fits = |tok: &str| match tok {
+            "=" => !compound,
+            _ if compound => tok.strip_suffix('=').and_then(BinaryOp::from_token).is_some(),
+            _ => BinaryOp::from_token(tok).is_some(),
+        };
+        let op = candidates.into_iter().find(|t| fits(t));
         let unreadable = || Unsupported::new("an operator written across a macro argument", span);
         let kind = match op {
             Some("=") if !compound => ExprKind::Assign { op: None, target: self.boxed(*lhs, span)?, value: self.boxed(*rhs, span)? },
@@ -304,8 +315,35 @@ impl<'tu> Lowerer<'tu> {
             let args = self.arguments(&e, span)?;
             return Ok(Expr { kind: ExprKind::IndirectCall { callee, args }, ty, span });
         };
-        if decl.get_kind() != EntityKind::FunctionDecl {
-            return Err(Unsupported::new(format!("a call of `{}` ({:?})", decl.get_name().unwrap_or_default(), decl.get_kind()), span));
+        match decl.get_kind() {
+            EntityKind::FunctionDecl => {}
+            // A call through a function pointer held in a variable or field.
+            EntityKind::VarDecl | EntityKind::ParmDecl | EntityKind::FieldDecl => {
+                let callee = children.first().ok_or_else(|| Unsupported::new("a call without callee", span))?;
+                let callee = self.boxed(*callee, span)?;
+                let args = self.arguments(&e, span)?;
+                return Ok(Expr { kind: ExprKind::IndirectCall { callee, args }, ty, span });
+            }
+            // CUDA is C++: a struct is copied by its implicit copy constructor and
+            // assigned by its implicit `operator=`, which are C's struct copy and
+            // assignment.
+            EntityKind::Constructor if decl.is_copy_constructor() || decl.is_move_constructor() => {
+                let args = e.get_arguments().unwrap_or_default();
+                let [source] = args.as_slice() else { return Err(Unsupported::new("this copy construction", span)) };
+                let mut x = self.lower_expr(*source, span)?;
+                x.span = span;
+                return Ok(x);
+            }
+            EntityKind::Constructor if decl.is_default_constructor() && decl.is_defaulted() => {
+                return Ok(Expr { kind: ExprKind::Aggregate(Vec::new()), ty, span });
+            }
+            EntityKind::Method if decl.get_name().as_deref() == Some("operator=") && decl.is_defaulted() => {
+                let args = e.get_arguments().unwrap_or_default();
+                let [target, value] = args.as_slice() else { return Err(Unsupported::new("this struct assignment", span)) };
+                let (target, value) = (self.boxed(*target, span)?, self.boxed(*value, span)?);
+                return Ok(Expr { kind: ExprKind::Assign { op: None, target, value }, ty, span });
+            }
+            k => return Err(Unsupported::new(format!("a call of `{}` ({k:?})", decl.get_name().unwrap_or_default()), span)),
         }
         let name = decl.get_name().unwrap_or_default();
         if let Some(lib) = self.library_callee(&e) {

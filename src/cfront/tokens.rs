@@ -31,9 +31,21 @@ impl<'tu> SourceTexts<'tu> {
         self.texts.entry(file).or_insert_with(|| file.get_contents()).as_deref()
     }
 
-    /// The operator that ends right before `loc` (whitespace skipped).
-    pub fn operator_before(&mut self, loc: SourceLocation<'tu>) -> Option<&'static str> {
-        let l = loc.get_spelling_location();
+    /// The operators that may end right before `loc` (whitespace skipped): the
+    /// one in front of its spelling, then the one in front of its expansion (an
+    /// operand that is an object-like macro, `x * WIDTH`, is spelled in the
+    /// `#define` but follows the operator where it is used).
+    pub fn operators_before(&mut self, loc: SourceLocation<'tu>) -> Vec<&'static str> {
+        let spelling = loc.get_spelling_location();
+        let expansion = loc.get_expansion_location();
+        let mut out: Vec<&'static str> = self.operator_before(spelling).into_iter().collect();
+        if expansion != spelling {
+            out.extend(self.operator_before(expansion));
+        }
+        out
+    }
+
+    fn operator_before(&mut self, l: clang::source::Location<'tu>) -> Option<&'static str> {
         let text = self.text(l.file?)?;
         let bytes = text.as_bytes();
         let mut end = (l.offset as usize).min(bytes.len());

@@ -81,6 +81,11 @@ impl<'tu> Lowerer<'tu> {
             }
             TypeKind::Record => Type::Struct(self.lower_struct(ty, canonical, span)?),
             TypeKind::FunctionPrototype | TypeKind::FunctionNoPrototype => Type::Function,
+            k if self.lang == Language::OpenCl && format!("{k:?}").starts_with("OCL") => {
+                let name = canonical.get_display_name();
+                let name = name.rsplit(' ').next().unwrap_or(&name).to_string();
+                Type::Opaque(name)
+            }
             k => return Err(Unsupported::new(format!("the type `{}` ({k:?})", ty.get_display_name()), span)),
         })
     }

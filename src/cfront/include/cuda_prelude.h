@@ -21,6 +21,11 @@
 #define CUDART_CB
 
 typedef __SIZE_TYPE__ size_t;
+/* The short names that the host headers a CUDA file always sees (glibc's
+ * <sys/types.h>, through the runtime's <stdlib.h>) give the unsigned types. */
+typedef unsigned int uint;
+typedef unsigned short ushort;
+typedef unsigned long ulong;
 typedef __PTRDIFF_TYPE__ ptrdiff_t;
 #define NULL 0
 

@@ -40,22 +40,31 @@ __ALPINE_SPEC bool __enabled(void);
 __ALPINE_SPEC bool __all(bool b);
 __ALPINE_SPEC bool __at_most_one(bool b);
 __ALPINE_SPEC int __ite(bool c, int a, int b);
-__ALPINE_SPEC unsigned int __ite(bool c, unsigned int a, unsigned int b);
 __ALPINE_SPEC bool __uniform_int(int x);
 __ALPINE_SPEC bool __uniform_bool(bool b);
 __ALPINE_SPEC bool __distinct_int(int x);
 __ALPINE_SPEC bool __distinct_bool(bool b);
 __ALPINE_SPEC int __other_int(int x);
-__ALPINE_SPEC unsigned int __other_int(unsigned int x);
 __ALPINE_SPEC bool __other_bool(bool b);
 __ALPINE_SPEC int __old_int(int x);
-__ALPINE_SPEC unsigned int __old_int(unsigned int x);
 __ALPINE_SPEC bool __old_bool(bool b);
 __ALPINE_SPEC int __return_val_int(void);
 __ALPINE_SPEC bool __return_val_bool(void);
 __ALPINE_SPEC bool __mod_pow2(unsigned int x, unsigned int y);
 __ALPINE_SPEC int __add_noovfl_int(int x, int y);
 __ALPINE_SPEC unsigned int __add_noovfl_unsigned_int(unsigned int x, unsigned int y);
+
+/* Uninterpreted functions: `DECLARE_UF_BINARY(f, unsigned, unsigned, unsigned);`
+ * declares `unsigned f(unsigned, unsigned)`, a function with no body whose
+ * results are only known to be equal on equal arguments. */
+#ifdef __CUDA__
+#define __ALPINE_UF __device__
+#else
+#define __ALPINE_UF
+#endif
+#define DECLARE_UF_UNARY(NAME, T1, RET) __ALPINE_UF RET NAME(T1)
+#define DECLARE_UF_BINARY(NAME, T1, T2, RET) __ALPINE_UF RET NAME(T1, T2)
+#define DECLARE_UF_TERNARY(NAME, T1, T2, T3, RET) __ALPINE_UF RET NAME(T1, T2, T3)
 
 /* Memory helpers: whether this thread read or wrote the location (in the
  * current barrier interval), and where a pointer points. */
