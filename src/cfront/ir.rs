@@ -242,11 +242,14 @@ pub struct SwitchArm {
     pub span: Span,
 }
 
-#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+#[derive(Clone, Debug, PartialEq)]
 pub enum Barrier {
     /// All threads of the block (`__syncthreads`, OpenCL `barrier`); the memory
     /// whose accesses it orders.
     Block { shared: bool, global: bool },
+    /// OpenCL `barrier(flags)` whose flags are computed at run time (a value of
+    /// `CLK_LOCAL_MEM_FENCE` and `CLK_GLOBAL_MEM_FENCE` bits).
+    BlockWithFlags(Box<Expr>),
     /// CUDA `__syncwarp`: the threads of a warp.
     Warp,
 }

@@ -118,6 +118,7 @@ impl<'tu> Lowerer<'tu> {
             }
             EntityKind::StaticAssert | EntityKind::UnexposedDecl if e.get_children().is_empty() => {}
             EntityKind::StaticAssert => {}
+            EntityKind::ClassDecl => return Err(Unsupported::new(format!("the C++ class `{}`", e.get_name().unwrap_or_default()), span)),
             k => return Err(Unsupported::new(format!("the declaration `{}` ({k:?})", e.get_name().unwrap_or_default()), span)),
         }
         Ok(None)

@@ -33,6 +33,15 @@ impl<'tu> Lowerer<'tu> {
         }
     }
 
+    /// Whether a declaration is the user's (in their file), not a header's or
+    /// one clang makes on first use: OpenCL's built-in functions are declared
+    /// lazily, at the call, with a range that is just the called name.
+    pub fn is_user_decl(&self, decl: &Entity<'tu>) -> bool {
+        let Some(span) = self.map.span(decl) else { return false };
+        let name_len = decl.get_name().map_or(0, |n| n.len());
+        decl.get_location().is_some_and(|l| self.map.offset(l).is_some()) && span.len() > name_len
+    }
+
     fn expr_type(&mut self, e: &Entity<'tu>, span: Span) -> Lowered<Type> {
         let ty = e.get_type().ok_or_else(|| Unsupported::new("an expression without a type", span))?;
         self.lower_type(ty, span)
@@ -64,12 +73,14 @@ impl<'tu> Lowerer<'tu> {
             BarrierCall::Block => Barrier::Block { shared: true, global: true },
             BarrierCall::Warp => Barrier::Warp,
             BarrierCall::Fenced => {
-                let flags = call.get_arguments().unwrap_or_default();
-                let flags = flags
-                    .first()
-                    .and_then(|f| self.constant(f))
-                    .ok_or_else(|| Unsupported::new("a barrier whose fence flags are not constant", span))?;
-                Barrier::Block { shared: flags & builtins::CLK_LOCAL_MEM_FENCE != 0, global: flags & builtins::CLK_GLOBAL_MEM_FENCE != 0 }
+                let args = call.get_arguments().unwrap_or_default();
+                let flags = args.first().ok_or_else(|| Unsupported::new("a barrier without fence flags", span))?;
+                match self.constant(flags) {
+                    Some(f) => {
+                        Barrier::Block { shared: f & builtins::CLK_LOCAL_MEM_FENCE != 0, global: f & builtins::CLK_GLOBAL_MEM_FENCE != 0 }
+                    }
+                    None => Barrier::BlockWithFlags(Box::new(self.lower_expr(*flags, span)?)),
+                }
             }
         })
     }
@@ -81,8 +92,7 @@ impl<'tu> Lowerer<'tu> {
         if decl.get_kind() != EntityKind::FunctionDecl {
             return None;
         }
-        let from_user = decl.get_location().is_some_and(|l| self.map.offset(l).is_some());
-        (!from_user).then(|| decl.get_name()).flatten()
+        (!self.is_user_decl(&decl)).then(|| decl.get_name()).flatten()
     }
 
     fn arguments(&mut self, call: &Entity<'tu>, span: Span) -> Lowered<Vec<Expr>> {
@@ -206,7 +216,7 @@ impl<'tu> Lowerer<'tu> {
     fn decl_ref(&mut self, e: Entity<'tu>, span: Span) -> Lowered<Expr> {
         let name = e.get_name().unwrap_or_default();
         let decl = e.get_reference().ok_or_else(|| Unsupported::new(format!("`{name}`, which clang did not resolve"), span))?;
-        let from_user = decl.get_location().is_some_and(|l| self.map.offset(l).is_some());
+        let from_user = self.is_user_decl(&decl);
         let kind = match decl.get_kind() {
             EntityKind::ParmDecl => ExprKind::Var { name, kind: VarKind::Param },
             EntityKind::VarDecl if !from_user && name == "warpSize" => ExprKind::Builtin(Builtin::WarpSize),
@@ -234,7 +244,7 @@ impl<'tu> Lowerer<'tu> {
         let var = strip_implicit(base);
         if var.get_kind() == EntityKind::DeclRefExpr {
             if let Some(decl) = var.get_reference() {
-                let from_user = decl.get_location().is_some_and(|l| self.map.offset(l).is_some());
+                let from_user = self.is_user_decl(&decl);
                 if let (false, Some(b)) = (from_user, builtins::cuda_variable(&decl.get_name().unwrap_or_default(), &field)) {
                     return Ok(Expr { kind: ExprKind::Builtin(b), ty, span });
                 }
@@ -290,7 +300,7 @@ impl<'tu> Lowerer<'tu> {
             _ => BinaryOp::from_token(tok).is_some(),
         };
         let op = candidates.into_iter().find(|t| fits(t));
-        let unreadable = || Unsupported::new("an operator written across a macro argument", span);
+        let unreadable = || Unsupported::new("an operator whose spelling libclang 14 does not give (inside a function-like macro)", span);
         let kind = match op {
             Some("=") if !compound => ExprKind::Assign { op: None, target: self.boxed(*lhs, span)?, value: self.boxed(*rhs, span)? },
             Some(tok) if compound => {

@@ -19,6 +19,9 @@ static LIBCLANG: Mutex<()> = Mutex::new(());
 /// Where the translation unit's locations are in the user's text.
 pub struct SourceMap<'tu> {
     main: File<'tu>,
+    /// The main file's path: libclang's `File`s compare by inode, and every file
+    /// that exists only as unsaved text (ours, standard input) has the same.
+    main_path: std::path::PathBuf,
     text: String,
     len: usize,
 }
@@ -29,7 +32,8 @@ impl<'tu> SourceMap<'tu> {
     /// in a header.
     pub fn offset(&self, loc: SourceLocation<'tu>) -> Option<usize> {
         let l = loc.get_expansion_location();
-        (l.file == Some(self.main)).then(|| (l.offset as usize).min(self.len))
+        let file = l.file?;
+        (file == self.main && file.get_path() == self.main_path).then(|| (l.offset as usize).min(self.len))
     }
 
     /// The span of an entity in the main file (`None` if it lies in a header).
@@ -88,7 +92,7 @@ pub fn with_translation_unit<R>(
         .map_err(|e| vec![Diagnostic::error(codes::CFRONT_LIBCLANG, format!("libclang could not parse the file: {e}"), Span::DUMMY)])?;
     let main =
         tu.get_file(&path).ok_or_else(|| vec![Diagnostic::error(codes::CFRONT_LIBCLANG, "libclang lost the main file", Span::DUMMY)])?;
-    let map = SourceMap { main, text: file.text.clone(), len: file.text.len() };
+    let map = SourceMap { main, main_path: path.clone(), text: file.text.clone(), len: file.text.len() };
     let errors = clang_errors(&tu, &map);
     if !errors.is_empty() {
         return Err(errors);

@@ -23,12 +23,14 @@ const OPERATORS: &[&str] = &[
 /// The texts of the files operators are read from, each read once.
 #[derive(Default)]
 pub struct SourceTexts<'tu> {
-    texts: HashMap<File<'tu>, Option<String>>,
+    /// By path: libclang's `File`s of unsaved files all compare equal.
+    texts: HashMap<std::path::PathBuf, Option<String>>,
+    files: std::marker::PhantomData<File<'tu>>,
 }
 
 impl<'tu> SourceTexts<'tu> {
     fn text(&mut self, file: File<'tu>) -> Option<&str> {
-        self.texts.entry(file).or_insert_with(|| file.get_contents()).as_deref()
+        self.texts.entry(file.get_path()).or_insert_with(|| file.get_contents()).as_deref()
     }
 
     /// The operators that may end right before `loc` (whitespace skipped): the
