@@ -122,7 +122,7 @@ impl<'a> Nodes<'a> {
     }
 }
 
-fn text<'a>(file: &'a SourceFile, span: alpine::ast::Span) -> &'a str {
+fn text(file: &SourceFile, span: alpine::ast::Span) -> &str {
     &file.text[span.start()..span.end()]
 }
 

@@ -187,7 +187,7 @@ impl<'tu> Lowerer<'tu> {
             }
         }
         let init = match e.get_kind() {
-            EntityKind::VarDecl => match e.get_children().into_iter().filter(|c| c.is_expression()).last() {
+            EntityKind::VarDecl => match e.get_children().into_iter().rfind(|c| c.is_expression()) {
                 Some(init) => Some(self.lower_expr(init, span)?).filter(|x| !is_default_construction(x)),
                 None => None,
             },
@@ -289,8 +289,7 @@ impl<'tu> Lowerer<'tu> {
     fn loop_condition(&mut self, cond: Entity<'tu>, span: Span) -> Lowered<(Vec<Stmt>, Expr)> {
         let mut cond = self.lower_expr(cond, span)?;
         let mut invariants = Vec::new();
-        loop {
-            let ExprKind::Binary { op: BinaryOp::Comma, lhs, rhs } = &cond.kind else { break };
+        while let ExprKind::Binary { op: BinaryOp::Comma, lhs, rhs } = &cond.kind {
             let mut parts = Vec::new();
             if !comma_annotations(lhs, &mut parts) {
                 break;
