@@ -261,3 +261,30 @@ fn the_launch_and_defines_reach_the_module() {
     let n = Nodes::of(m.function("k").unwrap());
     assert!(n.exprs.iter().any(|e| e.kind == ExprKind::Int(7)));
 }
+
+/// An operator inside a function-like macro (which libclang 14 does not spell)
+/// is read from clang's printing of the file; that function's nodes carry its
+/// own span, the other functions keep exact spans.
+#[test]
+fn operators_inside_macros_are_read_with_the_function_as_their_place() {
+    let (file, m) = read("macro_operators.cu");
+    let t = m.function("transpose").unwrap();
+    let n = Nodes::of(t);
+    let ops: Vec<BinaryOp> =
+        n.exprs.iter().filter_map(|e| if let ExprKind::Binary { op, .. } = e.kind { Some(op) } else { None }).collect();
+    assert_eq!(ops, [BinaryOp::Add, BinaryOp::Mul, BinaryOp::Sub], "{ops:?}");
+    assert!(n.exprs.iter().all(|e| e.span == t.span));
+    assert!(text(&file, t.span).starts_with("__global__ void transpose"));
+    let p = Nodes::of(m.function("plain").unwrap());
+    let mul = p.exprs.iter().find(|e| matches!(e.kind, ExprKind::Binary { op: BinaryOp::Mul, .. })).unwrap();
+    assert_eq!(text(&file, mul.span), "W * 2");
+}
+
+#[test]
+fn text_before_a_macro_is_never_taken_for_an_operator_inside_it() {
+    let (_, m) = read("macro_operators.cu");
+    let n = Nodes::of(m.function("guarded").unwrap());
+    let ops: Vec<BinaryOp> =
+        n.exprs.iter().filter_map(|e| if let ExprKind::Binary { op, .. } = e.kind { Some(op) } else { None }).collect();
+    assert_eq!(ops, [BinaryOp::Sub, BinaryOp::Add, BinaryOp::Add, BinaryOp::Mul], "{ops:?}");
+}

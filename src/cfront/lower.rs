@@ -19,11 +19,19 @@ use clang::{Entity, EntityKind, TranslationUnit};
 pub struct Unsupported {
     pub what: String,
     pub span: Span,
+    /// An operator whose spelling the text does not give (inside a macro):
+    /// the function may be lowered from clang's macro-free printing instead
+    /// (`expand.rs`).
+    pub macro_operator: bool,
 }
 
 impl Unsupported {
     pub fn new(what: impl Into<String>, span: Span) -> Unsupported {
-        Unsupported { what: what.into(), span }
+        Unsupported { what: what.into(), span, macro_operator: false }
+    }
+
+    pub fn macro_operator(what: impl Into<String>, span: Span) -> Unsupported {
+        Unsupported { macro_operator: true, ..Unsupported::new(what, span) }
     }
 
     pub fn into_diagnostic(self) -> Diagnostic {
@@ -49,60 +57,95 @@ pub struct Lowerer<'tu> {
     /// The function being lowered is a kernel (its CUDA pointer parameters point
     /// to global memory).
     in_kernel: bool,
+    fixed_span: Option<Span>,
 }
 
-/// Lowers the user's part of a translation unit; the unsupported constructs
-/// are returned instead when there are any (one per function at most).
-pub fn lower_unit<'tu>(
-    tu: &'tu TranslationUnit<'tu>,
-    map: &'tu SourceMap<'tu>,
-    lang: Language,
-    launch: Launch,
-) -> Result<Module, Vec<Diagnostic>> {
-    let mut l =
-        Lowerer { lang, map, texts: SourceTexts::default(), structs: Vec::new(), structs_in_progress: Vec::new(), in_kernel: false };
-    let mut module = Module { language: lang, launch, structs: Vec::new(), globals: Vec::new(), functions: Vec::new() };
-    let mut errors = Vec::new();
-    let mut top = tu.get_entity().get_children();
-    let mut i = 0;
-    while i < top.len() {
-        let e = top[i];
-        i += 1;
-        let in_main = e.get_location().is_some_and(|loc| map.offset(loc).is_some());
-        if !in_main {
+/// The result of lowering a translation unit: the module of what could be
+/// lowered, and what could not (one per function at most), with the name and
+/// span of the function it is in.
+pub struct Lowering {
+    pub module: Module,
+    pub errors: Vec<(Option<(String, Span)>, Unsupported)>,
+}
+
+impl Lowering {
+    pub fn finish(self) -> Result<Module, Vec<Diagnostic>> {
+        if self.errors.is_empty() {
+            Ok(self.module)
+        } else {
+            Err(self.errors.into_iter().map(|(_, u)| u.into_diagnostic()).collect())
+        }
+    }
+}
+
+/// The user's top-level declarations of a translation unit (linkage blocks
+/// opened), in order.
+pub fn user_declarations<'tu>(tu: &'tu TranslationUnit<'tu>, map: &SourceMap<'tu>) -> Vec<Entity<'tu>> {
+    let mut out = Vec::new();
+    let mut stack: Vec<Entity<'tu>> = tu.get_entity().get_children().into_iter().rev().collect();
+    while let Some(e) = stack.pop() {
+        // Macro definitions, uses and `#include`s are listed too (the session
+        // asks for them): not declarations.
+        if e.is_preprocessing() || e.get_location().is_none_or(|loc| map.offset(loc).is_none()) {
             continue;
         }
-        match l.lower_top(e, &mut module) {
-            Ok(Some(children)) => top.splice(i..i, children).for_each(drop),
-            Ok(None) => {}
-            Err(u) => errors.push(u.into_diagnostic()),
+        if e.get_kind() == EntityKind::LinkageSpec {
+            stack.extend(e.get_children().into_iter().rev());
+        } else {
+            out.push(e);
+        }
+    }
+    out
+}
+
+/// Lowers the user's part of a translation unit.
+pub fn lower_unit<'tu>(tu: &'tu TranslationUnit<'tu>, map: &'tu SourceMap<'tu>, lang: Language, launch: Launch) -> Lowering {
+    let mut l = Lowerer::new(lang, map, None);
+    let mut module = Module { language: lang, launch, structs: Vec::new(), globals: Vec::new(), functions: Vec::new() };
+    let mut errors = Vec::new();
+    for e in user_declarations(tu, map) {
+        if let Err(u) = l.lower_top(e, &mut module) {
+            let function = (e.get_kind() == EntityKind::FunctionDecl).then(|| (e.get_name().unwrap_or_default(), l.span(&e, u.span)));
+            errors.push((function, u));
         }
     }
     module.structs = std::mem::take(&mut l.structs);
-    if errors.is_empty() {
-        Ok(module)
-    } else {
-        Err(errors)
-    }
+    Lowering { module, errors }
 }
 
 impl<'tu> Lowerer<'tu> {
+    /// A lowering of `map`'s translation unit; with `fixed_span`, every node
+    /// gets that span (a text that is not the user's, see `expand.rs`).
+    pub fn new(lang: Language, map: &'tu SourceMap<'tu>, fixed_span: Option<Span>) -> Lowerer<'tu> {
+        Lowerer {
+            lang,
+            map,
+            texts: SourceTexts::default(),
+            structs: Vec::new(),
+            structs_in_progress: Vec::new(),
+            in_kernel: false,
+            fixed_span,
+        }
+    }
+
     /// The span of `e` in the user's file, else `fallback` (a node from a header
     /// or a macro body takes its user-visible parent's span).
     pub fn span(&self, e: &Entity<'tu>, fallback: Span) -> Span {
-        self.map.span(e).unwrap_or(fallback)
+        match self.fixed_span {
+            Some(s) => s,
+            None => self.map.span(e).unwrap_or(fallback),
+        }
     }
 
-    /// One top-level declaration; `Some(children)` for a linkage block
-    /// (`extern "C" { … }`) whose declarations are to be read in its place.
-    fn lower_top(&mut self, e: Entity<'tu>, module: &mut Module) -> Lowered<Option<Vec<Entity<'tu>>>> {
+    /// One top-level declaration.
+    pub fn lower_top(&mut self, e: Entity<'tu>, module: &mut Module) -> Lowered<()> {
         let span = self.span(&e, Span::DUMMY);
         match e.get_kind() {
             EntityKind::FunctionDecl => {
                 // A declaration followed by its definition: keep the definition.
                 let name = e.get_name().unwrap_or_default();
                 if !e.is_definition() && e.get_definition().is_some() {
-                    return Ok(None);
+                    return Ok(());
                 }
                 let f = self.lower_function(e, span)?;
                 module.functions.retain(|g| g.name != name);
@@ -112,7 +155,6 @@ impl<'tu> Lowerer<'tu> {
                 let v = self.lower_variable(e, span, true)?;
                 module.globals.push(v);
             }
-            EntityKind::LinkageSpec => return Ok(Some(e.get_children())),
             EntityKind::StructDecl | EntityKind::UnionDecl | EntityKind::TypedefDecl | EntityKind::EnumDecl | EntityKind::TypeAliasDecl => {
                 // Types are lowered where they are used.
             }
@@ -121,7 +163,7 @@ impl<'tu> Lowerer<'tu> {
             EntityKind::ClassDecl => return Err(Unsupported::new(format!("the C++ class `{}`", e.get_name().unwrap_or_default()), span)),
             k => return Err(Unsupported::new(format!("the declaration `{}` ({k:?})", e.get_name().unwrap_or_default()), span)),
         }
-        Ok(None)
+        Ok(())
     }
 
     fn is_kernel(&mut self, f: &Entity<'tu>) -> bool {
@@ -141,7 +183,7 @@ impl<'tu> Lowerer<'tu> {
         })
     }
 
-    fn lower_function(&mut self, e: Entity<'tu>, span: Span) -> Lowered<Function> {
+    pub fn lower_function(&mut self, e: Entity<'tu>, span: Span) -> Lowered<Function> {
         let name = e.get_name().unwrap_or_default();
         let is_kernel = self.is_kernel(&e);
         self.in_kernel = is_kernel;
@@ -305,7 +347,8 @@ impl<'tu> Lowerer<'tu> {
         let body = children.pop().ok_or_else(|| Unsupported::new("a `for` without body", span))?;
         // libclang lists only the parts a `for` has: place each one by where it
         // starts relative to the two `;` of the header.
-        let (semi1, semi2) = self.for_semicolons(span).ok_or_else(|| Unsupported::new("a `for` header written by a macro", span))?;
+        let header = self.map.span(&e).unwrap_or(span);
+        let (semi1, semi2) = self.for_semicolons(header).ok_or_else(|| Unsupported::new("a `for` header written by a macro", span))?;
         let (mut init, mut cond, mut step) = (Vec::new(), None, None);
         for c in children {
             let start = self.map.span(&c).map_or(0, |s| s.start());

@@ -179,6 +179,10 @@ impl<'tu> Lowerer<'tu> {
             }
             [inner] => {
                 let ty = self.expr_type(&e, span)?;
+                // `v.x` written by a macro cannot be told from `v` by the text.
+                if is_vector(inner) && self.map.span(&e).is_some_and(|s| self.map.in_macro(s)) {
+                    return Err(Unsupported::macro_operator("a vector component selected inside a macro", span));
+                }
                 if let Some(lanes) = self.swizzle_name(&e, inner) {
                     let base = self.boxed(*inner, span)?;
                     return Ok(Expr { kind: ExprKind::Swizzle { base, lanes }, ty, span });
@@ -197,11 +201,7 @@ impl<'tu> Lowerer<'tu> {
     /// `v.xy` on an OpenCL vector: the unexposed node ends with `.name` after its
     /// vector operand ends.
     fn swizzle_name(&mut self, e: &Entity<'tu>, inner: &Entity<'tu>) -> Option<String> {
-        let inner_ty = inner.get_type()?.get_canonical_type();
-        let vector = matches!(inner_ty.get_kind(), clang::TypeKind::Vector | clang::TypeKind::ExtVector | clang::TypeKind::Unexposed)
-            && inner_ty.get_element_type().is_some()
-            && inner_ty.get_size().is_some();
-        if !vector {
+        if !is_vector(inner) {
             return None;
         }
         let end = e.get_range()?.get_end();
@@ -280,8 +280,8 @@ impl<'tu> Lowerer<'tu> {
             _ => {
                 return match self.constant(&e) {
                     Some(v) => Ok(ExprKind::Int(v)),
-                    None => Err(Unsupported::new(
-                        "a unary operator alpine cannot read (`__real`, `__extension__`, or one inside a macro argument)",
+                    None => Err(Unsupported::macro_operator(
+                        "a unary operator alpine cannot read (`__real`, `__extension__`, or one inside a macro)",
                         span,
                     )),
                 }
@@ -293,6 +293,14 @@ impl<'tu> Lowerer<'tu> {
     fn binary(&mut self, e: Entity<'tu>, children: &[Entity<'tu>], span: Span) -> Lowered<ExprKind> {
         let [lhs, rhs] = children else { return Err(Unsupported::new("a binary operator without two operands", span)) };
         let compound = e.get_kind() == EntityKind::CompoundAssignOperator;
+        // A node that starts where its right operand starts (in the user's text)
+        // was written inside a macro (`tid` for `a*b + c`, `ADD(x, y)` for
+        // `x + y`): the text there is the macro's use, and whatever operator
+        // precedes it is not this node's. Refuse rather than guess.
+        let start = |x: &Entity<'tu>| x.get_range().and_then(|r| self.map.offset(r.get_start()));
+        if start(&e).is_some_and(|s| start(rhs) == Some(s)) {
+            return Err(Unsupported::macro_operator("an operator written inside a macro", span));
+        }
         let candidates = rhs.get_range().map(|r| self.texts.operators_before(r.get_start())).unwrap_or_default();
         let fits = |tok: &str| match tok {
             "=" => !compound,
@@ -300,7 +308,8 @@ impl<'tu> Lowerer<'tu> {
             _ => BinaryOp::from_token(tok).is_some(),
         };
         let op = candidates.into_iter().find(|t| fits(t));
-        let unreadable = || Unsupported::new("an operator whose spelling libclang 14 does not give (inside a function-like macro)", span);
+        let unreadable =
+            || Unsupported::macro_operator("an operator whose spelling libclang 14 does not give (inside a function-like macro)", span);
         let kind = match op {
             Some("=") if !compound => ExprKind::Assign { op: None, target: self.boxed(*lhs, span)?, value: self.boxed(*rhs, span)? },
             Some(tok) if compound => {
@@ -379,6 +388,16 @@ impl<'tu> Lowerer<'tu> {
         let args = self.arguments(&e, span)?;
         Ok(Expr { kind: ExprKind::Call { callee: name, args }, ty, span })
     }
+}
+
+/// Whether an expression is of an OpenCL vector type (which libclang 14 may
+/// report as unexposed, with an element type and a length).
+fn is_vector(e: &Entity<'_>) -> bool {
+    e.get_type().map(|t| t.get_canonical_type()).is_some_and(|t| {
+        matches!(t.get_kind(), clang::TypeKind::Vector | clang::TypeKind::ExtVector | clang::TypeKind::Unexposed)
+            && t.get_element_type().is_some()
+            && t.get_size().is_some()
+    })
 }
 
 /// `e` without the implicit conversions and parentheses around it.

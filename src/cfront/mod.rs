@@ -7,6 +7,8 @@
 //! errors as diagnostics located in the user's text), `lower.rs` (declarations
 //! and statements), `lower_expr.rs` (expressions), `types.rs` (types),
 //! `tokens.rs` (operator spellings, which libclang 14 does not expose),
+//! `expand.rs` (functions with operators inside macros, lowered from clang's
+//! printing of the file),
 //! `builtins.rs` (the names that get IR nodes of their own), `flags.rs`
 //! (GPUVerify's command-line flags).
 //!
@@ -16,6 +18,7 @@
 //! `alpine::cfront::unsupported` diagnostic at its place).
 
 mod builtins;
+mod expand;
 pub mod flags;
 mod headers;
 pub mod ir;
@@ -42,5 +45,5 @@ pub struct Options {
 /// `alpine::cfront::clang`) or constructs alpine does not lower yet
 /// (`alpine::cfront::unsupported`).
 pub fn read(file: &SourceFile, lang: Language, options: &Options) -> Result<Module, Vec<Diagnostic>> {
-    session::with_translation_unit(file, lang, &options.clang, |tu, map| lower::lower_unit(tu, map, lang, options.launch))?
+    session::read_unit(file, lang, &options.clang, options.launch)
 }

@@ -1,13 +1,14 @@
-//! One run of libclang over one file: preprocess, parse and type-check it, and
-//! turn clang's errors into alpine diagnostics located in the user's text.
+//! One run of libclang over one file: preprocess, parse and type-check it, turn
+//! clang's errors into alpine diagnostics located in the user's text, and lower
+//! the translation unit while it is alive.
 //!
 //! libclang allows one `Clang` instance per process at a time (the `clang`
 //! crate enforces it), so runs are serialised by a process-wide lock; the lock
 //! is held only while the translation unit is alive, which is while the caller
 //! lowers it.
 
-use super::headers;
-use super::ir::Language;
+use super::ir::{Language, Launch, Module};
+use super::{expand, headers, lower};
 use crate::ast::Span;
 use crate::diagnostics::{codes, Diagnostic, SourceFile};
 use clang::source::{File, SourceLocation};
@@ -24,6 +25,8 @@ pub struct SourceMap<'tu> {
     main_path: std::path::PathBuf,
     text: String,
     len: usize,
+    /// The spans of the macro uses in the main file.
+    macro_uses: Vec<Span>,
 }
 
 impl<'tu> SourceMap<'tu> {
@@ -37,6 +40,12 @@ impl<'tu> SourceMap<'tu> {
     }
 
     /// The span of an entity in the main file (`None` if it lies in a header).
+    /// Whether `span` lies within one use of a macro (the text there is the
+    /// macro's name and arguments, not the node's own tokens).
+    pub fn in_macro(&self, span: Span) -> bool {
+        self.macro_uses.iter().any(|m| m.start <= span.start && span.end <= m.end)
+    }
+
     pub fn span(&self, e: &Entity<'tu>) -> Option<Span> {
         let r = e.get_range()?;
         let start = self.offset(r.get_start())?;
@@ -59,45 +68,79 @@ pub struct ClangArgs {
     pub extra: Vec<String>,
 }
 
-/// Parses `file` as `lang` and hands the translation unit to `lower`; clang's
-/// errors are returned instead when there are any.
-pub fn with_translation_unit<R>(
-    file: &SourceFile,
-    lang: Language,
-    args: &ClangArgs,
-    lower: impl for<'tu> FnOnce(&'tu TranslationUnit<'tu>, &SourceMap<'tu>) -> R,
-) -> Result<R, Vec<Diagnostic>> {
+/// Parses `file` as `lang` and lowers it; clang's errors are returned instead
+/// when there are any. Functions refused for an operator inside a macro are
+/// lowered again from clang's printing of the file (`expand.rs`).
+pub fn read_unit(file: &SourceFile, lang: Language, args: &ClangArgs, launch: Launch) -> Result<Module, Vec<Diagnostic>> {
     let _guard = LIBCLANG.lock().unwrap_or_else(|poisoned| poisoned.into_inner());
     let clang =
         Clang::new().map_err(|e| vec![Diagnostic::error(codes::CFRONT_LIBCLANG, format!("cannot start libclang: {e}"), Span::DUMMY)])?;
     let index = Index::new(&clang, false, false);
-    // The main file's text is what the user gave us (maybe standard input): hand
-    // it to clang as unsaved, under a path in the file's own directory so that
-    // `#include "x.h"` finds its neighbours.
-    let path = main_path(&file.name, lang);
-    let mut unsaved = vec![Unsaved::new(&path, &file.text)];
-    for (p, text) in headers::headers(lang) {
-        unsaved.push(Unsaved::new(p, text));
-    }
     let mut clang_args = headers::arguments(lang);
     clang_args.extend(args.include_dirs.iter().map(|d| format!("-I{d}")));
     clang_args.extend(args.defines.iter().map(|d| format!("-D{d}")));
     clang_args.extend(args.extra.iter().cloned());
-    let tu = index
-        .parser(&path)
-        .arguments(&clang_args)
-        .unsaved(&unsaved)
-        .keep_going(true)
-        .parse()
-        .map_err(|e| vec![Diagnostic::error(codes::CFRONT_LIBCLANG, format!("libclang could not parse the file: {e}"), Span::DUMMY)])?;
-    let main =
-        tu.get_file(&path).ok_or_else(|| vec![Diagnostic::error(codes::CFRONT_LIBCLANG, "libclang lost the main file", Span::DUMMY)])?;
-    let map = SourceMap { main, main_path: path.clone(), text: file.text.clone(), len: file.text.len() };
+    // The main file's text is what the user gave us (maybe standard input): hand
+    // it to clang as unsaved, under a path in the file's own directory so that
+    // `#include "x.h"` finds its neighbours.
+    let path = main_path(&file.name, lang);
+    let tu = parse(&index, &path, &file.text, lang, &clang_args)?;
+    let map = source_map(&tu, &path, &file.text)?;
     let errors = clang_errors(&tu, &map);
     if !errors.is_empty() {
         return Err(errors);
     }
-    Ok(lower(&tu, &map))
+    let mut lowering = lower::lower_unit(&tu, &map, lang, launch);
+    if expand::wanted(&lowering) {
+        let printed = expand::printed_text(&tu, &map);
+        let printed_path = path.with_extension(format!("alpine-printed.{}", if lang == Language::Cuda { "cu" } else { "cl" }));
+        if let Ok(tu2) = parse(&index, &printed_path, &printed, lang, &clang_args) {
+            if let Ok(map2) = source_map(&tu2, &printed_path, &printed) {
+                if clang_errors(&tu2, &map2).is_empty() {
+                    expand::relower(&tu2, &map2, lang, &mut lowering);
+                }
+            }
+        }
+    }
+    lowering.finish()
+}
+
+/// One translation unit of `text` at `path` (with alpine's headers).
+fn parse<'c>(
+    index: &'c Index<'c>,
+    path: &std::path::Path,
+    text: &str,
+    lang: Language,
+    args: &[String],
+) -> Result<TranslationUnit<'c>, Vec<Diagnostic>> {
+    let mut unsaved = vec![Unsaved::new(path, text)];
+    for (p, header) in headers::headers(lang) {
+        unsaved.push(Unsaved::new(p, header));
+    }
+    index
+        .parser(path)
+        .arguments(args)
+        .unsaved(&unsaved)
+        .keep_going(true)
+        // Macro uses are listed (`SourceMap::in_macro`).
+        .detailed_preprocessing_record(true)
+        .parse()
+        .map_err(|e| vec![Diagnostic::error(codes::CFRONT_LIBCLANG, format!("libclang could not parse the file: {e}"), Span::DUMMY)])
+}
+
+fn source_map<'tu>(tu: &'tu TranslationUnit<'tu>, path: &std::path::Path, text: &str) -> Result<SourceMap<'tu>, Vec<Diagnostic>> {
+    let main =
+        tu.get_file(path).ok_or_else(|| vec![Diagnostic::error(codes::CFRONT_LIBCLANG, "libclang lost the main file", Span::DUMMY)])?;
+    let mut map = SourceMap { main, main_path: path.to_path_buf(), text: text.to_string(), len: text.len(), macro_uses: Vec::new() };
+    let uses: Vec<Span> = tu
+        .get_entity()
+        .get_children()
+        .iter()
+        .filter(|e| e.get_kind() == clang::EntityKind::MacroExpansion)
+        .filter_map(|e| map.span(e))
+        .collect();
+    map.macro_uses = uses;
+    Ok(map)
 }
 
 /// The path clang is told the main file has.

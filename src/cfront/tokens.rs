@@ -2,14 +2,15 @@
 //!
 //! libclang before version 17 does not say which operator a binary, compound
 //! assignment or unary operator node is, so the operator is read from the text
-//! where clang says its operands are. The operator is spelled right before the
-//! right operand's first token (at its *spelling* location, so an operator
-//! written inside a macro body is read from the `#define` line), or, for a
-//! prefix operator, at the node's own first token; a postfix `++`/`--` ends the
-//! node. Only punctuators are read here (maximal munch over C's operator
-//! list); an answer that is not an operator of the expected kind is refused by
-//! the caller (e.g. a binary operator whose right operand is a bare argument of
-//! a function-like macro: the text before it is the invocation's comma).
+//! where clang says its operands are: right before the right operand's first
+//! token (at its spelling location, else where it was expanded: `x * WIDTH`),
+//! or, for a prefix operator, at the node's own first token; a postfix
+//! `++`/`--` ends the node. Only punctuators are read here (maximal munch over
+//! C's operator list). libclang 14 gives a token of a macro body the location
+//! of the macro's use, so an operator inside a macro cannot be read here: the
+//! caller refuses a node that starts where its right operand starts (both
+//! inside one macro use) and an answer that is not an operator of the expected
+//! kind, and `expand.rs` reads such functions from clang's printing.
 
 use clang::source::{File, SourceLocation};
 use std::collections::HashMap;
