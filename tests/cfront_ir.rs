@@ -288,3 +288,14 @@ fn text_before_a_macro_is_never_taken_for_an_operator_inside_it() {
         n.exprs.iter().filter_map(|e| if let ExprKind::Binary { op, .. } = e.kind { Some(op) } else { None }).collect();
     assert_eq!(ops, [BinaryOp::Sub, BinaryOp::Add, BinaryOp::Add, BinaryOp::Mul], "{ops:?}");
 }
+
+#[test]
+fn opencl_kernels_are_found_however_kernel_is_spelled_and_local_arrays_are_shared() {
+    let (_, m) = read("stencil.cl");
+    let k = m.function("spelled_by_macro").unwrap();
+    assert!(k.is_kernel);
+    assert!(!m.function("not_a_kernel").unwrap().is_kernel);
+    let n = Nodes::of(k);
+    let cache = n.stmts.iter().find_map(|s| if let StmtKind::Decl(v) = &s.kind { Some(v) } else { None }).unwrap();
+    assert_eq!((cache.name.as_str(), cache.space), ("cache", AddressSpace::Shared));
+}

@@ -170,14 +170,21 @@ impl<'tu> Lowerer<'tu> {
         f.get_children().iter().any(|a| match a.get_kind() {
             EntityKind::CudaGlobalAttr => true,
             // OpenCL's `__kernel` is an attribute libclang does not expose by
-            // kind: read its spelling.
-            EntityKind::UnexposedAttr => {
-                let Some(range) = a.get_range() else { return false };
-                let loc = range.get_start().get_spelling_location();
-                let (Some(file), offset) = (loc.file, loc.offset as usize) else { return false };
-                file.get_contents()
-                    .and_then(|t| t.get(offset..).map(|r| r.starts_with("__kernel") || r.starts_with("kernel")))
-                    .unwrap_or(false)
+            // kind; clang's printing of the declaration (without its body) shows
+            // it, however it was written (a macro, `kernel`, `__kernel`).
+            EntityKind::UnexposedAttr if self.lang == Language::OpenCl => {
+                let printer = f.get_pretty_printer();
+                printer.set_flag(clang::PrintingPolicyFlag::UseTerseOutput, true);
+                let head = printer.print();
+                // Only the words outside the parameter list: the declaration's own.
+                let (before, after) = match (head.find('('), head.rfind(')')) {
+                    (Some(open), Some(close)) => (&head[..open], &head[close..]),
+                    _ => (head.as_str(), ""),
+                };
+                [before, after]
+                    .iter()
+                    .flat_map(|t| t.split(|c: char| !(c.is_ascii_alphanumeric() || c == '_')))
+                    .any(|w| w == "__kernel" || w == "kernel")
             }
             _ => false,
         })

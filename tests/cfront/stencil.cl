@@ -16,3 +16,12 @@ __kernel void stencil(__global const float *in, __global float *out, __local flo
   atomic_inc(count);
   barrier(CLK_LOCAL_MEM_FENCE | CLK_GLOBAL_MEM_FENCE);
 }
+
+// A kernel whose `__kernel` comes from a macro, with a local array; and a
+// function with another attribute libclang does not expose.
+#define KERNEL __kernel
+KERNEL void spelled_by_macro(__global int *a) {
+  __local int cache[W];
+  cache[get_local_id(0)] = a[get_global_id(0)];
+}
+__attribute__((overloadable)) int not_a_kernel(int kernel_size) { return kernel_size; }
