@@ -324,7 +324,7 @@ impl<'tu> Lowerer<'tu> {
             EntityKind::ForStmt => self.lower_for(e, span)?,
             EntityKind::SwitchStmt => self.lower_switch(e, span)?,
             EntityKind::GotoStmt | EntityKind::LabelStmt | EntityKind::IndirectGotoStmt => {
-                return Err(Unsupported::new("`goto` and labels", span));
+                return Err(Unsupported::new("a `goto` or label", span));
             }
             EntityKind::AsmStmt | EntityKind::MsAsmStmt => return Err(Unsupported::new("inline assembly", span)),
             _ if e.is_expression() => return self.lower_expr_stmt(e, span),
