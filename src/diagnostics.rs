@@ -181,6 +181,14 @@ pub mod codes {
     /// A construct outside the subset the CUDA/OpenCL emitter supports.
     pub const EMIT_UNSUPPORTED: &str = "alpine::emit::unsupported";
 
+    // -- CUDA/OpenCL input (src/cfront) --
+    /// clang rejects the file (a C/CUDA/OpenCL error); the message is clang's.
+    pub const CFRONT_CLANG: &str = "alpine::cfront::clang";
+    /// A construct the kernel IR cannot hold yet (exit 2); the span is the construct.
+    pub const CFRONT_UNSUPPORTED: &str = "alpine::cfront::unsupported";
+    /// libclang could not be loaded or failed as a whole (no span).
+    pub const CFRONT_LIBCLANG: &str = "alpine::cfront::libclang";
+
     // -- input/output (src/main.rs) --
     pub const IO: &str = "alpine::io";
 

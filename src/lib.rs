@@ -9,6 +9,7 @@
 //! Later stages (verifier, transforms, emitters) consume the checked [`ast::Program`].
 
 pub mod ast;
+pub mod cfront;
 pub mod diagnostics;
 pub mod emit;
 pub mod interp;

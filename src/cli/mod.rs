@@ -21,6 +21,7 @@ mod emit;
 mod fmt;
 mod inputs;
 mod io;
+mod kernel;
 mod lsp;
 mod manual;
 mod optimise;
@@ -73,7 +74,8 @@ enum Color {
 
 #[derive(Subcommand, Debug)]
 enum Command {
-    /// Parse, resolve and type-check PVL files; exit 0 when all of them are well-formed.
+    /// Parse, resolve and type-check PVL files (CUDA `.cu` and OpenCL `.cl` files:
+    /// preprocess, parse and lower through clang); exit 0 when all are well-formed.
     Parse(parse::ParseArgs),
     /// Print PVL files in canonical layout (to stdout unless --in-place or --check).
     Fmt(fmt::FmtArgs),
@@ -186,7 +188,7 @@ impl Reporter {
 }
 
 pub fn run() -> i32 {
-    let cli = match Cli::try_parse() {
+    let cli = match Cli::try_parse_from(kernel::carry_gpuverify_flags(std::env::args().collect())) {
         Ok(cli) => cli,
         Err(e) if !e.use_stderr() => {
             // --help and --version are not errors.

@@ -1,0 +1,132 @@
+//! CUDA and OpenCL files on the command line (`alpine parse|verify FILE.cu|FILE.cl`):
+//! GPUVerify's flags, and reading a kernel file through `alpine::cfront`.
+
+use super::{io, Reporter};
+use alpine::cfront::flags::{self, is_gpuverify_only};
+use alpine::cfront::ir::{Dim3, Language, Module};
+use alpine::cfront::{self, ClangArgs};
+use alpine::diagnostics::codes;
+
+/// The subcommands that read kernel files and so take GPUVerify's flags.
+const KERNEL_SUBCOMMANDS: &[&str] = &["parse", "verify"];
+/// Every subcommand name (to find which one a command line runs).
+const SUBCOMMANDS: &[&str] = &["parse", "fmt", "verify", "optimise", "run", "emit", "lsp", "completions", "man", "help"];
+/// The hidden option GPUVerify-only flags are carried in through clap.
+const CARRIER: &str = "--gpuverify-flag";
+
+/// A GPUVerify command line, made acceptable to clap: GPUVerify-only flags
+/// after `parse`/`verify` (`--no-inline`, `--warp-sync=32`, …) are wrapped as
+/// `--gpuverify-flag=FLAG`, which the subcommand acknowledges with a notice.
+pub fn carry_gpuverify_flags(args: Vec<String>) -> Vec<String> {
+    let sub = args.iter().skip(1).position(|a| SUBCOMMANDS.contains(&a.as_str())).map(|i| i + 1);
+    let Some(sub) = sub.filter(|&i| KERNEL_SUBCOMMANDS.contains(&args[i].as_str())) else {
+        return args;
+    };
+    let mut out = args;
+    for a in out.iter_mut().skip(sub + 1).take_while(|a| a.as_str() != "--") {
+        if is_gpuverify_only(a) {
+            *a = format!("{CARRIER}={a}");
+        }
+    }
+    out
+}
+
+fn dim(text: &str) -> Result<Dim3, String> {
+    flags::parse_dim3(text)
+}
+
+/// GPUVerify's flags for CUDA and OpenCL files (ignored for PVL files).
+#[derive(clap::Args, Debug, Default)]
+pub struct KernelArgs {
+    /// CUDA: threads per block, `N` or `[x,y,z]` (GPUVerify's flag).
+    #[arg(long = "blockDim", value_name = "DIM", value_parser = dim)]
+    block_dim: Option<Dim3>,
+    /// CUDA: blocks per grid, `N` or `[x,y,z]`.
+    #[arg(long = "gridDim", value_name = "DIM", value_parser = dim)]
+    grid_dim: Option<Dim3>,
+    /// OpenCL: work-items per work-group, `N` or `[x,y,z]`.
+    #[arg(long = "local_size", value_name = "DIM", value_parser = dim)]
+    local_size: Option<Dim3>,
+    /// OpenCL: work-groups, `N` or `[x,y,z]`.
+    #[arg(long = "num_groups", value_name = "DIM", value_parser = dim)]
+    num_groups: Option<Dim3>,
+    /// OpenCL: work-items in all (a multiple of --local_size), `N` or `[x,y,z]`.
+    #[arg(long = "global_size", value_name = "DIM", value_parser = dim)]
+    global_size: Option<Dim3>,
+    /// Define a preprocessor macro for CUDA/OpenCL files (`-DN=64`).
+    #[arg(short = 'D', value_name = "NAME[=VALUE]")]
+    defines: Vec<String>,
+    /// Add a directory to the include path of CUDA/OpenCL files.
+    #[arg(short = 'I', value_name = "DIR")]
+    include_dirs: Vec<String>,
+    /// Pass an argument to clang (GPUVerify's `--clang-opt=`).
+    #[arg(long = "clang-opt", value_name = "ARG", allow_hyphen_values = true)]
+    clang_opt: Vec<String>,
+    /// GPUVerify flags that do not apply to alpine (see `carry_gpuverify_flags`).
+    #[arg(long = "gpuverify-flag", hide = true, allow_hyphen_values = true)]
+    gpuverify_only: Vec<String>,
+}
+
+impl KernelArgs {
+    /// One line per GPUVerify-only flag, on standard error.
+    pub fn notices(&self) {
+        for f in &self.gpuverify_only {
+            errln!("note: `{f}` is a GPUVerify flag that does not apply to alpine; ignored");
+        }
+    }
+
+    /// The front end's options, or a usage error.
+    pub fn options(&self) -> Result<cfront::Options, String> {
+        if self.block_dim.is_some() && self.local_size.is_some() {
+            return Err("--blockDim and --local_size both give the block size; use one".into());
+        }
+        if self.grid_dim.is_some() && self.num_groups.is_some() {
+            return Err("--gridDim and --num_groups both give the grid size; use one".into());
+        }
+        let launch = flags::launch(self.block_dim.or(self.local_size), self.grid_dim.or(self.num_groups), self.global_size)?;
+        let clang = ClangArgs { defines: self.defines.clone(), include_dirs: self.include_dirs.clone(), extra: self.clang_opt.clone() };
+        Ok(cfront::Options { clang, launch })
+    }
+}
+
+/// The kernel language of a path, if it names a CUDA or OpenCL file.
+pub fn language(path: &str) -> Option<Language> {
+    Language::of_path(path)
+}
+
+/// Reads one kernel file and reports its diagnostics; `None` when it could not
+/// be read.
+pub fn read(
+    path: &str,
+    lang: Language,
+    options: &cfront::Options,
+    reporter: &Reporter,
+) -> Option<(alpine::diagnostics::SourceFile, Module)> {
+    let file = match io::read_source(path) {
+        Ok(f) => f,
+        Err(failure) => {
+            let (f, d) = *failure;
+            reporter.report(&f, &[d]);
+            return None;
+        }
+    };
+    match cfront::read(&file, lang, options) {
+        Ok(module) => Some((file, module)),
+        Err(diags) => {
+            reporter.report(&file, &diags);
+            None
+        }
+    }
+}
+
+/// "2 kernels, 1 device function".
+pub fn describe(module: &Module) -> String {
+    let kernels = module.kernels().count();
+    let device = module.functions.iter().filter(|f| !f.is_kernel && f.body.is_some()).count();
+    format!("{}, {}", super::count(kernels, "kernel", "kernels"), super::count(device, "device function", "device functions"))
+}
+
+/// The usage error of bad geometry flags.
+pub fn usage_error(reporter: &Reporter, message: &str) {
+    reporter.command_error(codes::USAGE, message);
+}
