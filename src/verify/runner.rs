@@ -114,7 +114,9 @@ thread_local! {
 }
 
 fn with_beacon(f: impl FnOnce(&Beacon)) {
-    BEACON.with(|b| {
+    // `try_with`: nothing to tell while the thread's locals are being dropped
+    // (the `z3` crate's context among them).
+    let _ = BEACON.try_with(|b| {
         if let Some(b) = &*b.borrow() {
             f(b)
         }
@@ -205,8 +207,8 @@ pub(crate) fn run<R: Send + 'static>(budget_end: Option<Instant>, setup: fn(), w
             Box::new(work()) as Box<dyn Any + Send>
         }));
         BEACON.with(|b| *b.borrow_mut() = None);
-        // An abandoned attempt's result is dropped here, on its own thread,
-        // with everything of Z3 it still held.
+        // An abandoned attempt's result is dropped here, on its own thread;
+        // its Z3 context goes with the thread's locals when the thread ends.
         theirs.update(|s| {
             if !s.abandoned {
                 s.done = Some(out);
