@@ -10,6 +10,12 @@
 //! later queries get a short limit, and one of them timing out stops the unit;
 //! `--unit-timeout` bounds a whole unit; obligations past either are reported
 //! as not checked. None of this ever passes more.
+//!
+//! Z3 not stopping at a limit (issue #32): inside its nonlinear arithmetic Z3
+//! 4.8.12 may take 10–80 s to look at an interrupt; the unit is then given up
+//! at the limit plus a grace of 2 s (`src/verify/runner.rs`), reported with a
+//! timeout at the obligation in flight, and tried once more with Z3's other
+//! nonlinear setting within what is left of `--unit-timeout`.
 
 use std::process::{Command, Output};
 use std::time::{Duration, Instant};
@@ -279,4 +285,86 @@ fn limits_hold_across_many_checks_in_one_process() {
         }
         assert!(took < Duration::from_secs(20), "round {round} took {took:?}");
     }
+}
+
+/// The corpus program `NestedLoops` (loop_unroll) with `n > 0` weakened to
+/// `n >= 0`: the check that the outer loop preserves `res == i * i * i` sends
+/// Z3 4.8.12 into its Gröbner-basis step, which then ignores interrupts for
+/// about 20 s. Z3 gets there after a fixed amount of work: 2–3 s into the check
+/// on the quiet 2-core test machine, later on a loaded one (under the full
+/// `cargo test`, not within 4 s). A limit of 8 s reaches it in either case; a
+/// limit that Z3 beats is an ordinary timeout, which the tests below accept
+/// too (then only their time bound is tested).
+const CUBED: &str = "class NestedLoops {
+  requires n >= 0;
+  ensures \\result == n * n * n;
+  int cubed(int n){
+    int i;
+    int j;
+    int res;
+    int tmp;
+    i = 0;
+    res = 0;
+    loop_invariant 0 <= i;
+    loop_invariant i <= n;
+    loop_invariant res == i * i * i;
+    while(i < n){
+      j = 0;
+      tmp = 0;
+      loop_invariant 0 <= j;
+      loop_invariant j <= i;
+      loop_invariant tmp == j * j;
+      while(j < i){
+        tmp = tmp + j;
+        j = j + 1;
+        tmp = tmp + j;
+      }
+      res = res + 3 * tmp + 3 * i + 1;
+      i = i + 1;
+    }
+    return res;
+  }
+}
+";
+
+/// The runner's grace (`src/verify/runner.rs`, `GRACE`) and slack for a
+/// loaded machine — far below the ~20 s Z3 takes to stop.
+const GRACE_AND_SLACK: Duration = Duration::from_secs(2 + 3);
+
+/// A check Z3 does not stop at its limit ends the unit at the limit plus the
+/// grace, as a timeout failure at the obligation in flight (line 13: the
+/// invariant the outer loop must preserve). The budget (9 s) leaves no room
+/// for a second attempt. Before the runner, this took ~24 s.
+#[test]
+fn a_check_z3_does_not_stop_is_a_located_timeout_within_the_limit_and_grace() {
+    let (out, took) = verify_text(CUBED, &["--timeout", "8", "--unit-timeout", "9"]);
+    assert_eq!(out.status.code(), Some(1), "{}", String::from_utf8_lossy(&out.stderr));
+    let d = diagnostics(&out);
+    let at_invariant = d.iter().find(|d| d.0 == 13).unwrap_or_else(|| panic!("no failure at the invariant: {d:?}"));
+    assert_eq!(at_invariant.1, "alpine::verify::unknown", "{d:?}");
+    assert!(at_invariant.2.starts_with("loop invariant may not be preserved: could not prove (timeout after 8 s"), "{d:?}");
+    if at_invariant.2.contains("Z3 did not stop at the limit") {
+        // Given up: nothing after it was asked.
+        assert_eq!(d.len(), 1, "{d:?}");
+    } else {
+        eprintln!("note: Z3 stopped at the limit on this run; only the time bound was tested");
+    }
+    assert!(took < Duration::from_secs(9) + GRACE_AND_SLACK, "took {took:?}");
+}
+
+/// With budget left, the unit is tried again without Z3's Gröbner-basis step,
+/// which proves it in well under a second: a verdict (here ✓) after the limit
+/// plus the grace. Before, a timeout failure after ~24 s.
+#[test]
+fn a_unit_z3_held_past_a_limit_is_proved_by_the_second_attempt() {
+    let (out, took) = verify_text(CUBED, &["--timeout", "8"]);
+    let d = diagnostics(&out);
+    if out.status.code() == Some(1) && d.iter().all(|d| d.2.ends_with("could not prove (timeout after 8 s)") || d.2.contains("not checked"))
+    {
+        eprintln!("note: Z3 stopped at the limit on this run (no second attempt); only the time bound was tested");
+    } else {
+        assert_eq!(out.status.code(), Some(0), "{}\n{}", String::from_utf8_lossy(&out.stdout), String::from_utf8_lossy(&out.stderr));
+        assert!(d.is_empty(), "{d:?}");
+    }
+    assert!(took < Duration::from_secs(8) + GRACE_AND_SLACK, "took {took:?}");
 }

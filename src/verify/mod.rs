@@ -10,18 +10,23 @@
 //! * [`smt`]: terms as data and the Z3 backend.
 //!
 //! Every method with a body and every pure function with a body is a *proof
-//! unit*. Units are independent and run in parallel (rayon); each builds its Z3
-//! terms on the worker thread that owns the (thread-local) Z3 context.
+//! unit*. Units are independent and run in parallel (rayon); each runs on a
+//! thread of its own, in a Z3 context of its own, which a rayon worker waits
+//! for until the limits allow and no longer ([`runner`]: Z3 does not always
+//! stop at a limit; a unit it holds past one is reported as timed out, and is
+//! tried once more with other nonlinear-arithmetic settings).
 
 pub mod encode;
 pub mod ir;
 pub mod lower;
+pub(crate) mod runner;
 pub mod smt;
 pub mod uniformity;
 
 use crate::ast::{self, Span};
 use crate::diagnostics::{codes, Diagnostic, Severity};
 use rayon::prelude::*;
+use std::sync::Arc;
 use std::time::{Duration, Instant};
 
 /// Default of `--unit-timeout`.
@@ -183,7 +188,9 @@ pub fn verify_program_observed(
     opts: &Options,
     observe: &(dyn Fn(UnitEvent) + Sync),
 ) -> Vec<UnitReport> {
-    let ir = lower::lower_with(program, companions);
+    // Shared with the units' threads, which may outlive this call (`runner`).
+    let ir = Arc::new(lower::lower_with(program, companions));
+    let src: Arc<str> = Arc::from(src);
     let own: std::collections::HashSet<&str> = program.classes.iter().map(|c| &*c.name.name).collect();
     let mut units: Vec<(UnitRef, String, Span)> = Vec::new();
     for (i, f) in ir.functions.iter().enumerate() {
@@ -209,9 +216,16 @@ pub fn verify_program_observed(
     } else {
         configure_z3();
         // A Z3 context of its own, as each unit has (made only when there is
-        // something to prove: a context costs 20–40 ms).
-        z3::with_z3_config(&z3::Config::new(), || encode::induction::prove_monotonicity(&ir, opts, src))
+        // something to prove: a context costs 20–40 ms), on a thread that can
+        // be given up like a unit's: then no lemma is assumed (fewer
+        // assumptions can only lose proofs).
+        let (ir, opts, src) = (Arc::clone(&ir), opts.clone(), Arc::clone(&src));
+        match runner::run(None, || {}, move || encode::induction::prove_monotonicity(&ir, &opts, &src)) {
+            runner::Ended::Done(m) => m,
+            runner::Ended::Abandoned(_) => Vec::new(),
+        }
     };
+    let monotone = Arc::new(monotone);
     // What lowering could not handle belongs to the unit around it (units do not
     // nest), and is part of its report before the report is observed.
     let unsupported =
@@ -220,14 +234,10 @@ pub fn verify_program_observed(
     let mut reports: Vec<UnitReport> = units
         .par_iter()
         .map(|(u, name, span)| {
-            let start = Instant::now();
             configure_z3();
-            // Each unit gets a Z3 context of its own, so its verdict and time do
-            // not depend on which units ran on the same thread before (Z3's term
-            // ids, and so its search order, are per context): a unit proves the
-            // same in `alpine verify`, the LSP server and the benchmark.
             observe(UnitEvent::Started(name));
-            let mut report = z3::with_z3_config(&z3::Config::new(), || verify_unit(&ir, (*u, name, *span), src, opts, start, &monotone));
+            let unit = Unit { ir: Arc::clone(&ir), at: (*u, name.clone(), *span), src: Arc::clone(&src), monotone: Arc::clone(&monotone) };
+            let mut report = run_unit(unit, opts);
             report.failures.extend(ir.unsupported.iter().filter(|(_, s)| inside(*span, *s)).map(unsupported));
             observe(UnitEvent::Finished(&report));
             report
@@ -251,17 +261,81 @@ pub fn verify_program_observed(
     reports
 }
 
-/// Verifies one proof unit in the current thread's Z3 context.
-fn verify_unit(
-    ir: &ir::Program,
-    (u, name, span): (UnitRef, &str, Span),
-    src: &str,
-    opts: &Options,
-    start: Instant,
-    monotone: &[encode::induction::Monotone],
-) -> UnitReport {
+/// A proof unit and what its attempts read, owned (`runner`: an attempt may
+/// outlive the call that started it).
+#[derive(Clone)]
+struct Unit {
+    ir: Arc<ir::Program>,
+    at: (UnitRef, String, Span),
+    src: Arc<str>,
+    monotone: Arc<Vec<encode::induction::Monotone>>,
+}
+
+/// Less than this left of the unit's budget after a first attempt was given
+/// up: no second attempt.
+const MIN_RETRY: Duration = Duration::from_secs(1);
+
+/// Verifies one proof unit on a thread of its own, in a Z3 context of its own,
+/// and waits for it no longer than the limits allow (`runner`). A first
+/// attempt that Z3 held past a check's limit is reported as it stood, with a
+/// timeout at that check's obligation — unless a second attempt, with Z3's
+/// other nonlinear setting and what is left of the budget, completes.
+fn run_unit(unit: Unit, opts: &Options) -> UnitReport {
+    let start = Instant::now();
+    let budget_end = (opts.unit_timeout_secs > 0).then(|| start + Duration::from_secs(opts.unit_timeout_secs));
+    let attempt = |unit: &Unit| {
+        let (unit, opts) = (unit.clone(), opts.clone());
+        // Each attempt runs in a Z3 context of its own — the thread-local
+        // default context of its new thread (`runner::run`) — so its verdict
+        // and time do not depend on which units ran before it (Z3's term ids,
+        // and so its search order, are per context): a unit proves the same in
+        // `alpine verify`, the LSP server and the benchmark.
+        move || verify_unit(&unit, &opts, start, budget_end)
+    };
+    let given_up = match runner::run(budget_end, || {}, attempt(&unit)) {
+        runner::Ended::Done(report) => return report,
+        runner::Ended::Abandoned(a) => a,
+    };
+    // Only a check that did not stop calls for other settings; a budget spent
+    // between checks is spent.
+    let left = budget_end.map(|end| end.saturating_duration_since(Instant::now()));
+    let retry = given_up.in_check && left.is_none_or(|l| l >= MIN_RETRY);
+    let first = abandoned_report(&unit, opts, start, given_up);
+    if !retry {
+        return first;
+    }
+    match runner::run(budget_end, smt::solver::use_fallback_arithmetic, attempt(&unit)) {
+        runner::Ended::Done(report) => report,
+        runner::Ended::Abandoned(_) => first,
+    }
+}
+
+/// The report of a unit whose attempt was given up: the failures it had
+/// found, and one that says where it stopped — at the obligation of the check
+/// Z3 did not finish, else at the unit.
+fn abandoned_report(unit: &Unit, opts: &Options, start: Instant, given_up: runner::Abandoned) -> UnitReport {
+    let (_, name, span) = &unit.at;
+    let runner::Abandoned { mut failures, in_check, at_risk } = given_up;
+    let last = at_risk.unwrap_or_else(|| {
+        let why = if in_check {
+            format!("a Z3 query did not stop at its limit; {}", runner::STUCK)
+        } else {
+            format!("the unit's time budget ran out (--unit-timeout {} s) and it was given up", opts.unit_timeout_secs)
+        };
+        Failure::new(codes::UNKNOWN, format!("the unit was not checked to its end: {why}"), *span)
+    });
+    failures.push(last);
+    failures.sort_by_key(|f| (f.span.start, f.code));
+    UnitReport { name: name.clone(), span: *span, failures, time: start.elapsed(), checks: 0, smt: None }
+}
+
+/// Verifies one proof unit in the current thread's Z3 context; its budget
+/// ends at `budget_end`.
+fn verify_unit(unit: &Unit, opts: &Options, start: Instant, budget_end: Option<Instant>) -> UnitReport {
+    let (ir, src, (u, name, span)) = (&*unit.ir, &*unit.src, (unit.at.0, &unit.at.1, unit.at.2));
     let mut enc = encode::Encoder::new(ir, opts, src);
-    enc.monotone = monotone.to_vec();
+    enc.set_budget_end(budget_end);
+    enc.monotone = unit.monotone.to_vec();
     enc.function_axioms(match u {
         UnitRef::Function(i) => Some(i),
         UnitRef::Method(_) => None,

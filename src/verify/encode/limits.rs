@@ -23,6 +23,9 @@
 //! * an obligation met after the unit stopped or spent its budget is reported
 //!   as *not checked*, with its location; further ones are counted in that
 //!   first report instead of being listed one by one;
+//! * when Z3 does not stop at a query's limit, the unit's runner stops
+//!   waiting for it (`verify/runner.rs`); the abandoned attempt then asks
+//!   nothing more ([`Encoder::query_limit`] answers `None`);
 //! * optional queries — proposals the encoder may do without, such as a
 //!   closed-form inverse for a quantified permission (`qp_solve.rs`) — get at
 //!   most [`QUICK_MS`].
@@ -63,7 +66,9 @@ pub enum Cap {
 
 #[derive(Debug)]
 pub struct UnitLimits {
-    started: Instant,
+    /// When the unit's budget ends, if it has one; by default `--unit-timeout`
+    /// after the encoder was made ([`Encoder::set_budget_end`]).
+    budget_end: Option<Instant>,
     /// A reported obligation of this unit was not proved.
     pub failed: bool,
     /// A reported query of this unit ran out of time.
@@ -79,8 +84,9 @@ pub struct UnitLimits {
 }
 
 impl UnitLimits {
-    pub fn start() -> UnitLimits {
-        UnitLimits { started: Instant::now(), failed: false, timed_out: false, stopped: false, quick: None, first_skip: None, skipped: 0 }
+    pub fn start(opts: &crate::verify::Options) -> UnitLimits {
+        let budget_end = (opts.unit_timeout_secs > 0).then(|| Instant::now() + std::time::Duration::from_secs(opts.unit_timeout_secs));
+        UnitLimits { budget_end, failed: false, timed_out: false, stopped: false, quick: None, first_skip: None, skipped: 0 }
     }
 }
 
@@ -88,7 +94,7 @@ impl Encoder<'_> {
     /// The wall-clock limit of the next query and what set it; `None` when the
     /// unit stopped or its budget is spent.
     pub fn query_limit(&self) -> Option<(u32, Cap)> {
-        if self.limits.stopped {
+        if self.limits.stopped || crate::verify::runner::abandoned() {
             return None;
         }
         let mut limit = (self.opts.timeout_ms(), Cap::Query);
@@ -107,15 +113,20 @@ impl Encoder<'_> {
         if let Some(ms) = self.limits.quick {
             lower(ms, Cap::Quick);
         }
-        if self.opts.unit_timeout_secs > 0 {
-            let budget = u128::from(self.opts.unit_timeout_secs) * 1000;
-            let used = self.limits.started.elapsed().as_millis();
-            if used + MIN_QUERY_MS > budget {
+        if let Some(end) = self.limits.budget_end {
+            let left = end.saturating_duration_since(Instant::now()).as_millis();
+            if left < MIN_QUERY_MS {
                 return None;
             }
-            lower(u32::try_from(budget - used).unwrap_or(u32::MAX), Cap::Unit);
+            lower(u32::try_from(left).unwrap_or(u32::MAX), Cap::Unit);
         }
         Some(limit)
+    }
+
+    /// The unit's budget ends at `end` (a retry of the unit has what its
+    /// first attempt left: `verify/runner.rs`).
+    pub fn set_budget_end(&mut self, end: Option<Instant>) {
+        self.limits.budget_end = end;
     }
 
     /// Whether `hyp ⇒ goal` holds under `guard`, asked with the short limit

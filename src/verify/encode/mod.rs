@@ -259,7 +259,7 @@ impl<'a> Encoder<'a> {
             obligations: Obligations::default(),
             par_stack: Vec::new(),
             qp: qp::QpState::default(),
-            limits: limits::UnitLimits::start(),
+            limits: limits::UnitLimits::start(opts),
             monotone: Vec::new(),
             labels: Vec::new(),
             perm_reads: false,
@@ -412,7 +412,12 @@ impl<'a> Encoder<'a> {
         let refs: Vec<&str> = names.iter().map(|s| s.as_str()).collect();
         let started = std::time::Instant::now();
         let before = if trace_queries() { self.smt.effort() } else { (0, 0) };
+        // Should Z3 not stop at the limit, the unit's runner reports the unit
+        // as it stands now, with a timeout here (`verify/runner.rs`).
+        let at_risk =
+            crate::verify::runner::obligation(report.as_ref().map(|(_, b)| b), &limits::timeout_text(limit_ms, cap), &self.failures);
         let outcome = self.smt.check_within(&refs, limit_ms);
+        drop(at_risk);
         if trace_queries() {
             let what = report.as_ref().map_or_else(|| "(optional query)".to_string(), |(_, b)| format!("{} @{}", b.message, b.span.start));
             let verdict = match &outcome {

@@ -119,6 +119,8 @@ impl Shadow {
         let solver = z3::Solver::new();
         let mut p = z3::Params::new();
         p.set_u32("rlimit", SHADOW_RLIMIT);
+        // The same arithmetic as the real solver (a unit's second attempt).
+        super::solver::set_arithmetic(&mut p);
         solver.set_params(&p);
         self.state = State::Live { solver, native: Box::new(NativeTerms::abstracting(ctx)) };
         // Replayed in order, a batch per run of assertions between scopes.

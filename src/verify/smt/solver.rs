@@ -111,6 +111,27 @@ pub fn configure_globals() {
     }
 }
 
+thread_local! {
+    /// Whether the solvers made on this thread use [`FALLBACK_ARITHMETIC`].
+    static FALLBACK: std::cell::Cell<bool> = const { std::cell::Cell::new(false) };
+}
+
+/// The solver parameter, and its value, that a unit's second attempt changes
+/// (`verify/runner.rs`): Z3 4.8.12's nonlinear arithmetic does not look at an
+/// interrupt during its Gröbner-basis step, so a unit whose check did not stop
+/// is tried again without that step. Only there: as the setting of every
+/// unit it loses proofs (the `opt_` `NestedLoops` mutant of issue #32 ran
+/// 85 s with it). A solver parameter, unlike the global settings above (the
+/// `smt.` prefix is the global name; a solver takes the name without it):
+/// each attempt's context has its own.
+pub const FALLBACK_ARITHMETIC: (&str, bool) = ("arith.nl.grobner", false);
+
+/// Every solver made on this thread from now on uses [`FALLBACK_ARITHMETIC`]
+/// (called first on the thread of a unit's second attempt).
+pub fn use_fallback_arithmetic() {
+    FALLBACK.with(|f| f.set(true));
+}
+
 impl SmtSolver {
     /// `timeout_ms` is the wall-clock limit per check; `rlimit` Z3's
     /// deterministic resource limit per check (0 = none).
@@ -119,18 +140,25 @@ impl SmtSolver {
         // The wall-clock limit is not given to Z3: its timer is unreliable in
         // 4.8.12, so `watchdog` enforces it (see there). The resource limit is
         // counted by Z3 itself and is deterministic.
+        // A misspelt or wrongly typed parameter makes Z3 ignore later input
+        // silently; `params_are_accepted` below guards these names.
+        let mut p = z3::Params::new();
         if rlimit > 0 {
-            let mut p = z3::Params::new();
-            // A misspelt or wrongly typed parameter makes Z3 ignore later input
-            // silently; `params_are_accepted` below guards this name.
             p.set_u32("rlimit", rlimit);
+        }
+        let fallback = set_arithmetic(&mut p);
+        if rlimit > 0 || fallback {
             solver.set_params(&p);
         }
         // The dump starts with the same settings, so `z3 FILE` replays the unit.
-        let header = format!(
+        let mut header = format!(
             "(set-option :auto_config false)\n(set-option :smt.mbqi false)\n(set-option :smt.qi.eager_threshold {EAGER_THRESHOLD})\n(set-option :smt.qi.lazy_threshold {LAZY_THRESHOLD})\n\
              (set-option :smt.case_split 3)\n(set-option :smt.delay_units true)\n(set-option :timeout {timeout_ms})\n"
         );
+        if fallback {
+            let (name, value) = FALLBACK_ARITHMETIC;
+            let _ = writeln!(header, "(set-option :smt.{name} {value})");
+        }
         let native = NativeTerms::new(solver.get_context());
         SmtSolver {
             solver,
@@ -344,6 +372,16 @@ impl SmtSolver {
     }
 }
 
+/// Adds [`FALLBACK_ARITHMETIC`] to `p` when this thread's solvers use it;
+/// whether it did.
+pub fn set_arithmetic(p: &mut z3::Params) -> bool {
+    let fallback = FALLBACK.with(|f| f.get());
+    if fallback {
+        p.set_bool(FALLBACK_ARITHMETIC.0, FALLBACK_ARITHMETIC.1);
+    }
+    fallback
+}
+
 /// Builds a batch of Boolean terms with `native` and asserts them in `solver`
 /// (of the same context). `Err`: Z3 refused a term; nothing was asserted.
 pub fn assert_batch(solver: &z3::Solver, native: &mut NativeTerms, batch: &[Term]) -> Result<(), String> {
@@ -404,6 +442,33 @@ mod tests {
         // A second batch refers to symbols declared in the first.
         s.assert(g.implies(&f(Term::int(3)).lt(&Term::int(2))));
         assert!(matches!(s.check(&["g"]).unwrap(), Outcome::Proved));
+    }
+
+    /// The second attempt's arithmetic setting is a solver parameter Z3
+    /// takes (a wrong name would make it ignore later input: checked here),
+    /// only on the thread that asked for it, and in the dump.
+    #[test]
+    fn the_fallback_arithmetic_is_accepted_on_its_thread_only() {
+        configure_globals();
+        let x = Term::konst("x", Sort::Int);
+        let nonneg = |s: &mut SmtSolver| {
+            s.assert(x.mul(&x).lt(&Term::int(0)));
+            matches!(s.check(&[]).unwrap(), Outcome::Proved)
+        };
+        let dump = std::thread::spawn(move || {
+            use_fallback_arithmetic();
+            let mut s = SmtSolver::new(2000, 0, true);
+            let x = Term::konst("x", Sort::Int);
+            s.assert(x.mul(&x).lt(&Term::int(0)));
+            assert!(matches!(s.check(&[]).unwrap(), Outcome::Proved));
+            s.dump.take().unwrap()
+        })
+        .join()
+        .unwrap();
+        assert!(dump.contains("(set-option :smt.arith.nl.grobner false)"), "{dump}");
+        let mut here = SmtSolver::new(2000, 0, true);
+        assert!(nonneg(&mut here));
+        assert!(!here.dump.unwrap().contains("grobner"));
     }
 
     /// A batch Z3 cannot take (here an ill-sorted term) is an error of the

@@ -21,6 +21,14 @@
 //! is sent while holding the watchdog's lock and only for a registered check,
 //! so it can never reach a context after its check ended and its guard was
 //! dropped — in particular never a context that no longer exists.
+//!
+//! **When Z3 does not stop.** Inside its nonlinear arithmetic Z3 4.8.12 may
+//! look at the interrupt only 10–80 s later; the check then stays registered
+//! (its guard is dropped when it returns) and the watchdog does not interrupt
+//! it again. [`arm`] also tells the proof unit's runner (`verify/runner.rs`)
+//! the deadline, so that the thread waiting for the unit can stop waiting;
+//! the late check itself is left to end on its own thread, which is the only
+//! one that ever drops its context.
 
 use std::collections::BTreeMap;
 use std::sync::{Condvar, Mutex, OnceLock};
@@ -105,6 +113,8 @@ impl Drop for Armed {
         let w = watchdog();
         let mut checks = w.checks.lock().unwrap_or_else(|e| e.into_inner());
         checks.in_flight.remove(&self.id);
+        drop(checks);
+        crate::verify::runner::check_ended();
     }
 }
 
@@ -116,9 +126,11 @@ pub fn arm(context: &z3::Context, limit: Duration) -> Armed {
     let id = checks.next_id;
     checks.next_id += 1;
     let context = ContextPtr(context.get_z3_context());
-    checks.in_flight.insert(id, Check { deadline: Instant::now() + limit, context, fired: false });
+    let deadline = Instant::now() + limit;
+    checks.in_flight.insert(id, Check { deadline, context, fired: false });
     drop(checks);
     w.changed.notify_one();
+    crate::verify::runner::check_started(deadline);
     Armed { id }
 }
 
