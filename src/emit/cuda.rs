@@ -11,7 +11,6 @@
 //! * errors: every runtime call goes through `ALPINE_CHECK`, which prints the
 //!   call and its error and leaves with status 1 (device buffers are freed).
 
-use super::c::{c_name, length_name, Capture};
 use super::{HostFn, Kernel, Unit, BLOCK_1D, BLOCK_2D};
 
 /// How to build the file, at its top: with the CUDA toolkit, or with clang alone.
@@ -146,18 +145,7 @@ fn packed_kernel(k: &Kernel, params: &[String]) -> String {
     let it = &k.iters[0];
     // The kernel's parameters but the range's (`alpine_lo0`, `alpine_n0`, last).
     let own = &params[..params.len() - 2];
-    let mut args: Vec<String> = Vec::new();
-    for p in &k.params {
-        match p {
-            Capture::Array { name, length, .. } => {
-                args.push(c_name(name));
-                if *length {
-                    args.push(length_name(name));
-                }
-            }
-            Capture::Scalar { name } => args.push(c_name(name)),
-        }
-    }
+    let args: Vec<String> = k.captured_names().into_iter().map(|(n, _)| n).collect();
     let step = format!("{}_thread", k.name);
     let mut out = format!("__device__ static inline void {step}({}) {{\n", [own, &[format!("int {it}")]].concat().join(", "));
     for line in k.body.lines() {

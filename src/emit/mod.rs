@@ -108,21 +108,35 @@ impl Kernel {
     /// (the per-dimension `alpine_loD`/`alpine_nD` last), paired with whether they
     /// are device buffers.
     pub fn args(&self) -> Vec<(String, bool)> {
+        let mut out: Vec<(String, bool)> = self
+            .captured_names()
+            .into_iter()
+            .map(|(n, buffer)| if buffer { (format!("alpine_d_{n}"), true) } else { (n, false) })
+            .collect();
+        for d in 0..self.iters.len() {
+            out.push((format!("alpine_lo{d}"), false));
+            out.push((format!("alpine_n{d}"), false));
+        }
+        out
+    }
+}
+
+impl Kernel {
+    /// The C names of the captured parameters, in parameter order (each array,
+    /// then its length when the kernel reads it; each scalar), paired with
+    /// whether they are arrays; the range's `alpine_loD`/`alpine_nD` not included.
+    pub fn captured_names(&self) -> Vec<(String, bool)> {
         let mut out = Vec::new();
         for p in &self.params {
             match p {
                 Capture::Array { name, length, .. } => {
-                    out.push((format!("alpine_d_{}", c_name(name)), true));
+                    out.push((c_name(name), true));
                     if *length {
                         out.push((length_name(name), false));
                     }
                 }
                 Capture::Scalar { name } => out.push((c_name(name), false)),
             }
-        }
-        for d in 0..self.iters.len() {
-            out.push((format!("alpine_lo{d}"), false));
-            out.push((format!("alpine_n{d}"), false));
         }
         out
     }
