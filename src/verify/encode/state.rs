@@ -28,6 +28,19 @@
 //! without it the terms of intermediate versions never arise, and facts stated
 //! over them (a par block's quantified postcondition, inhaled at the version
 //! after the block) never fire.
+//!
+//! **Two levels.** The bases themselves form a chain, one instantiation per
+//! base: 120 versions of one family are 15 bases, past Z3's bound (alpine's
+//! is 7, `smt/solver.rs`). So a version that becomes a base is also defined
+//! over the coarse base of its own base (its body and that base's coarse body
+//! composed, up to [`FLAT_STEPS`]² steps): the chain of bases is walked
+//! [`FLAT_STEPS`] bases per instantiation. Again a consequence of the step
+//! definitions; one more axiom every [`FLAT_STEPS`] versions.
+//!
+//! **Written values are named** (`stmt.rs`, `name_written_value`): a heap
+//! write's value is a fresh constant with a ground definition, so the reads
+//! it makes (`c.v = c.v + 1`) exist at generation 0 instead of appearing one
+//! generation deeper per write inside the version axioms.
 
 use super::{Encoder, Term};
 use crate::verify::smt::Sort;
@@ -48,7 +61,21 @@ const FLAT_STEPS: usize = 8;
 #[derive(Clone, Debug)]
 pub struct FlatDef {
     steps: usize,
-    vars: Vec<Rc<str>>,
+    /// The version the body reads.
+    base: Rc<str>,
+    vars: Vec<(Rc<str>, Sort)>,
+    val: Sort,
+    body: Term,
+    /// Only for a version that became a base: its definition over an older
+    /// base, up to [`FLAT_STEPS`]² steps back (see the module comment).
+    coarse: Option<Coarse>,
+}
+
+/// A base version's definition over the base of a coarser level.
+#[derive(Clone, Debug)]
+struct Coarse {
+    steps: usize,
+    base: Rc<str>,
     body: Term,
 }
 
@@ -209,22 +236,52 @@ impl Encoder<'_> {
         // a par block, a good-mask bound) still meet their trigger terms.
         self.smt.assert(Term::forall(vars.clone(), vec![vec![new.clone()]], new.eq(&body), name));
         let flat = match self.heap.flat_defs.get(old) {
-            Some(def) if def.steps < FLAT_STEPS => {
-                let map: HashMap<Rc<str>, Term> = def.vars.iter().cloned().zip(args.iter().cloned()).collect();
-                let inner = def.body.subst(&map);
-                Some((def.steps + 1, body.replace(&old_app, &inner)))
-            }
+            Some(def) if def.steps < FLAT_STEPS => Some((def.steps + 1, def.base.clone(), compose(&body, &old_app, def, &args))),
             _ => None,
         };
-        let (steps, body) = match flat {
-            Some((steps, flat_body)) => {
+        let (steps, base, body) = match flat {
+            Some((steps, base, flat_body)) => {
                 // The shortcut to the base: the same value, one instantiation away.
                 self.smt.assert(Term::forall(vars.clone(), vec![vec![new.clone()]], new.eq(&flat_body), &format!("{name}/flat")));
-                (steps, flat_body)
+                (steps, base, flat_body)
             }
-            None => (1, body),
+            None => {
+                self.make_base(old);
+                (1, old.clone(), body)
+            }
         };
-        self.heap.flat_defs.insert(name.clone(), FlatDef { steps, vars: vars.iter().map(|v| v.0.clone()).collect(), body });
+        let def = FlatDef { steps, base, vars, val: new.sort(), body, coarse: None };
+        self.heap.flat_defs.insert(name.clone(), def);
+    }
+
+    /// `old` becomes the base of the versions after it: it is also defined
+    /// over the coarse base of its own base, its body and that base's coarse
+    /// body composed, so that a chain of bases is walked [`FLAT_STEPS`] bases
+    /// per instantiation instead of one (the second level of the flattening).
+    fn make_base(&mut self, old: &Rc<str>) {
+        let Some(def) = self.heap.flat_defs.get(old) else { return };
+        let coarse = match self.heap.flat_defs.get(&def.base).and_then(|b| b.coarse.as_ref().map(|c| (b, c))) {
+            Some((b, c)) if c.steps < FLAT_STEPS * FLAT_STEPS => {
+                let args: Vec<Term> = def.vars.iter().map(|(v, s)| Term::konst(v, s.clone())).collect();
+                let base_app = Term::app(&def.base, args.clone(), def.val.clone());
+                let fine = FlatDef {
+                    steps: c.steps,
+                    base: c.base.clone(),
+                    vars: b.vars.clone(),
+                    val: b.val.clone(),
+                    body: c.body.clone(),
+                    coarse: None,
+                };
+                let body = compose(&def.body, &base_app, &fine, &args);
+                let new = Term::app(old, args, def.val.clone());
+                self.smt.assert(Term::forall(def.vars.clone(), vec![vec![new.clone()]], new.eq(&body), &format!("{old}/coarse")));
+                Coarse { steps: c.steps + def.steps, base: c.base.clone(), body }
+            }
+            _ => Coarse { steps: def.steps, base: def.base.clone(), body: def.body.clone() },
+        };
+        if let Some(def) = self.heap.flat_defs.get_mut(old) {
+            def.coarse = Some(coarse);
+        }
     }
 
     /// New heap version: `H'(x) = f(x, H(x))`.
@@ -307,4 +364,12 @@ impl Encoder<'_> {
         }
         out
     }
+}
+
+/// `body` (which reads the version `def` defines as `old_app`, at `args`) with
+/// that read replaced by `def`'s own body at `args`: a definition one base
+/// further back.
+fn compose(body: &Term, old_app: &Term, def: &FlatDef, args: &[Term]) -> Term {
+    let map: HashMap<Rc<str>, Term> = def.vars.iter().map(|v| v.0.clone()).zip(args.iter().cloned()).collect();
+    body.replace(old_app, &def.body.subst(&map))
 }

@@ -22,6 +22,7 @@ use super::{null_of, Blame, Encoder, Env, Path, UnitCx};
 use crate::ast::{Expr, ExprKind, Span, Ty};
 use crate::diagnostics::codes;
 use crate::verify::ir::{self, Spec, Stmt};
+use crate::verify::smt::term::Node;
 use crate::verify::smt::{Sort, Term};
 
 pub fn verify_method(enc: &mut Encoder, m: &ir::Method) {
@@ -362,7 +363,27 @@ impl Encoder<'_> {
         let held = self.read_mask_at(&path.state, fam, args.clone());
         let b = Blame::new(codes::PERMISSION, format!("insufficient permission to write `{what}`"), span);
         self.check(&path.guard, Some(&path.env), &[], held.ge(&Term::real(1, 1)), b);
+        let v = self.name_written_value(v);
         self.update_heap(&mut path.state, fam, |xs, old| Term::and(xs.iter().zip(&args).map(|(x, a)| x.eq(a)).collect()).ite(&v, &old));
+    }
+
+    /// A written value that is more than a constant, as a fresh constant
+    /// defined by a ground equation. Why: inside the new heap version's axiom
+    /// the value's own heap reads (`c.v = c.v + 1` reads the previous version
+    /// at `c`) would come into being only when that axiom is instantiated, one
+    /// Z3 generation deeper per write, so a chain of k writes to one field put
+    /// the first value at generation k, past `smt.qi.lazy_threshold`: a long
+    /// straight-line method failed an assertion it implies (issue #32, item 7).
+    /// Asserted unguarded, the equation makes the reads ground terms of
+    /// generation 0. Sound: the constant is fresh, so the equation only names
+    /// the value (every model extends).
+    fn name_written_value(&mut self, v: Term) -> Term {
+        if matches!(v.node(), Node::Const(..) | Node::IntLit(_) | Node::RealLit(..) | Node::BoolLit(_)) {
+            return v;
+        }
+        let w = self.fresh_const("w", v.sort());
+        self.smt.assert(w.eq(&v));
+        w
     }
 
     pub(super) fn join(&mut self, path: &mut Path, c: &Term, pt: Path, pe: Path) {
