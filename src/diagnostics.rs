@@ -200,6 +200,17 @@ pub mod codes {
     pub const FMT_LAYOUT: &str = "alpine::fmt::layout";
     /// `alpine run`: the run failed (a contract, an assertion, a runtime error).
     pub const RUN_FAILED: &str = "alpine::run";
+    /// `alpine scan`: the kernel's run over the interval monoid does not end with
+    /// the prefix sums; the span is the kernel.
+    pub const SCAN_WRONG: &str = "alpine::scan::wrong";
+    /// `alpine scan`: two threads touch one cell in one phase, one writing; the
+    /// span is the second access, the first is related.
+    pub const SCAN_RACE: &str = "alpine::scan::race";
+    /// `alpine scan`: threads disagree on a condition around a barrier.
+    pub const SCAN_DIVERGENCE: &str = "alpine::scan::divergence";
+    /// `alpine scan`: the kernel is not of the shape the theorem needs (not
+    /// generic, unknown arrays, a construct the interpreter cannot run); exit 2.
+    pub const SCAN_NOT_APPLICABLE: &str = "alpine::scan::not_applicable";
 
     /// A bug in alpine caught before it could crash the program (e.g. a panic in
     /// the parser's worker thread). Tests treat it as a failure.

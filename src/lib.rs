@@ -16,6 +16,7 @@ pub mod interp;
 pub mod lsp;
 pub mod printer;
 pub mod resolve;
+pub mod scan;
 pub mod syntax;
 pub mod transforms;
 pub mod verify;

@@ -10,7 +10,7 @@ use alpine::diagnostics::codes;
 /// The subcommands that read kernel files and so take GPUVerify's flags.
 const KERNEL_SUBCOMMANDS: &[&str] = &["parse", "verify"];
 /// Every subcommand name (to find which one a command line runs).
-const SUBCOMMANDS: &[&str] = &["parse", "fmt", "verify", "optimise", "run", "emit", "lsp", "completions", "man", "help"];
+const SUBCOMMANDS: &[&str] = &["parse", "fmt", "verify", "optimise", "run", "scan", "emit", "lsp", "completions", "man", "help"];
 /// The hidden option GPUVerify-only flags are carried in through clap.
 const CARRIER: &str = "--gpuverify-flag";
 

@@ -28,6 +28,7 @@ mod optimise;
 mod parse;
 mod progress;
 mod run;
+mod scan;
 mod verify;
 
 use alpine::diagnostics::{self, Diagnostic, SourceFile};
@@ -88,6 +89,9 @@ enum Command {
     /// Run one method in the reference interpreter (kernels phase by phase,
     /// threads in a seeded order) and print its result and final state.
     Run(run::RunArgs),
+    /// Certify a generic prefix-sum kernel for every input of length N by one run
+    /// over the interval-of-summands monoid (race and divergence checked in the run).
+    Scan(scan::ScanArgs),
     /// Write the par blocks of a PVL file as CUDA or OpenCL kernels with a host
     /// function that launches them (exit 2 on constructs outside the supported subset).
     Emit(emit::EmitArgs),
@@ -221,6 +225,7 @@ pub fn run() -> i32 {
         Command::Verify(args) => verify::run(args, &reporter),
         Command::Optimise(args) => optimise::run(args, &reporter),
         Command::Run(args) => run::run(args, &reporter),
+        Command::Scan(args) => scan::run(args, &reporter),
         Command::Emit(args) => emit::run(args, &reporter),
         Command::Lsp(args) => lsp::run(args),
         Command::Completions(args) => manual::completions(args),

@@ -131,7 +131,7 @@ pub fn run(args: RunArgs, reporter: &Reporter) -> i32 {
 }
 
 /// The class and method `[CLASS.]M` names (an error listing the candidates).
-fn find_method<'p>(program: &'p alpine::ast::Program, name: &str) -> Result<(String, &'p Method), String> {
+pub(super) fn find_method<'p>(program: &'p alpine::ast::Program, name: &str) -> Result<(String, &'p Method), String> {
     let (class, method) = match name.split_once('.') {
         Some((c, m)) => (Some(c), m),
         None => (None, name),

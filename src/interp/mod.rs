@@ -36,10 +36,14 @@
 //! (an [`Error`], never a panic): `\old`, other map operations, sets and bags, fractions.
 
 mod contracts;
+pub mod generic;
+mod ops;
 mod par;
 #[cfg(test)]
 mod tests;
 mod threads;
+
+use ops::{int_literal, map_put, same};
 
 use crate::ast::*;
 use std::cell::RefCell;
@@ -57,6 +61,8 @@ pub enum Value {
     /// A `map<K,V>`: entries with distinct keys (by [`same`]), in insertion order.
     Map(Rc<Vec<(Value, Value)>>),
     Obj(Rc<RefCell<Object>>),
+    /// A data value of a generic run ([`generic`]).
+    Summand(generic::Summand),
 }
 
 #[derive(Debug)]
@@ -86,6 +92,7 @@ impl Value {
                 let fs: Vec<String> = o.fields.iter().map(|(k, v)| format!("{k}={}", v.deep())).collect();
                 format!("{}{{{}}}", o.class, fs.join(","))
             }
+            Value::Summand(x) => x.to_string(),
         }
     }
     fn int(&self) -> Result<i64, Error> {
@@ -158,6 +165,8 @@ pub struct Interp<'p> {
     pub check_contracts: bool,
     /// The program's text, for line numbers in messages.
     pub source: Option<&'p str>,
+    /// A run over the interval-of-summands monoid ([`generic`]); `None` normally.
+    pub generic: Option<Box<generic::GenericRun>>,
 }
 
 /// The scopes a method's frame starts its body with: the parameters (with the
@@ -208,6 +217,7 @@ impl<'p> Interp<'p> {
             lockers: None,
             check_contracts: false,
             source: None,
+            generic: None,
         }
     }
 
@@ -362,6 +372,12 @@ impl<'p> Interp<'p> {
 
     fn stmt(&mut self, f: &mut Frame, s: &Stmt) -> Result<Flow, Error> {
         self.tick()?;
+        if let Some(g) = &mut self.generic {
+            g.at = Some(s.span);
+            if self.skips_ghost(f, s)? {
+                return Ok(Flow::Normal);
+            }
+        }
         match &s.kind {
             StmtKind::LocalDecl { ty, name, init } => {
                 let v = match init {
@@ -582,7 +598,11 @@ impl<'p> Interp<'p> {
         Ok(match &target.kind {
             ExprKind::Var(x) => Place::Var(x.name.clone()),
             ExprKind::Field { obj, field } => Place::Field(self.eval(f, obj)?, field.name.clone()),
-            ExprKind::Index { base, index } => Place::Cell(self.eval(f, base)?, self.eval(f, index)?.int()?),
+            ExprKind::Index { base, index } => {
+                let (b, i) = (self.eval(f, base)?, self.eval(f, index)?.int()?);
+                self.log_access(&b, i, true, target.span)?;
+                Place::Cell(b, i)
+            }
             _ => return err("unsupported assignment target"),
         })
     }
@@ -614,7 +634,7 @@ impl<'p> Interp<'p> {
                 Value::Array(a) => {
                     let mut a = a.borrow_mut();
                     let slot = usize::try_from(i).ok().and_then(|i| a.get_mut(i)).ok_or_else(|| Error("index out of bounds".into()))?;
-                    *slot = v;
+                    *slot = self.generic_store(slot, v)?;
                     Ok(())
                 }
                 _ => err("element write on a non-array"),
@@ -647,6 +667,7 @@ impl<'p> Interp<'p> {
             },
             ExprKind::Index { base, index } => {
                 let (b, i) = (self.eval(f, base)?, self.eval(f, index)?.int()?);
+                self.log_access(&b, i, false, e.span)?;
                 let get = |v: &[Value]| {
                     usize::try_from(i).ok().and_then(|i| v.get(i).cloned()).ok_or_else(|| Error("index out of bounds".into()))
                 };
@@ -697,6 +718,9 @@ impl<'p> Interp<'p> {
             ExprKind::Call { receiver, method, args } => {
                 let (class, this) = self.callee(f, receiver.as_deref(), method.as_str())?;
                 let args = args.iter().map(|a| self.eval(f, a)).collect::<Result<Vec<_>, _>>()?;
+                if let Some(v) = self.generic_call(method.as_str(), &args) {
+                    return Ok(v);
+                }
                 self.call(&class, method.as_str(), this, args)?
             }
             ExprKind::Slice { base, lo, hi } => {
@@ -899,75 +923,6 @@ impl<'p> Interp<'p> {
             (Some(lo), Some(hi)) if hi - lo <= 1 << 20 => Ok((lo..hi.max(lo)).map(Value::Int).collect()),
             _ => err("quantifier without a bounded range"),
         }
-    }
-
-    fn binary(&mut self, f: &mut Frame, op: BinOp, lhs: &Expr, rhs: &Expr) -> Result<Value, Error> {
-        // Short-circuit connectives first.
-        match op {
-            BinOp::And | BinOp::Star => return Ok(Value::Bool(self.eval(f, lhs)?.bool()? && self.eval(f, rhs)?.bool()?)),
-            BinOp::Or => return Ok(Value::Bool(self.eval(f, lhs)?.bool()? || self.eval(f, rhs)?.bool()?)),
-            BinOp::Implies => return Ok(Value::Bool(!self.eval(f, lhs)?.bool()? || self.eval(f, rhs)?.bool()?)),
-            _ => {}
-        }
-        let (a, b) = (self.eval(f, lhs)?, self.eval(f, rhs)?);
-        let overflow = || Error("integer overflow (the interpreter's integers are 64-bit)".into());
-        Ok(match (op, &a, &b) {
-            (BinOp::Eq, _, _) => Value::Bool(same(&a, &b)),
-            (BinOp::Ne, _, _) => Value::Bool(!same(&a, &b)),
-            (BinOp::Add, Value::Seq(x), Value::Seq(y)) => Value::Seq(Rc::new(x.iter().chain(y.iter()).cloned().collect())),
-            (BinOp::Append, Value::Seq(x), y) => Value::Seq(Rc::new(x.iter().cloned().chain(std::iter::once(y.clone())).collect())),
-            (BinOp::Cons, x, Value::Seq(y)) => Value::Seq(Rc::new(std::iter::once(x.clone()).chain(y.iter().cloned()).collect())),
-            (BinOp::In, x, Value::Seq(y)) => Value::Bool(y.iter().any(|v| same(v, x))),
-            (_, Value::Int(x), Value::Int(y)) => {
-                let (x, y) = (*x, *y);
-                match op {
-                    BinOp::Lt => Value::Bool(x < y),
-                    BinOp::Le => Value::Bool(x <= y),
-                    BinOp::Gt => Value::Bool(x > y),
-                    BinOp::Ge => Value::Bool(x >= y),
-                    BinOp::Add => Value::Int(x.checked_add(y).ok_or_else(overflow)?),
-                    BinOp::Sub => Value::Int(x.checked_sub(y).ok_or_else(overflow)?),
-                    BinOp::Mul => Value::Int(x.checked_mul(y).ok_or_else(overflow)?),
-                    // Rust's `/` and `%` truncate, like PVL's. Past a zero divisor the
-                    // only failure is `i64::MIN / -1`, an overflow.
-                    BinOp::Div | BinOp::Mod if y == 0 => return err("division by zero".to_string()),
-                    BinOp::Div => Value::Int(x.checked_div(y).ok_or_else(overflow)?),
-                    BinOp::Mod => Value::Int(x.checked_rem(y).ok_or_else(overflow)?),
-                    _ => return err(format!("operator {} not supported", op.symbol())),
-                }
-            }
-            _ => return err(format!("operator {} not supported on these values", op.symbol())),
-        })
-    }
-}
-
-/// The value of a literal. The interpreter's integers are i64 with checked
-/// arithmetic (an overflow is an error, never a wrapped value), so a literal
-/// beyond `i64::MAX` is an error too: PVL integers are mathematical, and a
-/// run must not go on with a value the program does not mean.
-fn int_literal(v: u128) -> Result<i64, Error> {
-    i64::try_from(v).map_err(|_| Error(format!("integer literal {v} is beyond the interpreter's 64-bit integers (at most {})", i64::MAX)))
-}
-
-/// Sets key `k` of map entries `m` to `v` (the last write of a key wins).
-fn map_put(m: &mut Vec<(Value, Value)>, k: Value, v: Value) {
-    match m.iter_mut().find(|(x, _)| same(x, &k)) {
-        Some(slot) => slot.1 = v,
-        None => m.push((k, v)),
-    }
-}
-
-/// PVL `==`: references compare by identity, other values by contents.
-fn same(a: &Value, b: &Value) -> bool {
-    match (a, b) {
-        (Value::Int(x), Value::Int(y)) => x == y,
-        (Value::Bool(x), Value::Bool(y)) => x == y,
-        (Value::Null, Value::Null) | (Value::Void, Value::Void) => true,
-        (Value::Array(x), Value::Array(y)) => Rc::ptr_eq(x, y),
-        (Value::Obj(x), Value::Obj(y)) => Rc::ptr_eq(x, y),
-        (Value::Seq(x), Value::Seq(y)) => Rc::ptr_eq(x, y) || (x.len() == y.len() && x.iter().zip(y.iter()).all(|(a, b)| same(a, b))),
-        (Value::Map(x), Value::Map(y)) => x.len() == y.len() && x.iter().all(|(k, v)| y.iter().any(|(k2, v2)| same(k, k2) && same(v, v2))),
-        _ => false,
     }
 }
 

@@ -47,6 +47,9 @@ impl Interp<'_> {
                     .flat_map(|id| (lo..hi).map(move |t| [id.clone(), vec![(it.var.name.name.clone(), t)]].concat()))
                     .collect();
             }
+            if let Some(g) = &mut self.generic {
+                g.enter_par(ids.iter().map(|id| id.iter().map(|(x, t)| format!("{x} = {t}")).collect::<Vec<_>>().join(", ")).collect())?;
+            }
             let mut threads: Vec<Frame> = ids
                 .into_iter()
                 .map(|id| {
@@ -61,6 +64,9 @@ impl Interp<'_> {
                 }
             }
             self.lockstep(&mut threads, &u.body.stmts)?;
+            if let Some(g) = &mut self.generic {
+                g.leave_par();
+            }
             if self.check_contracts {
                 for t in &mut threads {
                     self.check_unit(t, u, true)?;
@@ -88,6 +94,7 @@ impl Interp<'_> {
             if !has_barrier(&stmts[i]) {
                 let end = (i..stmts.len()).find(|&j| has_barrier(&stmts[j])).unwrap_or(stmts.len());
                 for t in self.thread_order(threads.len()) {
+                    self.running(t);
                     for s in &stmts[i..end] {
                         if let Flow::Return(_) = self.stmt(&mut threads[t], s)? {
                             return err("return inside par");
@@ -102,6 +109,9 @@ impl Interp<'_> {
                 StmtKind::Barrier(b) => {
                     if b.body.as_ref().is_some_and(|b| !b.stmts.is_empty()) {
                         return err("barrier with statements in its body");
+                    }
+                    if let Some(g) = &mut self.generic {
+                        g.end_phase();
                     }
                 }
                 StmtKind::Block(b) => self.lockstep(threads, &b.stmts)?,
@@ -156,7 +166,8 @@ impl Interp<'_> {
 
     /// Runs barrier-free `stmts` in each thread, in thread order.
     fn each(&mut self, threads: &mut [Frame], stmts: &[Stmt]) -> Result<(), Error> {
-        for t in threads.iter_mut() {
+        for (k, t) in threads.iter_mut().enumerate() {
+            self.running(k);
             for s in stmts {
                 self.stmt(t, s)?;
             }
@@ -167,7 +178,8 @@ impl Interp<'_> {
     /// `cond` in every thread, which must all agree (a barrier lies under it).
     fn uniform(&mut self, threads: &mut [Frame], cond: &Expr, what: &str) -> Result<bool, Error> {
         let mut first = None;
-        for t in threads.iter_mut() {
+        for (k, t) in threads.iter_mut().enumerate() {
+            self.running(k);
             let v = self.eval(t, cond)?.bool()?;
             if *first.get_or_insert(v) != v {
                 return err(format!(
@@ -177,6 +189,14 @@ impl Interp<'_> {
             }
         }
         Ok(first.unwrap_or(false))
+    }
+
+    /// Thread `k` of the unit runs now (its accesses are logged as its own in a
+    /// generic run).
+    fn running(&mut self, k: usize) {
+        if let Some(g) = &mut self.generic {
+            g.set_thread(k);
+        }
     }
 
     /// A permutation of `0..n` drawn from the seed (Fisher–Yates on xorshift64*).
