@@ -160,15 +160,15 @@ impl<'a> Cx<'a> {
 
     pub fn int(&mut self, e: &ir::Expr) -> ast::Expr {
         let v = self.value(e);
-        self.to_int(v, e.span)
+        self.int_of(v, e.span)
     }
 
     pub fn cond(&mut self, e: &ir::Expr) -> ast::Expr {
         let v = self.value(e);
-        Self::to_bool(v, e.span)
+        Self::bool_of(v, e.span)
     }
 
-    fn to_int(&mut self, v: Value, span: Span) -> ast::Expr {
+    fn int_of(&mut self, v: Value, span: Span) -> ast::Expr {
         if v.boolean {
             ast::Expr::new(P::Cond { cond: v.expr.boxed(), then_expr: int_lit(1, span).boxed(), else_expr: int_lit(0, span).boxed() }, span)
         } else {
@@ -176,7 +176,7 @@ impl<'a> Cx<'a> {
         }
     }
 
-    fn to_bool(v: Value, span: Span) -> ast::Expr {
+    fn bool_of(v: Value, span: Span) -> ast::Expr {
         if v.boolean {
             v.expr
         } else {
@@ -257,7 +257,7 @@ impl<'a> Cx<'a> {
                 let t = self.guarded(c.clone(), |cx| cx.value(then));
                 let o = self.guarded(not_c, |cx| cx.value(otherwise));
                 let both = t.boolean && o.boolean;
-                let (t, o) = if both { (t.expr, o.expr) } else { (self.to_int(t, span), self.to_int(o, span)) };
+                let (t, o) = if both { (t.expr, o.expr) } else { (self.int_of(t, span), self.int_of(o, span)) };
                 Value { expr: ast::Expr::new(P::Cond { cond: c.boxed(), then_expr: t.boxed(), else_expr: o.boxed() }, span), boolean: both }
             }
             C::Float(_) => int(self.unsupported("floating point", span)),
@@ -281,7 +281,7 @@ impl<'a> Cx<'a> {
             }
             (Type::Int { .. }, from @ (Type::Int { .. } | Type::Bool)) => {
                 let v = self.value(operand);
-                let x = self.to_int(v, span);
+                let x = self.int_of(v, span);
                 let (fmin, fmax) = int_range(from).unwrap_or((i128::MIN, i128::MAX));
                 let (tmin, tmax) = int_range(to).unwrap_or((i128::MIN, i128::MAX));
                 if (fmin < tmin || fmax > tmax) && !bounded_by_launch(operand) {
@@ -331,7 +331,7 @@ impl<'a> Cx<'a> {
             let (l, r) = if l.boolean && r.boolean && matches!(p, BinOp::Eq | BinOp::Ne) {
                 (l.expr, r.expr)
             } else {
-                (self.to_int(l, span), self.to_int(r, span))
+                (self.int_of(l, span), self.int_of(r, span))
             };
             return Value { expr: bin(p, l, r, span), boolean: true };
         }

@@ -246,7 +246,8 @@ pub fn conjuncts(e: &Expr) -> Vec<Expr> {
 pub fn for_all_threads(e: &Expr, iters: &[(String, Expr)]) -> Expr {
     let free: Vec<String> = crate::ast::subst::free_vars(e).into_iter().map(|(n, _)| n.to_string()).collect();
     let resource = is_resource(e);
-    let (used, unused): (Vec<&(String, Expr)>, Vec<&(String, Expr)>) = iters.iter().partition(|(n, _)| free.contains(n));
+    let used: Vec<&(String, Expr)> = iters.iter().filter(|(n, _)| free.contains(n)).collect();
+    let unused: Vec<&(String, Expr)> = iters.iter().filter(|(n, _)| !free.contains(n)).collect();
     let span = e.span;
     let mut body = e.clone();
     if resource && !unused.is_empty() {
