@@ -13,6 +13,7 @@ pub mod cfront;
 pub mod diagnostics;
 pub mod emit;
 pub mod interp;
+pub mod kernels;
 pub mod lsp;
 pub mod printer;
 pub mod resolve;

@@ -3,7 +3,7 @@
 use super::kernel::{self, KernelArgs};
 use super::progress::{Progress, Summary};
 use super::{io, Reporter, EXIT_BAD_INPUT, EXIT_CHECK_FAILED, EXIT_OK};
-use alpine::diagnostics::{codes, Diagnostic, Severity};
+use alpine::diagnostics::{codes, Diagnostic, Severity, SourceFile};
 use alpine::verify::{self, Options, UnitEvent};
 
 #[derive(clap::Args, Debug)]
@@ -61,7 +61,7 @@ pub fn run(args: VerifyArgs, reporter: &Reporter) -> i32 {
     for path in &inputs.files {
         progress.file(path);
         let outcome = match kernel::language(path) {
-            Some(lang) => verify_kernel_file(path, lang, &args.kernel, reporter),
+            Some(lang) => verify_kernel_file(path, lang, &opts, &args, reporter, &progress),
             None => verify_file(path, &opts, &args, reporter, &progress),
         };
         progress.file_finished();
@@ -81,10 +81,19 @@ const VERIFIED: &str = "verified";
 const FAILED: &str = "failed";
 const BAD_INPUT: &str = "bad input";
 
-/// A CUDA/OpenCL file: read through clang (so its errors are reported), then
-/// refused — the lowering of the kernel IR into the verifier is not written yet.
-fn verify_kernel_file(path: &str, lang: alpine::cfront::ir::Language, args: &KernelArgs, reporter: &Reporter) -> &'static str {
-    let options = match args.options() {
+/// A CUDA/OpenCL file: read through clang (so its errors are reported); a file
+/// with VerCors annotations is lowered into PVL (`alpine::kernels`) and verified
+/// like a PVL file, its diagnostics in the kernel's text. A file without
+/// annotations is refused: race checking without annotations is not wired yet.
+fn verify_kernel_file(
+    path: &str,
+    lang: alpine::cfront::ir::Language,
+    opts: &Options,
+    args: &VerifyArgs,
+    reporter: &Reporter,
+    progress: &Progress,
+) -> &'static str {
+    let options = match args.kernel.options() {
         Ok(o) => o,
         Err(e) => {
             kernel::usage_error(reporter, &e);
@@ -94,12 +103,30 @@ fn verify_kernel_file(path: &str, lang: alpine::cfront::ir::Language, args: &Ker
     let Some((file, module)) = kernel::read(path, lang, &options, reporter) else {
         return BAD_INPUT;
     };
-    let span = module.kernels().next().or(module.functions.first()).map_or(alpine::ast::Span::DUMMY, |f| f.span);
-    let d = Diagnostic::error(codes::CFRONT_UNSUPPORTED, "verification of CUDA and OpenCL kernels is not implemented yet", span)
-        .with_label("read, but not verified")
-        .with_help("`alpine parse` reads this file; the kernel IR is not yet lowered into the verifier (issue #33)");
-    reporter.report(&file, &[d]);
-    BAD_INPUT
+    if !alpine::kernels::has_annotations(&file.text) {
+        let span = module.kernels().next().or(module.functions.first()).map_or(alpine::ast::Span::DUMMY, |f| f.span);
+        let d = Diagnostic::error(codes::CFRONT_UNSUPPORTED, "race checking without annotations is not implemented yet", span)
+            .with_label("read, but not verified")
+            .with_help("annotate the kernel VerCors-style (`/*@ requires Perm(a[i], 1); @*/`) to verify it (issue #33)");
+        reporter.report(&file, &[d]);
+        return BAD_INPUT;
+    }
+    let lowered = match alpine::kernels::lower(&file.text, &module) {
+        Ok(l) => l,
+        Err(diags) => {
+            reporter.report(&file, &diags);
+            return BAD_INPUT;
+        }
+    };
+    if !reporter.json() {
+        errln!("note: {}", lowered.launch);
+    }
+    // An integer check that fails is reported in C's words, not as an `assert`.
+    let reword = |d: Diagnostic| match lowered.checks.iter().find(|c| c.span == d.span && d.code == codes::ASSERT_FAILED) {
+        Some(c) => Diagnostic { message: c.message.clone(), ..d },
+        None => d,
+    };
+    prove(&file, &lowered.program, &[], &file.text, opts, args, reporter, progress, &|d| (&file, reword(d)))
 }
 
 /// Verifies one file and reports on it; returns its outcome for the summary.
@@ -136,6 +163,23 @@ fn verify_file(path: &str, opts: &Options, args: &VerifyArgs, reporter: &Reporte
         };
         reporter.report(companion, &[note]);
     }
+    prove(&file, &program, &ws.programs(), &ws.text, opts, args, reporter, progress, &|d| ws.place(&file, d))
+}
+
+/// Proves a checked program and reports on it; `place` puts a verifier
+/// diagnostic in the file it is about.
+#[allow(clippy::too_many_arguments)]
+fn prove<'f>(
+    file: &'f SourceFile,
+    program: &alpine::ast::Program,
+    companions: &[&alpine::ast::Program],
+    text: &str,
+    opts: &Options,
+    args: &VerifyArgs,
+    reporter: &Reporter,
+    progress: &Progress,
+    place: &dyn Fn(Diagnostic) -> (&'f SourceFile, Diagnostic),
+) -> &'static str {
     // Progress as the units go; in JSON, a record for the plan and for each unit as
     // it ends (in the order they end: units run in parallel), so that a client can
     // show progress before the file is done.
@@ -159,7 +203,7 @@ fn verify_file(path: &str, opts: &Options, args: &VerifyArgs, reporter: &Reporte
             }
         }
     };
-    let reports = verify::verify_program_observed(&program, &ws.programs(), &ws.text, opts, &observe);
+    let reports = verify::verify_program_observed(program, companions, text, opts, &observe);
     if reports.is_empty() && !opts.only.is_empty() {
         reporter.command_error(codes::USAGE, &format!("{}: no method or function named {}", file.name, opts.only.join(", ")));
         return BAD_INPUT;
@@ -170,7 +214,7 @@ fn verify_file(path: &str, opts: &Options, args: &VerifyArgs, reporter: &Reporte
             outln!("{mark} {} ({:.2} s)", r.name, r.time.as_secs_f64());
         }
         for d in r.diagnostics() {
-            let (f, d) = ws.place(&file, d);
+            let (f, d) = place(d);
             reporter.report(f, &[d]);
         }
         if let (Some(dir), Some(smt)) = (&args.dump_smt, &r.smt) {

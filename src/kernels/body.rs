@@ -1,0 +1,389 @@
+//! A kernel's statements as one thread's PVL statements: the body of the
+//! inner par block (see `kernel.rs`).
+//!
+//! Each C statement becomes PVL statements preceded by the checks its
+//! expressions need (`expr.rs`). Annotations are attached by position
+//! (`annotations.rs`): before a loop, its invariants; before a barrier, its
+//! contract; elsewhere, ghost `assert`/`assume`. `__shared__` declarations are
+//! hoisted to the block (`Body::shared`). A `return;` that ends the
+//! then-branch of an `if` without `else` is an early exit: the rest of the
+//! block becomes the `else` branch (the same runs, without a `return` in a par
+//! block). Loops are lowered to `while` loops with the update at the end of the
+//! body, which is exact because `continue` (and `break`) are refused.
+
+use super::annotations::Annotations;
+use super::expr::{int_range, Cx};
+use super::geometry::{int_lit, var};
+use super::spec::{self, Parsed, Place};
+use crate::ast::{self, BinOp, Block, Contract, ExprKind as P, Ident, Span, Stmt, StmtKind, Type as PType, TypeKind};
+use crate::cfront::ir::{self, AtomicOp, ExprKind as C, StmtKind as S, Type};
+
+/// The name of the inner par block, which barriers synchronise.
+pub const THREADS: &str = "threads";
+
+/// A `__shared__` array: allocated once per block.
+pub struct Shared {
+    pub name: String,
+    pub elem: TypeKind,
+    pub len: u64,
+    pub span: Span,
+}
+
+pub struct Body<'a, 'c> {
+    pub cx: &'c mut Cx<'a>,
+    pub anns: &'c mut Annotations,
+    pub shared: Vec<Shared>,
+}
+
+/// The PVL type of a C scalar, if alpine models it.
+pub fn scalar(ty: &Type) -> Option<TypeKind> {
+    match ty {
+        Type::Int { .. } => Some(TypeKind::Int),
+        Type::Bool => Some(TypeKind::Boolean),
+        _ => None,
+    }
+}
+
+fn block(stmts: Vec<Stmt>, span: Span) -> Stmt {
+    Stmt::new(StmtKind::Block(Block { stmts, span }), span)
+}
+
+/// Whether `s` is `return;` or a block that ends with one and has no other.
+fn ends_in_return(s: &ir::Stmt) -> bool {
+    match &s.kind {
+        S::Return(None) => true,
+        S::Block(ss) => ss.last().is_some_and(ends_in_return) && !ss[..ss.len() - 1].iter().any(has_return),
+        _ => false,
+    }
+}
+
+fn has_return(s: &ir::Stmt) -> bool {
+    match &s.kind {
+        S::Return(_) => true,
+        S::Block(ss) => ss.iter().any(has_return),
+        S::If { then, otherwise, .. } => has_return(then) || otherwise.as_deref().is_some_and(has_return),
+        S::While { body, .. } | S::DoWhile { body, .. } | S::For { body, .. } => has_return(body),
+        S::Switch { arms, .. } => arms.iter().any(|a| a.body.iter().any(has_return)),
+        _ => false,
+    }
+}
+
+/// The statements of `s` without its final `return;`.
+fn without_return(s: &ir::Stmt) -> Vec<ir::Stmt> {
+    match &s.kind {
+        S::Return(None) => Vec::new(),
+        S::Block(ss) => ss[..ss.len() - 1].to_vec(),
+        _ => vec![s.clone()],
+    }
+}
+
+impl Body<'_, '_> {
+    /// The statements `ss` of a block that ends at byte `end`; annotations
+    /// from byte `start` on are attached to them.
+    pub fn stmts(&mut self, ss: &[ir::Stmt], start: usize, end: usize, out: &mut Vec<Stmt>) {
+        let mut at = start;
+        for (i, s) in ss.iter().enumerate() {
+            let ann = self.anns.take_between(at, s.span.start(), self.cx.text);
+            at = s.span.end();
+            let place = match &s.kind {
+                S::While { .. } | S::For { .. } | S::DoWhile { .. } => Place::Loop,
+                S::Barrier(_) => Place::Barrier,
+                _ => Place::Statements,
+            };
+            let mut contract = Contract::default();
+            if let Some(a) = ann {
+                match spec::parse(&a, place, self.cx.geo) {
+                    Ok(Parsed::Contract(c)) => contract = c,
+                    Ok(Parsed::Stmts(ghost)) => match spec::check_ghost(&ghost) {
+                        Ok(()) => out.extend(ghost),
+                        Err(ds) => self.cx.errors.extend(ds),
+                    },
+                    Err(ds) => self.cx.errors.extend(ds),
+                }
+            }
+            // Early exit: `if (c) { …; return; }` followed by the rest.
+            if let S::If { cond, then, otherwise: None } = &s.kind {
+                if ends_in_return(then) {
+                    let c = self.cx.cond(cond);
+                    out.append(&mut self.cx.pending);
+                    let mut t = Vec::new();
+                    self.stmts(&without_return(then), then.span.start(), then.span.end(), &mut t);
+                    let mut rest = Vec::new();
+                    self.stmts(&ss[i + 1..], at, end, &mut rest);
+                    let els = block(rest, Span::new(at, end));
+                    let kind = StmtKind::If { cond: c, then_branch: Box::new(block(t, then.span)), else_branch: Some(Box::new(els)) };
+                    out.push(Stmt::new(kind, s.span));
+                    return;
+                }
+            }
+            self.stmt(s, contract, out);
+        }
+        if let Some(a) = self.anns.take_between(at, end, self.cx.text) {
+            match spec::parse(&a, Place::Statements, self.cx.geo) {
+                Ok(Parsed::Stmts(ghost)) => match spec::check_ghost(&ghost) {
+                    Ok(()) => out.extend(ghost),
+                    Err(ds) => self.cx.errors.extend(ds),
+                },
+                Ok(Parsed::Contract(_)) => {}
+                Err(ds) => self.cx.errors.extend(ds),
+            }
+        }
+    }
+
+    fn sub(&mut self, s: &ir::Stmt) -> Stmt {
+        let mut out = Vec::new();
+        match &s.kind {
+            S::Block(ss) => self.stmts(ss, s.span.start(), s.span.end(), &mut out),
+            _ => self.stmts(std::slice::from_ref(s), s.span.start(), s.span.end(), &mut out),
+        }
+        block(out, s.span)
+    }
+
+    fn stmt(&mut self, s: &ir::Stmt, contract: Contract, out: &mut Vec<Stmt>) {
+        let span = s.span;
+        match &s.kind {
+            S::Decl(v) => self.decl(v, out),
+            S::Expr(e) => self.expr_stmt(e, out),
+            S::Block(ss) => {
+                let mut inner = Vec::new();
+                self.stmts(ss, span.start(), span.end(), &mut inner);
+                out.push(block(inner, span));
+            }
+            S::If { cond, then, otherwise } => {
+                let c = self.cx.cond(cond);
+                out.append(&mut self.cx.pending);
+                let t = self.sub(then);
+                let o = otherwise.as_ref().map(|o| Box::new(self.sub(o)));
+                out.push(Stmt::new(StmtKind::If { cond: c, then_branch: Box::new(t), else_branch: o }, span));
+            }
+            S::While { invariants, cond, body } => {
+                if let Some(i) = invariants.first() {
+                    self.cx.unsupported("GPUVerify's `__invariant` in a VerCors-annotated kernel", i.span);
+                }
+                self.while_loop(cond, body, &[], contract, span, out);
+            }
+            S::For { init, invariants, cond, step, body } => {
+                if let Some(i) = invariants.first() {
+                    self.cx.unsupported("GPUVerify's `__invariant` in a VerCors-annotated kernel", i.span);
+                }
+                let mut scope = Vec::new();
+                for st in init {
+                    self.stmt(st, Contract::default(), &mut scope);
+                }
+                let step: Vec<ir::Stmt> = step.iter().map(|e| ir::Stmt { kind: S::Expr(e.clone()), span: e.span }).collect();
+                let truth = ir::Expr { kind: C::Bool(true), ty: Type::Bool, span };
+                self.while_loop(cond.as_ref().unwrap_or(&truth), body, &step, contract, span, &mut scope);
+                out.push(block(scope, span));
+            }
+            S::DoWhile { .. } => {
+                self.cx.unsupported("`do … while`", span);
+            }
+            S::Switch { .. } => {
+                self.cx.unsupported("`switch`", span);
+            }
+            S::Break | S::Continue => {
+                self.cx.unsupported("`break` and `continue`", span);
+            }
+            S::Return(_) => {
+                self.cx.unsupported("`return` other than as an early exit `if (…) { …; return; }`", span);
+            }
+            S::Barrier(ir::Barrier::Block { .. }) => {
+                let label = Ident::new(THREADS, span);
+                let b = ast::Barrier { label, invariants: Vec::new(), contract, body: None, span };
+                out.push(Stmt::new(StmtKind::Barrier(b), span));
+            }
+            S::Barrier(ir::Barrier::BlockWithFlags(_)) => {
+                self.cx.unsupported("a barrier whose fence flags are computed at run time", span);
+            }
+            S::Barrier(ir::Barrier::Warp) => {
+                self.cx.unsupported("`__syncwarp`", span);
+            }
+            S::Annotation { .. } => {
+                self.cx.unsupported("a GPUVerify annotation in a VerCors-annotated kernel", span);
+            }
+            S::Empty => {}
+        }
+    }
+
+    /// `while (cond) body` with `step` after the body; the condition's checks
+    /// before the loop and after each iteration.
+    fn while_loop(&mut self, cond: &ir::Expr, body: &ir::Stmt, step: &[ir::Stmt], contract: Contract, span: Span, out: &mut Vec<Stmt>) {
+        let c = self.cx.cond(cond);
+        let checks = std::mem::take(&mut self.cx.pending);
+        out.extend(checks.iter().cloned());
+        let mut b = match self.sub(body).kind {
+            StmtKind::Block(b) => b.stmts,
+            k => vec![Stmt::new(k, span)],
+        };
+        for st in step {
+            self.stmt(st, Contract::default(), &mut b);
+        }
+        b.extend(checks);
+        let lp = ast::Loop {
+            directives: Vec::new(),
+            contract,
+            kind: ast::LoopKind::While { cond: c },
+            body: Box::new(block(b, body.span)),
+            span,
+        };
+        out.push(Stmt::new(StmtKind::Loop(lp), span));
+    }
+
+    fn decl(&mut self, v: &ir::Variable, out: &mut Vec<Stmt>) {
+        let span = v.span;
+        if v.space == ir::AddressSpace::Shared {
+            // libclang lists an array's size among a declaration's children, so
+            // phase 1 may read `int s[64]` as initialised with 64: a declaration
+            // without `=` has no initialiser.
+            let declared = self.cx.text.get(span.start()..span.end()).unwrap_or("");
+            let init = v.init.as_ref().filter(|_| declared.contains('='));
+            match (&v.ty, init) {
+                (Type::Array { elem, len: Some(n) }, None) if scalar(elem).is_some() => {
+                    let elem = scalar(elem).expect("checked");
+                    self.shared.push(Shared { name: v.name.clone(), elem, len: *n, span });
+                    self.cx.shared.push(v.name.clone());
+                }
+                _ => {
+                    self.cx.unsupported("a `__shared__`/`__local` variable other than an array of integers of constant size", span);
+                }
+            }
+            return;
+        }
+        let Some(ty) = scalar(&v.ty) else {
+            self.cx.unsupported(format!("a local of type {:?}", v.ty), span);
+            return;
+        };
+        if let Some(init) = &v.init {
+            if let C::Atomic { op, args } = &init.kind {
+                out.push(Stmt::new(StmtKind::LocalDecl { ty: PType::new(ty, span), name: Ident::new(&v.name, span), init: None }, span));
+                return self.atomic(*op, args, Some(&v.name), init, out);
+            }
+        }
+        let init = v.init.as_ref().map(|e| self.value_as(e, &v.ty));
+        out.append(&mut self.cx.pending);
+        out.push(Stmt::new(StmtKind::LocalDecl { ty: PType::new(ty, span), name: Ident::new(&v.name, span), init }, span));
+    }
+
+    /// `e` as a value of C type `ty` (a boolean for `bool`).
+    fn value_as(&mut self, e: &ir::Expr, ty: &Type) -> ast::Expr {
+        if *ty == Type::Bool {
+            self.cx.cond(e)
+        } else {
+            self.cx.int(e)
+        }
+    }
+
+    /// An assignment target: a local or an array element.
+    fn target(&mut self, t: &ir::Expr) -> Option<ast::Expr> {
+        match &t.kind {
+            C::Var { name, kind: ir::VarKind::Local | ir::VarKind::Param } if scalar(&t.ty).is_some() => Some(var(name, t.span)),
+            C::Index { base, index } if scalar(&t.ty).is_some() => Some(self.cx.element(base, index, t.span)),
+            _ => {
+                self.cx.unsupported("this assignment target", t.span);
+                None
+            }
+        }
+    }
+
+    fn assign(&mut self, target: ast::Expr, value: ast::Expr, span: Span, out: &mut Vec<Stmt>) {
+        out.append(&mut self.cx.pending);
+        out.push(Stmt::new(StmtKind::Assign { target, value }, span));
+    }
+
+    fn expr_stmt(&mut self, e: &ir::Expr, out: &mut Vec<Stmt>) {
+        let span = e.span;
+        match &e.kind {
+            C::Assign { op: None, target, value } => {
+                let Some(t) = self.target(target) else { return };
+                let v = self.value_as(value, &target.ty);
+                self.assign(t, v, span, out);
+            }
+            C::Assign { op: Some(op), target, value } => {
+                let Some(t) = self.target(target) else { return };
+                // `t op= v` is `t = t op v`, computed in the type of `t op v`
+                // (clang's implicit conversions are on `value`), then stored.
+                let combined =
+                    ir::Expr { kind: C::Binary { op: *op, lhs: target.clone(), rhs: value.clone() }, ty: target.ty.clone(), span };
+                let v = self.cx.int(&combined);
+                self.assign(t, v, span, out);
+            }
+            C::IncDec { increment, target, .. } => {
+                let Some(t) = self.target(target) else { return };
+                let p = if *increment { BinOp::Add } else { BinOp::Sub };
+                let v = super::geometry::bin(p, t.clone(), int_lit(1, span), span);
+                self.cx.check_range(&v, &target.ty, span);
+                self.assign(t, v, span, out);
+            }
+            C::Atomic { op, args } => self.atomic(*op, args, None, e, out),
+            C::Cast { operand, implicit: _ } if e.ty == Type::Void => self.expr_stmt(operand, out),
+            _ => {
+                self.cx.unsupported("this expression statement", span);
+            }
+        }
+    }
+
+    /// An atomic read-modify-write of an array element, as the plain update
+    /// under the thread's own permission (see the module doc of `kernels`):
+    /// `old = a[i]; a[i] = old op v;`.
+    fn atomic(&mut self, op: AtomicOp, args: &[ir::Expr], result: Option<&str>, e: &ir::Expr, out: &mut Vec<Stmt>) {
+        let span = e.span;
+        let Some(C::Unary { op: ir::UnaryOp::AddrOf, operand }) = args.first().map(|a| &strip(a).kind) else {
+            self.cx.unsupported("an atomic operation on anything but `&a[i]`", span);
+            return;
+        };
+        let Some(t) = self.target(operand) else { return };
+        let elem_ty = operand.ty.clone();
+        let arg = |cx: &mut Cx, k: usize| args.get(k).map(|a| cx.int(a));
+        let old = t.clone();
+        let updated = match op {
+            AtomicOp::Add | AtomicOp::Sub => {
+                let Some(v) = arg(self.cx, 1) else { return };
+                let p = if op == AtomicOp::Add { BinOp::Add } else { BinOp::Sub };
+                let x = super::geometry::bin(p, old.clone(), v, span);
+                self.cx.check_range(&x, &elem_ty, span);
+                x
+            }
+            AtomicOp::Inc | AtomicOp::Dec if args.len() == 1 => {
+                let p = if op == AtomicOp::Inc { BinOp::Add } else { BinOp::Sub };
+                let x = super::geometry::bin(p, old.clone(), int_lit(1, span), span);
+                self.cx.check_range(&x, &elem_ty, span);
+                x
+            }
+            AtomicOp::Exchange => {
+                let Some(v) = arg(self.cx, 1) else { return };
+                v
+            }
+            AtomicOp::Min | AtomicOp::Max => {
+                let Some(v) = arg(self.cx, 1) else { return };
+                let p = if op == AtomicOp::Min { BinOp::Lt } else { BinOp::Gt };
+                let c = super::geometry::bin(p, v.clone(), old.clone(), span);
+                ast::Expr::new(P::Cond { cond: c.boxed(), then_expr: v.boxed(), else_expr: old.clone().boxed() }, span)
+            }
+            AtomicOp::CompareExchange => {
+                let (Some(cmp), Some(v)) = (arg(self.cx, 1), arg(self.cx, 2)) else { return };
+                let c = super::geometry::bin(BinOp::Eq, old.clone(), cmp, span);
+                ast::Expr::new(P::Cond { cond: c.boxed(), then_expr: v.boxed(), else_expr: old.clone().boxed() }, span)
+            }
+            _ => {
+                self.cx.unsupported(format!("the atomic operation {op:?} (bitwise, or CUDA's wrapping `atomicInc`/`atomicDec`)"), span);
+                return;
+            }
+        };
+        if int_range(&elem_ty).is_none() {
+            self.cx.unsupported("an atomic operation on a non-integer", span);
+            return;
+        }
+        out.append(&mut self.cx.pending);
+        if let Some(r) = result {
+            out.push(Stmt::new(StmtKind::Assign { target: var(r, span), value: old }, span));
+        }
+        out.push(Stmt::new(StmtKind::Assign { target: t, value: updated }, span));
+    }
+}
+
+fn strip(e: &ir::Expr) -> &ir::Expr {
+    match &e.kind {
+        C::Cast { operand, .. } => strip(operand),
+        _ => e,
+    }
+}

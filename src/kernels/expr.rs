@@ -1,0 +1,354 @@
+//! C expressions of a kernel as PVL expressions, with the checks C's integer
+//! semantics need.
+//!
+//! Integers: PVL's are mathematical. Every C operation whose result may leave
+//! its type's range (`+`, `-`, `*`, unary `-`, `/` for `INT_MIN / -1`, a
+//! conversion to a narrower or differently signed type) gets an `assert` that
+//! the mathematical result is in range, placed before the statement and
+//! guarded by the conditions under which C evaluates the operation (`&&`,
+//! `||`, `?:`). Within range, C's result equals the mathematical one (`/` and
+//! `%` truncate in both), so the model is exact where the asserts hold. A
+//! signed overflow is undefined behaviour: reported. An unsigned wrap-around
+//! is defined, but not modelled: reported too (sound; a kernel that relies on
+//! wrap-around is rejected, never wrongly accepted). One exemption, argued in
+//! `geometry.rs`: sums and products of the launch geometry of one axis of the
+//! form `blockIdx * blockDim + threadIdx` are below `gridDim * blockDim <=
+//! INT_MAX` by the launch precondition.
+//!
+//! Booleans: C's conditions are integers (OpenCL C) or `bool` (CUDA, C++);
+//! a PVL condition is `e != 0` for an integer `e`, an integer from a
+//! condition `c ? 1 : 0`. Floating point, bitwise operators, shifts, pointer
+//! arithmetic, calls and the other constructs are refused at their place
+//! (`alpine::cfront::unsupported`), never approximated.
+
+use super::geometry::{bin, int_lit, var, Geometry};
+use crate::ast::{self, BinOp, ExprKind as P, Span, Stmt, StmtKind, UnOp};
+use crate::cfront::ir::{self, BinaryOp, Builtin, ExprKind as C, Type, UnaryOp};
+use crate::diagnostics::{codes, Diagnostic};
+
+/// A generated check, for rewording the verifier's `assert` failure at its span.
+#[derive(Clone, Debug)]
+pub struct Check {
+    pub span: Span,
+    pub message: String,
+}
+
+/// The state of lowering one kernel's expressions.
+pub struct Cx<'a> {
+    pub geo: &'a Geometry,
+    pub text: &'a str,
+    pub errors: Vec<Diagnostic>,
+    pub checks: Vec<Check>,
+    /// Conditions under which the expression being lowered is evaluated.
+    guards: Vec<ast::Expr>,
+    /// Checks to emit before the statement being lowered.
+    pub pending: Vec<Stmt>,
+    /// Names of the `__shared__` arrays of the kernel.
+    pub shared: Vec<String>,
+}
+
+/// The range of a C integer type.
+pub fn int_range(ty: &Type) -> Option<(i128, i128)> {
+    match ty {
+        Type::Int { bits, signed: true } if *bits <= 64 => Some((-(1i128 << (bits - 1)), (1i128 << (bits - 1)) - 1)),
+        Type::Int { bits, signed: false } if *bits <= 64 => Some((0, (1i128 << bits) - 1)),
+        Type::Bool => Some((0, 1)),
+        _ => None,
+    }
+}
+
+fn signed_lit(n: i128, span: Span) -> ast::Expr {
+    if n < 0 {
+        ast::Expr::new(P::Unary { op: UnOp::Neg, operand: int_lit(n.unsigned_abs(), span).boxed() }, span)
+    } else {
+        int_lit(n as u128, span)
+    }
+}
+
+fn strip_casts(e: &ir::Expr) -> &ir::Expr {
+    match &e.kind {
+        C::Cast { operand, .. } => strip_casts(operand),
+        _ => e,
+    }
+}
+
+/// `blockIdx * blockDim (+ threadIdx)` of one axis, or a single geometry
+/// built-in: non-negative and at most `INT_MAX` under the launch precondition.
+pub fn bounded_by_launch(e: &ir::Expr) -> bool {
+    let b = |e: &ir::Expr| match &strip_casts(e).kind {
+        C::Builtin(b) => Some(*b),
+        _ => None,
+    };
+    match &strip_casts(e).kind {
+        C::Builtin(b) => !matches!(b, Builtin::WarpSize),
+        C::Binary { op: BinaryOp::Mul, lhs, rhs } => matches!(
+            (b(lhs), b(rhs)),
+            (Some(Builtin::GroupId(a)), Some(Builtin::LocalSize(c))) | (Some(Builtin::LocalSize(c)), Some(Builtin::GroupId(a)))
+            | (Some(Builtin::NumGroups(a)), Some(Builtin::LocalSize(c))) | (Some(Builtin::LocalSize(c)), Some(Builtin::NumGroups(a)))
+                if a == c
+        ),
+        C::Binary { op: BinaryOp::Add, lhs, rhs } => {
+            let product_axis = |e: &ir::Expr| match &strip_casts(e).kind {
+                C::Binary { op: BinaryOp::Mul, lhs, rhs } => match (b(lhs), b(rhs)) {
+                    (Some(Builtin::GroupId(a)), Some(Builtin::LocalSize(c))) | (Some(Builtin::LocalSize(c)), Some(Builtin::GroupId(a)))
+                        if a == c =>
+                    {
+                        Some(a)
+                    }
+                    _ => None,
+                },
+                _ => None,
+            };
+            match (product_axis(lhs), b(rhs), product_axis(rhs), b(lhs)) {
+                (Some(a), Some(Builtin::LocalId(c)), _, _) | (_, _, Some(a), Some(Builtin::LocalId(c))) => a == c,
+                _ => false,
+            }
+        }
+        _ => false,
+    }
+}
+
+/// A lowered value: the PVL expression and whether it is a PVL boolean.
+pub struct Value {
+    pub expr: ast::Expr,
+    pub boolean: bool,
+}
+
+impl<'a> Cx<'a> {
+    pub fn new(geo: &'a Geometry, text: &'a str) -> Cx<'a> {
+        Cx { geo, text, errors: Vec::new(), checks: Vec::new(), guards: Vec::new(), pending: Vec::new(), shared: Vec::new() }
+    }
+
+    pub fn unsupported(&mut self, what: impl Into<String>, span: Span) -> ast::Expr {
+        self.errors.push(
+            Diagnostic::error(codes::CFRONT_UNSUPPORTED, format!("{} is not supported in a verified kernel", what.into()), span)
+                .with_label("not modelled by alpine's verifier"),
+        );
+        int_lit(0, span)
+    }
+
+    fn source(&self, span: Span) -> &str {
+        self.text.get(span.start()..span.end()).unwrap_or("this operation")
+    }
+
+    /// `assert guards ==> min <= v && v <= max;` before the statement.
+    pub fn check_range(&mut self, v: &ast::Expr, ty: &Type, span: Span) {
+        let Some((min, max)) = int_range(ty) else { return };
+        let lo = bin(BinOp::Le, signed_lit(min, span), v.clone(), span);
+        let hi = bin(BinOp::Le, v.clone(), signed_lit(max, span), span);
+        let what = match ty {
+            Type::Int { signed: true, bits } => {
+                format!("signed overflow: `{}` may be outside the range of a {bits}-bit `int`", self.source(span))
+            }
+            Type::Int { bits, .. } => {
+                format!("`{}` may wrap around its {bits}-bit unsigned type (alpine does not model wrap-around)", self.source(span))
+            }
+            _ => format!("`{}` may be out of range", self.source(span)),
+        };
+        self.checks.push(Check { span, message: what });
+        let cond = bin(BinOp::And, lo, hi, span);
+        self.assert_guarded(cond, span);
+    }
+
+    fn assert_guarded(&mut self, cond: ast::Expr, span: Span) {
+        let expr = match self.guards.iter().cloned().reduce(|a, b| bin(BinOp::And, a, b, span)) {
+            Some(g) => bin(BinOp::Implies, g, cond, span),
+            None => cond,
+        };
+        self.pending.push(Stmt::new(StmtKind::Spec { kind: ast::SpecStmtKind::Assert, expr }, span));
+    }
+
+    pub fn int(&mut self, e: &ir::Expr) -> ast::Expr {
+        let v = self.value(e);
+        self.int_of(v, e.span)
+    }
+
+    pub fn cond(&mut self, e: &ir::Expr) -> ast::Expr {
+        let v = self.value(e);
+        Self::bool_of(v, e.span)
+    }
+
+    fn int_of(&mut self, v: Value, span: Span) -> ast::Expr {
+        if v.boolean {
+            ast::Expr::new(P::Cond { cond: v.expr.boxed(), then_expr: int_lit(1, span).boxed(), else_expr: int_lit(0, span).boxed() }, span)
+        } else {
+            v.expr
+        }
+    }
+
+    fn bool_of(v: Value, span: Span) -> ast::Expr {
+        if v.boolean {
+            v.expr
+        } else {
+            bin(BinOp::Ne, v.expr, int_lit(0, span), span)
+        }
+    }
+
+    fn guarded<T>(&mut self, guard: ast::Expr, f: impl FnOnce(&mut Self) -> T) -> T {
+        self.guards.push(guard);
+        let out = f(self);
+        self.guards.pop();
+        out
+    }
+
+    /// An array element `base[index]` as a PVL array read or write target.
+    pub fn element(&mut self, base: &ir::Expr, index: &ir::Expr, span: Span) -> ast::Expr {
+        let b = match &strip_casts(base).kind {
+            C::Var { name, kind } => {
+                if *kind == ir::VarKind::Global && !self.shared.contains(name) {
+                    return self.unsupported(format!("the global variable `{name}`"), base.span);
+                }
+                var(name, base.span)
+            }
+            _ => return self.unsupported("indexing anything but a pointer parameter or an array variable", base.span),
+        };
+        let i = self.int(index);
+        ast::Expr::new(P::Index { base: b.boxed(), index: i.boxed() }, span)
+    }
+
+    pub fn value(&mut self, e: &ir::Expr) -> Value {
+        let span = e.span;
+        let int = |expr| Value { expr, boolean: false };
+        let boolean = |expr| Value { expr, boolean: true };
+        match &e.kind {
+            C::Int(n) => int(signed_lit(*n, span)),
+            C::Bool(b) => boolean(ast::Expr::new(P::BoolLit(*b), span)),
+            C::Var { name, kind } => {
+                if *kind == ir::VarKind::Global && !self.shared.contains(name) {
+                    return int(self.unsupported(format!("the global variable `{name}`"), span));
+                }
+                if matches!(e.ty, Type::Float { .. }) {
+                    return int(self.unsupported("floating point", span));
+                }
+                Value { expr: var(name, span), boolean: e.ty == Type::Bool }
+            }
+            C::Builtin(b) => match self.geo.builtin(*b, span) {
+                Some(x) => int(x),
+                None => int(self.unsupported("`warpSize`", span)),
+            },
+            C::Cast { operand, .. } => self.cast(operand, &e.ty, span),
+            C::Index { base, index } => {
+                if matches!(e.ty, Type::Float { .. }) {
+                    return int(self.unsupported("floating point", span));
+                }
+                let x = self.element(base, index, span);
+                Value { expr: x, boolean: e.ty == Type::Bool }
+            }
+            C::Unary { op, operand } => match op {
+                UnaryOp::Plus => self.value(operand),
+                UnaryOp::Not => {
+                    let c = self.cond(operand);
+                    boolean(ast::Expr::new(P::Unary { op: UnOp::Not, operand: c.boxed() }, span))
+                }
+                UnaryOp::Neg => {
+                    let x = self.int(operand);
+                    let r = ast::Expr::new(P::Unary { op: UnOp::Neg, operand: x.boxed() }, span);
+                    self.check_range(&r, &e.ty, span);
+                    int(r)
+                }
+                UnaryOp::BitNot => int(self.unsupported("bitwise `~`", span)),
+                UnaryOp::Deref => int(self.unsupported("pointer dereference `*p` (write `p[0]`)", span)),
+                UnaryOp::AddrOf => int(self.unsupported("taking an address `&`", span)),
+            },
+            C::Binary { op, lhs, rhs } => self.binary(*op, lhs, rhs, e),
+            C::Conditional { cond, then, otherwise } => {
+                let c = self.cond(cond);
+                let not_c = ast::Expr::new(P::Unary { op: UnOp::Not, operand: c.clone().boxed() }, span);
+                let t = self.guarded(c.clone(), |cx| cx.value(then));
+                let o = self.guarded(not_c, |cx| cx.value(otherwise));
+                let both = t.boolean && o.boolean;
+                let (t, o) = if both { (t.expr, o.expr) } else { (self.int_of(t, span), self.int_of(o, span)) };
+                Value { expr: ast::Expr::new(P::Cond { cond: c.boxed(), then_expr: t.boxed(), else_expr: o.boxed() }, span), boolean: both }
+            }
+            C::Float(_) => int(self.unsupported("floating point", span)),
+            C::Assign { .. } | C::IncDec { .. } => int(self.unsupported("an assignment inside an expression", span)),
+            C::Atomic { .. } => int(self.unsupported("an atomic operation inside an expression", span)),
+            C::Call { callee, .. } => int(self.unsupported(format!("the call of `{callee}`"), span)),
+            C::IndirectCall { .. } => int(self.unsupported("a call through a function pointer", span)),
+            C::Spec { name, .. } => int(self.unsupported(format!("the GPUVerify annotation `{name}` in a VerCors-annotated kernel"), span)),
+            C::Member { .. } | C::Swizzle { .. } => int(self.unsupported("struct and vector members", span)),
+            C::Aggregate(_) => int(self.unsupported("an aggregate value", span)),
+            C::Str(_) => int(self.unsupported("a string", span)),
+            C::FunctionRef(f) => int(self.unsupported(format!("the function `{f}` as a value"), span)),
+        }
+    }
+
+    fn cast(&mut self, operand: &ir::Expr, to: &Type, span: Span) -> Value {
+        match (to, &operand.ty) {
+            (Type::Bool, _) => {
+                let c = self.cond(operand);
+                Value { expr: c, boolean: true }
+            }
+            (Type::Int { .. }, from @ (Type::Int { .. } | Type::Bool)) => {
+                let v = self.value(operand);
+                let x = self.int_of(v, span);
+                let (fmin, fmax) = int_range(from).unwrap_or((i128::MIN, i128::MAX));
+                let (tmin, tmax) = int_range(to).unwrap_or((i128::MIN, i128::MAX));
+                if (fmin < tmin || fmax > tmax) && !bounded_by_launch(operand) {
+                    self.check_range(&x, to, operand.span);
+                }
+                Value { expr: x, boolean: false }
+            }
+            (Type::Pointer { .. }, Type::Array { .. } | Type::Pointer { .. }) => self.value(operand),
+            (Type::Float { .. }, _) | (_, Type::Float { .. }) => Value { expr: self.unsupported("floating point", span), boolean: false },
+            _ => Value { expr: self.unsupported("this conversion", span), boolean: false },
+        }
+    }
+
+    fn binary(&mut self, op: BinaryOp, lhs: &ir::Expr, rhs: &ir::Expr, e: &ir::Expr) -> Value {
+        let span = e.span;
+        let arith = |op| match op {
+            BinaryOp::Add => Some(BinOp::Add),
+            BinaryOp::Sub => Some(BinOp::Sub),
+            BinaryOp::Mul => Some(BinOp::Mul),
+            BinaryOp::Div => Some(BinOp::Div),
+            BinaryOp::Rem => Some(BinOp::Mod),
+            _ => None,
+        };
+        let compare = |op| match op {
+            BinaryOp::Eq => Some(BinOp::Eq),
+            BinaryOp::Ne => Some(BinOp::Ne),
+            BinaryOp::Lt => Some(BinOp::Lt),
+            BinaryOp::Le => Some(BinOp::Le),
+            BinaryOp::Gt => Some(BinOp::Gt),
+            BinaryOp::Ge => Some(BinOp::Ge),
+            _ => None,
+        };
+        if matches!(e.ty, Type::Float { .. }) || matches!(lhs.ty, Type::Float { .. }) {
+            return Value { expr: self.unsupported("floating point", span), boolean: false };
+        }
+        if let Some(p) = arith(op) {
+            let (l, r) = (self.int(lhs), self.int(rhs));
+            let x = bin(p, l, r, span);
+            // `%` stays within its operands' range; `/` only overflows on INT_MIN / -1.
+            if p != BinOp::Mod && !bounded_by_launch(e) {
+                self.check_range(&x, &e.ty, span);
+            }
+            return Value { expr: x, boolean: false };
+        }
+        if let Some(p) = compare(op) {
+            let (l, r) = (self.value(lhs), self.value(rhs));
+            let (l, r) = if l.boolean && r.boolean && matches!(p, BinOp::Eq | BinOp::Ne) {
+                (l.expr, r.expr)
+            } else {
+                (self.int_of(l, span), self.int_of(r, span))
+            };
+            return Value { expr: bin(p, l, r, span), boolean: true };
+        }
+        match op {
+            BinaryOp::And | BinaryOp::Or => {
+                let l = self.cond(lhs);
+                let guard = if op == BinaryOp::And {
+                    l.clone()
+                } else {
+                    ast::Expr::new(P::Unary { op: UnOp::Not, operand: l.clone().boxed() }, span)
+                };
+                let r = self.guarded(guard, |cx| cx.cond(rhs));
+                let p = if op == BinaryOp::And { BinOp::And } else { BinOp::Or };
+                Value { expr: bin(p, l, r, span), boolean: true }
+            }
+            BinaryOp::Comma => Value { expr: self.unsupported("the comma operator", span), boolean: false },
+            _ => Value { expr: self.unsupported("bitwise operators and shifts", span), boolean: false },
+        }
+    }
+}

@@ -1,0 +1,133 @@
+//! CUDA and OpenCL kernels with VerCors annotations, verified like PVL
+//! (issue #33, phase 2): the kernel IR of `cfront` and the annotations of the
+//! text lowered into a PVL [`ast::Program`] that alpine's verifier proves, every
+//! node spanned into the `.cu`/`.cl` file so that its diagnostics point there.
+//!
+//! One job per module: `annotations.rs` (finding `/*@ … @*/` and `//@` in the
+//! text and handing them out by position), `spec.rs` (parsing one annotation
+//! with the PVL parser, spans exact; C names of the geometry), `geometry.rs`
+//! (launch sizes, iterators, thread-level clauses over all threads),
+//! `expr.rs` (C expressions and their integer checks), `body.rs` (statements),
+//! `kernel.rs` (one kernel: the method, the grid of blocks of threads).
+//!
+//! Modelling choices and why they are sound (never ✓ a wrong kernel):
+//! * **Threads**: a par over blocks around a par over threads, shared memory
+//!   allocated per block, barriers per block (`kernel.rs`), as VerCors does.
+//! * **Integers** are exact within range and every operation that could leave
+//!   its C type's range is checked (`expr.rs`); unsigned wrap-around is reported,
+//!   not modelled.
+//! * **Pointers**: a pointer parameter is a PVL array (`int *a` is `int[] a`):
+//!   `a[i]` reads element `i` of the buffer `a` points to, whose length is
+//!   `a.length`; pointer arithmetic and `*p` are refused. Two parameters may
+//!   point to the same buffer: nothing assumes they do not, but permissions
+//!   make it moot — holding write permission to `a[i]` and any permission to
+//!   `b[i]` implies they are different locations, and a contract that asks for
+//!   both is unsatisfiable for aliasing arguments (no launch with aliasing
+//!   arguments meets the precondition, so none is wrongly verified).
+//! * **Atomics** (`atomicAdd(&a[i], v)`, `atomic_add`, …) are read-modify-writes
+//!   that need write permission to the element, like plain updates; they are
+//!   exact under that permission (no other thread can touch the element).
+//!   Contended atomics, which need a resource invariant, fail verification with
+//!   a permission error at the call.
+//! * **Floating point**, bitwise operators, structs, device-function calls,
+//!   `break`/`continue`/`switch` and GPUVerify annotations are refused with an
+//!   `alpine::cfront::unsupported` diagnostic at their place.
+//! * **Launch**: sizes from the command line, else symbolic with `0 < size`
+//!   and `gridDim * blockDim <= INT_MAX` per axis; an axis the file never
+//!   mentions has size 1 (`geometry.rs`).
+
+mod annotations;
+mod body;
+mod expr;
+mod geometry;
+mod kernel;
+mod spec;
+
+pub use annotations::has_annotations;
+pub use expr::Check;
+
+use crate::ast::{self, Span};
+use crate::cfront::ir::Module;
+use crate::diagnostics::{codes, Diagnostic};
+
+/// A kernel file as a PVL program, ready for `verify::verify_program`.
+pub struct Lowered {
+    pub program: ast::Program,
+    /// The integer checks, by span, to word the verifier's `assert` failures.
+    pub checks: Vec<Check>,
+    /// What the model assumes about the launch, in words (for a note).
+    pub launch: String,
+}
+
+/// Lowers the kernels of `module` (read from `text`) with their annotations.
+pub fn lower(text: &str, module: &Module) -> Result<Lowered, Vec<Diagnostic>> {
+    let geo = geometry::Geometry::new(module.language, module.launch, text);
+    let mut anns = annotations::Annotations::scan(text);
+    let mut errors = Vec::new();
+    let mut members = Vec::new();
+    let mut checks = Vec::new();
+    let mut from = 0usize;
+    for f in &module.functions {
+        if f.body.is_none() {
+            continue;
+        }
+        if !f.is_kernel {
+            if let Some(a) = anns.take_between(from, f.span.end(), text) {
+                errors.push(
+                    Diagnostic::error(codes::CFRONT_UNSUPPORTED, "annotations of device functions are not supported yet", a.span())
+                        .with_label("not checked"),
+                );
+            }
+            from = f.span.end();
+            continue;
+        }
+        let contract = match kernel::contract_of(f, from, &geo, text, &mut anns) {
+            Ok(c) => c.unwrap_or_default(),
+            Err(mut ds) => {
+                errors.append(&mut ds);
+                ast::Contract::default()
+            }
+        };
+        match kernel::lower(f, contract, &geo, text, &mut anns, &mut checks) {
+            Ok(m) => members.push(ast::Member::Method(m)),
+            Err(mut ds) => errors.append(&mut ds),
+        }
+        from = f.span.end();
+    }
+    for a in anns.leftover() {
+        errors.push(
+            Diagnostic::error(codes::CFRONT_UNSUPPORTED, "this annotation is not attached to a kernel, loop, barrier or statement", a.span())
+                .with_label("not checked")
+                .with_help("a contract goes right before its kernel, invariants before their loop, a barrier contract before `__syncthreads()`/`barrier(…)`"),
+        );
+    }
+    if !errors.is_empty() {
+        return Err(errors);
+    }
+    let class = ast::Class {
+        contract: ast::Contract::default(),
+        name: ast::Ident::new(ast::GLOBAL_CLASS, Span::DUMMY),
+        members,
+        span: Span::new(0, text.len()),
+    };
+    let mut program = ast::Program { classes: vec![class], comments: Vec::new(), blank_lines: Vec::new(), span: Span::new(0, text.len()) };
+    let diags = crate::resolve::check_program(&mut program);
+    let errs: Vec<Diagnostic> = diags.into_iter().filter(|d| d.severity == crate::diagnostics::Severity::Error).collect();
+    if !errs.is_empty() {
+        return Err(errs);
+    }
+    Ok(Lowered { program, checks, launch: describe_launch(&geo) })
+}
+
+fn describe_launch(geo: &geometry::Geometry) -> String {
+    let show = |s: &geometry::Size| match s {
+        geometry::Size::Given(n) => n.to_string(),
+        geometry::Size::Symbolic(name) => name.clone(),
+    };
+    let dims = |d: &[geometry::Size; 3]| format!("[{}, {}, {}]", show(&d[0]), show(&d[1]), show(&d[2]));
+    format!(
+        "verified for blocks of {} threads in a grid of {} blocks (symbolic sizes positive, gridDim × blockDim ≤ INT_MAX per axis)",
+        dims(&geo.block),
+        dims(&geo.grid)
+    )
+}

@@ -1,0 +1,16 @@
+// Wrong postcondition: two increments, the contract claims three. (Twin of pass/atomic_count.cu.)
+//:: flags --gridDim=1
+#include <cuda.h>
+
+/*@
+  context_everywhere count != null ** count.length == blockDim.x;
+  context Perm(count[threadIdx.x], 1);
+  requires 0 <= count[threadIdx.x] && count[threadIdx.x] <= 100;
+  ensures count[threadIdx.x] == \old(count[threadIdx.x]) + 3; //~ ERROR verify::postcondition
+@*/
+__global__ void atomic_count(int *count) {
+  int t = threadIdx.x;
+  int old = atomicAdd(&count[t], 1);
+  //@ assert old + 1 == count[t];
+  atomicAdd(&count[t], 1);
+}

@@ -1,0 +1,17 @@
+// A race: every thread writes b[0]. (Twin of pass/copy_grid.cu.)
+#include <cuda.h>
+
+/*@
+  context_everywhere a != null ** b != null ** a.length == b.length;
+  context_everywhere a.length <= blockDim.x * gridDim.x;
+  context blockIdx.x * blockDim.x + threadIdx.x < a.length ==> Perm(a[blockIdx.x * blockDim.x + threadIdx.x], 1\2);
+  context blockIdx.x * blockDim.x + threadIdx.x < a.length ==> Perm(b[blockIdx.x * blockDim.x + threadIdx.x], 1);
+@*/
+__global__ void copy_grid(int *a, int *b, int n) {
+  int i = blockIdx.x * blockDim.x + threadIdx.x;
+  if (i >= n) {
+    return;
+  }
+  //@ assume n == a.length;
+  b[0] = a[i]; //~ ERROR verify::permission
+}

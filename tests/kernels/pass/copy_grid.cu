@@ -1,0 +1,19 @@
+// b = a over a grid of blocks, one element per thread, with an early exit for
+// the threads past the end.
+#include <cuda.h>
+
+/*@
+  context_everywhere a != null ** b != null ** a.length == b.length;
+  context_everywhere a.length <= blockDim.x * gridDim.x;
+  context blockIdx.x * blockDim.x + threadIdx.x < a.length ==> Perm(a[blockIdx.x * blockDim.x + threadIdx.x], 1\2);
+  context blockIdx.x * blockDim.x + threadIdx.x < a.length ==> Perm(b[blockIdx.x * blockDim.x + threadIdx.x], 1);
+@*/
+__global__ void copy_grid(int *a, int *b, int n) {
+  int i = blockIdx.x * blockDim.x + threadIdx.x;
+  if (i >= n) {
+    return;
+  }
+  //@ assume n == a.length;
+  b[i] = a[i];
+  //@ assert b[i] == a[i];
+}
