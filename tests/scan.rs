@@ -1,6 +1,6 @@
 //! `alpine scan`: prefix sums certified by one run over the interval-of-summands
-//! monoid (issue #36). The four classic kernels of `examples/scan/` at every
-//! power of two from 2^4 to 2^12; the seeded bugs of `tests/scan/` each
+//! monoid (issue #36). The four classic kernels of `examples/scan/` (PVL, and
+//! CUDA or OpenCL) at every power of two from 2^4 to 2^12; the seeded bugs of `tests/scan/` each
 //! rejected as their header says (`//:: scan FLAGS`, `//:: expect
 //! certified|wrong|race|divergence|not_applicable`, alternatives with `|`), at
 //! a line of the kernel; the corpus' Kogge-Stone and Blelloch programs get their
@@ -34,7 +34,9 @@ fn diagnostics(o: &Output) -> Vec<serde_json::Value> {
 
 #[test]
 fn the_classic_kernels_are_certified_at_every_power_of_two_up_to_2_to_the_12() {
-    for (kernel, exclusive) in [("kogge_stone", false), ("sklansky", false), ("brent_kung", false), ("blelloch", true)] {
+    for (kernel, exclusive) in
+        [("kogge_stone", false), ("sklansky", false), ("brent_kung", false), ("blelloch", true), ("kogge_stone_exclusive", true)]
+    {
         for log2 in 4..=12 {
             let n = (1usize << log2).to_string();
             let path = example(kernel);
@@ -49,6 +51,29 @@ fn the_classic_kernels_are_certified_at_every_power_of_two_up_to_2_to_the_12() {
             assert_eq!(record["kind"], if exclusive { "exclusive" } else { "inclusive" });
         }
     }
+}
+
+/// CUDA and OpenCL kernels go through clang and the same lowering as `alpine
+/// verify` (one block of N threads unless the flags say otherwise).
+#[test]
+fn the_cuda_and_opencl_kernels_are_certified_at_every_power_of_two_up_to_2_to_the_12() {
+    for (file, exclusive) in [("kogge_stone.cu", false), ("sklansky.cu", false), ("brent_kung.cl", false), ("blelloch.cl", true)] {
+        let path = format!("{}/examples/scan/{file}", env!("CARGO_MANIFEST_DIR"));
+        for log2 in 4..=12 {
+            let n = (1usize << log2).to_string();
+            let define = format!("-DN={n}");
+            let mut args = vec!["scan", path.as_str(), "--n", n.as_str(), define.as_str()];
+            if exclusive {
+                args.push("--exclusive");
+            }
+            let o = alpine(&args);
+            assert_eq!(o.status.code(), Some(0), "{file} n={n}: {}{}", text(&o.stdout), text(&o.stderr));
+        }
+    }
+    // A launch that does not cover the array is refused, not certified.
+    let path = format!("{}/examples/scan/kogge_stone.cu", env!("CARGO_MANIFEST_DIR"));
+    let o = alpine(&["scan", &path, "--n", "32", "-DN=32", "--blockDim=16", "--gridDim=1"]);
+    assert_ne!(o.status.code(), Some(0), "{}", text(&o.stdout));
 }
 
 #[test]
@@ -79,8 +104,11 @@ fn header<'a>(src: &'a str, name: &str) -> &'a str {
 #[test]
 fn every_seeded_bug_is_rejected_at_a_line_of_the_kernel() {
     let dir = Path::new(env!("CARGO_MANIFEST_DIR")).join("tests/scan");
-    let mut files: Vec<PathBuf> =
-        std::fs::read_dir(&dir).unwrap().map(|e| e.unwrap().path()).filter(|p| p.extension().is_some_and(|e| e == "pvl")).collect();
+    let mut files: Vec<PathBuf> = std::fs::read_dir(&dir)
+        .unwrap()
+        .map(|e| e.unwrap().path())
+        .filter(|p| p.extension().is_some_and(|e| e == "pvl" || e == "cu" || e == "cl"))
+        .collect();
     files.sort();
     assert!(files.len() >= 8, "the seeded bugs are missing");
     for path in files {
@@ -103,8 +131,8 @@ fn every_seeded_bug_is_rejected_at_a_line_of_the_kernel() {
         assert_eq!(o.status.code(), Some(want_exit), "{p}");
         // Located: a line inside the class, never the whole file.
         let line = d[0]["span"]["line"].as_u64().unwrap_or(0) as usize;
-        let class_line = src.lines().position(|l| l.starts_with("class")).unwrap() + 1;
-        assert!(line > class_line && line <= src.lines().count(), "{p}: line {line}");
+        let first_code = src.lines().position(|l| l.starts_with("class") || l.starts_with("__")).unwrap() + 1;
+        assert!(line >= first_code && line <= src.lines().count(), "{p}: line {line}");
         if code == "race" {
             let m = d[0]["message"].as_str().unwrap();
             assert!(m.contains(" = ") && m.contains("writes"), "{p}: a race names both threads: {m}");

@@ -8,7 +8,7 @@ use alpine::cfront::{self, ClangArgs};
 use alpine::diagnostics::codes;
 
 /// The subcommands that read kernel files and so take GPUVerify's flags.
-const KERNEL_SUBCOMMANDS: &[&str] = &["parse", "verify"];
+const KERNEL_SUBCOMMANDS: &[&str] = &["parse", "verify", "scan"];
 /// Every subcommand name (to find which one a command line runs).
 const SUBCOMMANDS: &[&str] = &["parse", "fmt", "verify", "optimise", "run", "scan", "emit", "lsp", "completions", "man", "help"];
 /// The hidden option GPUVerify-only flags are carried in through clap.

@@ -11,13 +11,14 @@ use super::{io, Reporter, EXIT_BAD_INPUT, EXIT_CHECK_FAILED, EXIT_OK};
 use alpine::ast::visit::Visitor;
 use alpine::ast::Span;
 use alpine::ast::{Member, MethodBody, Program, Stmt, StmtKind};
+use alpine::cfront::ir::Dim3;
 use alpine::diagnostics::{codes, Diagnostic};
 use alpine::interp::generic::why_top;
 use alpine::scan::{self, Request, Verdict};
 
 #[derive(clap::Args, Debug)]
 pub struct ScanArgs {
-    /// The PVL file.
+    /// The PVL file, or a CUDA (`.cu`) or OpenCL (`.cl`) file.
     file: String,
     /// The input length to certify.
     #[arg(long, value_name = "N")]
@@ -40,26 +41,15 @@ pub struct ScanArgs {
     /// The value of an `int` parameter, `NAME=VALUE` (one named n, N, len, length or size gets N).
     #[arg(long = "arg", value_name = "NAME=VALUE")]
     args: Vec<String>,
+    /// Launch geometry and preprocessor flags for CUDA/OpenCL files (GPUVerify's);
+    /// by default one block of N threads.
+    #[command(flatten)]
+    geometry: super::kernel::KernelArgs,
 }
 
 pub fn run(args: ScanArgs, reporter: &Reporter) -> i32 {
-    let file = match io::read_source(&args.file) {
-        Ok(f) => f,
-        Err(failure) => {
-            let (f, d) = *failure;
-            reporter.report(&f, &[d]);
-            return EXIT_BAD_INPUT;
-        }
-    };
-    let program = match alpine::frontend_in(&file, std::path::Path::new(&args.file)) {
-        Ok((p, warnings)) => {
-            reporter.report(&file, &warnings);
-            p
-        }
-        Err(diags) => {
-            reporter.report(&file, &diags);
-            return EXIT_BAD_INPUT;
-        }
+    let Some((file, program)) = read(&args, reporter) else {
+        return EXIT_BAD_INPUT;
     };
     let usage = |msg: String| {
         reporter.file_error(&file.name, codes::USAGE, &msg);
@@ -91,11 +81,13 @@ pub fn run(args: ScanArgs, reporter: &Reporter) -> i32 {
     let secs = started.elapsed().as_secs_f64();
     let kind = if args.exclusive { "exclusive" } else { "inclusive" };
     let kernel_span = kernel_name_span(&program, &class, &method);
+    // Top-level (and CUDA/OpenCL) kernels are shown by their own name.
+    let shown = if class == alpine::ast::GLOBAL_CLASS { method.clone() } else { format!("{class}.{method}") };
     match outcome {
         Err(na) => {
             let d = Diagnostic::error(
                 codes::SCAN_NOT_APPLICABLE,
-                format!("{class}.{method} cannot be certified by the interval test: {}", na.message),
+                format!("{shown} cannot be certified by the interval test: {}", na.message),
                 na.span.unwrap_or(kernel_span),
             )
             .with_help("the theorem needs a generic kernel: data values (the `int[]` arrays' cells) only combined by `+` or the --op function, never compared, used as indices or in conditions");
@@ -110,14 +102,11 @@ pub fn run(args: ScanArgs, reporter: &Reporter) -> i32 {
                     if reporter.json() {
                         outln!(
                             "{}",
-                            serde_json::json!({ "type": "scan", "file": file.name, "kernel": format!("{class}.{method}"), "n": args.n,
+                            serde_json::json!({ "type": "scan", "file": file.name, "kernel": shown, "n": args.n,
                                 "kind": kind, "verdict": "certified", "seconds": secs })
                         );
                     } else {
-                        outln!(
-                            "✓ {class}.{method}: an {kind} prefix sum for every input of length {} over every monoid ({secs:.2} s)",
-                            args.n
-                        );
+                        outln!("✓ {shown}: an {kind} prefix sum for every input of length {} over every monoid ({secs:.2} s)", args.n);
                         outln!("  arrays: {arrays}{}", others(&c.others));
                         outln!(
                             "  checked in this run: generic (data met only the operator), no data race and no barrier divergence (exact for n = {})",
@@ -177,6 +166,55 @@ pub fn run(args: ScanArgs, reporter: &Reporter) -> i32 {
                     EXIT_CHECK_FAILED
                 }
             }
+        }
+    }
+}
+
+/// The program to run: a PVL file checked, or a CUDA/OpenCL file read through
+/// clang and lowered into PVL as `alpine verify` does (`alpine::kernels`; a
+/// kernel is a method of its threads, one block of N threads unless the
+/// geometry flags say otherwise). `None` after reporting why not.
+fn read(args: &ScanArgs, reporter: &Reporter) -> Option<(alpine::diagnostics::SourceFile, Program)> {
+    if let Some(lang) = super::kernel::language(&args.file) {
+        args.geometry.notices();
+        let mut options = match args.geometry.options() {
+            Ok(o) => o,
+            Err(e) => {
+                super::kernel::usage_error(reporter, &e);
+                return None;
+            }
+        };
+        let n = u64::try_from(args.n).ok()?;
+        let launch = &mut options.launch;
+        if launch.block.is_none() && launch.grid.is_none() {
+            launch.block = Some(Dim3([Some(n), Some(1), Some(1)]));
+            launch.grid = Some(Dim3([Some(1), Some(1), Some(1)]));
+        }
+        let (file, module) = super::kernel::read(&args.file, lang, &options, reporter)?;
+        return match alpine::kernels::lower(&file.text, &module) {
+            Ok(l) => Some((file, l.program)),
+            Err(diags) => {
+                reporter.report(&file, &diags);
+                None
+            }
+        };
+    }
+    let file = match io::read_source(&args.file) {
+        Ok(f) => f,
+        Err(failure) => {
+            let (f, d) = *failure;
+            reporter.report(&f, &[d]);
+            return None;
+        }
+    };
+    match alpine::frontend_in(&file, std::path::Path::new(&args.file)) {
+        Ok((p, warnings)) => {
+            reporter.report(&file, &warnings);
+            Some((file, p))
+        }
+        Err(diags) => {
+            reporter.report(&file, &diags);
+            None
         }
     }
 }

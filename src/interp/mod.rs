@@ -384,6 +384,9 @@ impl<'p> Interp<'p> {
                     Some(e) => self.eval(f, e)?,
                     None => default_value(ty),
                 };
+                if let (Some(g), Value::Array(a)) = (&mut self.generic, &v) {
+                    g.array_names.entry(generic::array_id(a)).or_insert_with(|| name.name.to_string());
+                }
                 f.declare(&name.name, v);
             }
             StmtKind::Assign { target, value } => {
