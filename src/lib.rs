@@ -15,6 +15,7 @@ pub mod emit;
 pub mod interp;
 pub mod lsp;
 pub mod printer;
+pub mod races;
 pub mod resolve;
 pub mod syntax;
 pub mod transforms;

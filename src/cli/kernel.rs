@@ -75,6 +75,11 @@ impl KernelArgs {
         }
     }
 
+    /// Whether a GPUVerify-only flag was given (`--check-array-bounds`).
+    pub fn gpuverify_flag(&self, name: &str) -> bool {
+        self.gpuverify_only.iter().any(|f| f == name)
+    }
+
     /// The front end's options, or a usage error.
     pub fn options(&self) -> Result<cfront::Options, String> {
         if self.block_dim.is_some() && self.local_size.is_some() {
@@ -87,6 +92,13 @@ impl KernelArgs {
         let clang = ClangArgs { defines: self.defines.clone(), include_dirs: self.include_dirs.clone(), extra: self.clang_opt.clone() };
         Ok(cfront::Options { clang, launch })
     }
+}
+
+/// The race and barrier-divergence check of a kernel file (`alpine::races`):
+/// its failures, empty when everything was proved.
+pub fn check_races(module: &Module, args: &KernelArgs) -> Vec<alpine::diagnostics::Diagnostic> {
+    let options = alpine::races::Options { check_array_bounds: args.gpuverify_flag("--check-array-bounds"), ..Default::default() };
+    alpine::races::check_module(module, &options)
 }
 
 /// The kernel language of a path, if it names a CUDA or OpenCL file.

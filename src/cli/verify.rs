@@ -82,7 +82,8 @@ const FAILED: &str = "failed";
 const BAD_INPUT: &str = "bad input";
 
 /// A CUDA/OpenCL file: read through clang (so its errors are reported), then
-/// refused — the lowering of the kernel IR into the verifier is not written yet.
+/// checked for data races, barrier divergence and its GPUVerify annotations
+/// (`alpine::races`, issue #34).
 fn verify_kernel_file(path: &str, lang: alpine::cfront::ir::Language, args: &KernelArgs, reporter: &Reporter) -> &'static str {
     let options = match args.options() {
         Ok(o) => o,
@@ -94,12 +95,13 @@ fn verify_kernel_file(path: &str, lang: alpine::cfront::ir::Language, args: &Ker
     let Some((file, module)) = kernel::read(path, lang, &options, reporter) else {
         return BAD_INPUT;
     };
-    let span = module.kernels().next().or(module.functions.first()).map_or(alpine::ast::Span::DUMMY, |f| f.span);
-    let d = Diagnostic::error(codes::CFRONT_UNSUPPORTED, "verification of CUDA and OpenCL kernels is not implemented yet", span)
-        .with_label("read, but not verified")
-        .with_help("`alpine parse` reads this file; the kernel IR is not yet lowered into the verifier (issue #33)");
-    reporter.report(&file, &[d]);
-    BAD_INPUT
+    let failures = kernel::check_races(&module, args);
+    reporter.report(&file, &failures);
+    if failures.iter().any(|d| d.is_error()) {
+        FAILED
+    } else {
+        VERIFIED
+    }
 }
 
 /// Verifies one file and reports on it; returns its outcome for the summary.

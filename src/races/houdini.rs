@@ -1,0 +1,335 @@
+//! Loop invariants without annotations: Houdini (Flanagan and Leino 2001) over
+//! GPUVerify's kinds of candidate invariants.
+//!
+//! At each loop a list of candidates is made from the loop's syntax and the
+//! variables it changes: a variable equal in both threads (so a loop with a
+//! barrier does not diverge), the threads' "still iterating" flags equal, a
+//! counter that only grows or only shrinks, a power of two (strides halved or
+//! doubled), a counter's residue modulo its stride (`i = tid; i += stride`),
+//! the loop test made non-strict, no access logged, a logged access at the
+//! offset one of the body's accesses has at the head, or with that access's
+//! residue modulo a stride — and the user's `__candidate_invariant`s.
+//!
+//! The driver runs the two-thread program with every remaining candidate
+//! assumed at its loop head and checked on entry and after an iteration; the
+//! candidates that can fail are dropped and the program is run again, until a
+//! run drops none. Dropping candidates is always sound (fewer assumptions); in
+//! the last run every assumed candidate was proved on entry and preserved, so
+//! it is an invariant, and that run's verdicts on the kernel's assertions are
+//! the answer. A candidate that cannot be evaluated is dropped.
+
+use super::exec::{Exec, LoopShape, R};
+use super::expr::{has_effects, walk};
+use super::state::{Binding, Geometry};
+use super::value::{is_signed, offset, resize, size_of, Val, OFFSET_BITS};
+use super::vc::{CandidateKey, Checker};
+use super::Options;
+use crate::cfront::ir::{BinaryOp, Expr, ExprKind, Function, Module, Stmt, StmtKind, Type, UnaryOp};
+use crate::diagnostics::{codes, Diagnostic};
+use std::collections::BTreeSet;
+use std::time::Instant;
+use z3::ast::{Bool, BV};
+
+pub(crate) enum Template {
+    /// A variable equal in both threads (optionally: when they share a group).
+    Uniform { slots: [usize; 2], same_group: bool },
+    /// Both threads iterate, or neither.
+    Iterating { same_group: bool },
+    /// One thread's counter stays on one side of its entry value.
+    Order { slot: usize, thread: usize, entry: BV, signed: bool, up: bool },
+    PowerOfTwo { slot: usize, thread: usize },
+    Residue { slot: usize, thread: usize, modulus: BV, entry: BV },
+    /// The loop test, made non-strict, for one thread.
+    Bound { test: Expr, thread: usize },
+    /// No access logged (when the threads share a group: logs of threads of
+    /// different groups are not emptied by barriers).
+    NoAccess { has: usize, same_group: bool },
+    AccessAt { has: usize, off: usize, address: Expr },
+    AccessResidue { has: usize, off: usize, modulus: BV, entry: BV },
+    User(Expr),
+}
+
+/// Every statement and expression under `s`.
+fn exprs_of(s: &Stmt, out: &mut Vec<Expr>) {
+    let mut add = |e: &Expr| walk(e, &mut |x| out.push(x.clone()));
+    match &s.kind {
+        StmtKind::Decl(v) => {
+            if let Some(i) = &v.init {
+                add(i)
+            }
+        }
+        StmtKind::Expr(e) => add(e),
+        StmtKind::Return(Some(e)) => add(e),
+        StmtKind::Block(b) => b.iter().for_each(|s| exprs_of(s, out)),
+        StmtKind::If { cond, then, otherwise } => {
+            add(cond);
+            exprs_of(then, out);
+            if let Some(o) = otherwise {
+                exprs_of(o, out);
+            }
+        }
+        StmtKind::While { cond, body, .. } | StmtKind::DoWhile { cond, body, .. } => {
+            add(cond);
+            exprs_of(body, out);
+        }
+        StmtKind::For { init, cond, step, body, .. } => {
+            init.iter().for_each(|s| exprs_of(s, out));
+            if let Some(c) = cond {
+                walk(c, &mut |x| out.push(x.clone()));
+            }
+            if let Some(c) = step {
+                walk(c, &mut |x| out.push(x.clone()));
+            }
+            exprs_of(body, out);
+        }
+        StmtKind::Switch { scrutinee, arms } => {
+            add(scrutinee);
+            arms.iter().for_each(|a| a.body.iter().for_each(|s| exprs_of(s, out)));
+        }
+        _ => {}
+    }
+}
+
+fn var_name(e: &Expr) -> Option<&str> {
+    match &e.kind {
+        ExprKind::Var { name, .. } => Some(name),
+        ExprKind::Cast { operand, implicit: true } => var_name(operand),
+        _ => None,
+    }
+}
+
+/// The strides of `name` in the loop: `name += e`, `name -= e`, `name = name + e`.
+fn strides<'e>(name: &str, exprs: &'e [Expr]) -> Vec<&'e Expr> {
+    let mut out = Vec::new();
+    for e in exprs {
+        match &e.kind {
+            ExprKind::Assign { op: Some(BinaryOp::Add | BinaryOp::Sub), target, value } if var_name(target) == Some(name) => out.push(&**value),
+            ExprKind::Assign { op: None, target, value } if var_name(target) == Some(name) => {
+                if let ExprKind::Binary { op: BinaryOp::Add | BinaryOp::Sub, lhs, rhs } = &value.kind {
+                    if var_name(lhs) == Some(name) {
+                        out.push(&**rhs);
+                    }
+                }
+            }
+            _ => {}
+        }
+    }
+    out.retain(|e| !has_effects(e));
+    out
+}
+
+impl Exec<'_, '_> {
+    fn pure<T>(&mut self, f: impl FnOnce(&mut Self) -> R<T>) -> Option<T> {
+        let was = std::mem::replace(&mut self.pure_eval, true);
+        let r = f(self);
+        self.pure_eval = was;
+        r.ok()
+    }
+
+    /// The candidates of one loop, made at its entry (before the havoc).
+    pub(crate) fn templates(&mut self, lp: &LoopShape, modified: &[usize], invariants: &[Stmt], _entered: &[Bool; 2]) -> R<Vec<Template>> {
+        let mut exprs = Vec::new();
+        exprs_of(lp.body, &mut exprs);
+        for e in lp.cond.iter().chain(lp.step.iter()) {
+            walk(e, &mut |x| exprs.push(x.clone()));
+        }
+        let mut out = Vec::new();
+        out.push(Template::Iterating { same_group: false });
+        out.push(Template::Iterating { same_group: true });
+        if let Some(f) = self.frames.last() {
+            if modified.contains(&f.returned[0]) {
+                out.push(Template::Uniform { slots: f.returned, same_group: false });
+                out.push(Template::Uniform { slots: f.returned, same_group: true });
+            }
+        }
+        let scalars: Vec<(String, [usize; 2], Type)> = self
+            .st
+            .scopes
+            .iter()
+            .flat_map(|s| s.iter())
+            .filter_map(|(n, b)| match b {
+                Binding::Scalar { slots, ty } if modified.contains(&slots[0]) || modified.contains(&slots[1]) => Some((n.clone(), *slots, ty.clone())),
+                _ => None,
+            })
+            .collect();
+        let mut moduli: Vec<(usize, BV)> = Vec::new();
+        for (name, slots, ty) in &scalars {
+            out.push(Template::Uniform { slots: *slots, same_group: false });
+            out.push(Template::Uniform { slots: *slots, same_group: true });
+            let Type::Int { .. } = ty else { continue };
+            let steps: Vec<Expr> = strides(name, &exprs).into_iter().cloned().collect();
+            for t in 0..2 {
+                let Val::Bits(entry) = self.st.slots[slots[t]].clone() else { continue };
+                for up in [true, false] {
+                    out.push(Template::Order { slot: slots[t], thread: t, entry: entry.clone(), signed: is_signed(ty), up });
+                }
+                out.push(Template::PowerOfTwo { slot: slots[t], thread: t });
+                for step in &steps {
+                    let Some(v) = self.pure(|x| x.eval(step)) else { continue };
+                    let Val::Bits(m) = &v[t] else { continue };
+                    let m = resize(m, entry.get_size(), is_signed(&step.ty));
+                    out.push(Template::Residue { slot: slots[t], thread: t, modulus: m.clone(), entry: entry.clone() });
+                    if t == 0 {
+                        moduli.push((slots[t], m));
+                    }
+                }
+            }
+        }
+        if let Some(ExprKind::Binary { op: BinaryOp::Lt | BinaryOp::Gt | BinaryOp::Le | BinaryOp::Ge, .. }) = lp.cond.map(|c| &c.kind) {
+            let test = lp.cond.cloned().map(|mut c| {
+                if let ExprKind::Binary { op, .. } = &mut c.kind {
+                    *op = match *op {
+                        BinaryOp::Lt => BinaryOp::Le,
+                        BinaryOp::Gt => BinaryOp::Ge,
+                        other => other,
+                    };
+                }
+                c
+            });
+            if let Some(test) = test.filter(|c| !has_effects(c)) {
+                for thread in 0..2 {
+                    out.push(Template::Bound { test: test.clone(), thread });
+                }
+            }
+        }
+        // Access logs.
+        let regions = self.st.regions.clone();
+        for region in &regions {
+            let Some(logs) = region.logs else { continue };
+            for log in logs {
+                if modified.contains(&log.has) {
+                    out.push(Template::NoAccess { has: log.has, same_group: false });
+                    out.push(Template::NoAccess { has: log.has, same_group: true });
+                }
+            }
+        }
+        let accesses: Vec<&Expr> = exprs
+            .iter()
+            .filter(|e| matches!(e.kind, ExprKind::Index { .. } | ExprKind::Unary { op: UnaryOp::Deref, .. } | ExprKind::Member { arrow: true, .. }))
+            .filter(|e| !has_effects(e))
+            .collect();
+        let mut seen: Vec<String> = Vec::new();
+        for a in accesses {
+            let key = format!("{:?}", a.kind);
+            if seen.contains(&key) {
+                continue;
+            }
+            seen.push(key);
+            let Some(addr) = self.pure(|x| x.address(a)) else { continue };
+            let Val::Ptr { base, off: entry_off } = &addr[0] else { continue };
+            let targets = self.regions_of(base);
+            let [(r, cond)] = targets.as_slice() else { continue };
+            if cond.as_bool() != Some(true) {
+                continue;
+            }
+            let Some(logs) = self.st.regions[*r].logs else { continue };
+            let size = size_of(self.chk.module, &a.ty).unwrap_or(1);
+            for log in logs {
+                if !modified.contains(&log.has) {
+                    continue;
+                }
+                out.push(Template::AccessAt { has: log.has, off: log.off, address: a.clone() });
+                for (_, m) in &moduli {
+                    let modulus = resize(m, OFFSET_BITS, false).bvmul(offset(size));
+                    out.push(Template::AccessResidue { has: log.has, off: log.off, modulus, entry: entry_off.clone() });
+                }
+            }
+        }
+        for s in invariants {
+            if let StmtKind::Annotation { kind, args } = &s.kind {
+                if super::exec::is_candidate(*kind) {
+                    if let Some(e) = args.first() {
+                        out.push(Template::User(e.clone()));
+                    }
+                }
+            }
+        }
+        Ok(out)
+    }
+
+    /// A candidate's formula in the current state, with `iterating` the
+    /// threads' iterating flags and `entered` their predicates at the loop.
+    pub(crate) fn eval_template(&mut self, tpl: &Template, iterating: &[Bool; 2], entered: &[Bool; 2]) -> Option<Bool> {
+        let both = Bool::and(&[entered[0].clone(), entered[1].clone()]);
+        let grouped = |g: bool, f: Bool| {
+            let mut guard = vec![both.clone()];
+            if g {
+                guard.push(self.chk.geometry.same_group());
+            }
+            Bool::and(&guard).implies(&f)
+        };
+        let bits = |x: &Self, slot: usize| x.st.slots[slot].bits().cloned();
+        Some(match tpl {
+            Template::Uniform { slots, same_group } => grouped(*same_group, self.st.slots[slots[0]].same(&self.st.slots[slots[1]])?),
+            Template::Iterating { same_group } => grouped(*same_group, iterating[0].eq(&iterating[1])),
+            Template::Order { slot, thread, entry, signed, up } => {
+                let v = bits(self, *slot)?;
+                let f = match (signed, up) {
+                    (true, true) => v.bvsge(entry),
+                    (true, false) => v.bvsle(entry),
+                    (false, true) => v.bvuge(entry),
+                    (false, false) => v.bvule(entry),
+                };
+                entered[*thread].implies(&f)
+            }
+            Template::PowerOfTwo { slot, thread } => {
+                let v = bits(self, *slot)?;
+                let w = v.get_size();
+                entered[*thread].implies(&v.bvand(v.bvsub(BV::from_u64(1, w))).eq(BV::from_u64(0, w)))
+            }
+            Template::Residue { slot, thread, modulus, entry } => {
+                let v = bits(self, *slot)?;
+                entered[*thread].implies(&v.bvurem(modulus).eq(entry.bvurem(modulus)))
+            }
+            Template::Bound { test, thread } => {
+                let v = self.pure(|x| x.eval_cond(test))?;
+                entered[*thread].implies(&v[*thread])
+            }
+            Template::NoAccess { has, same_group: false } => self.st.flag(*has).not(),
+            Template::NoAccess { has, same_group: true } => self.chk.geometry.same_group().implies(&self.st.flag(*has).not()),
+            Template::AccessAt { has, off, address } => {
+                let a = self.pure(|x| x.address(address))?;
+                let Val::Ptr { off: at, .. } = &a[0] else { return None };
+                self.st.flag(*has).implies(&bits(self, *off)?.eq(at))
+            }
+            Template::AccessResidue { has, off, modulus, entry } => {
+                let o = bits(self, *off)?;
+                self.st.flag(*has).implies(&o.bvurem(modulus).eq(entry.bvurem(modulus)))
+            }
+            Template::User(e) => {
+                let v = self.pure(|x| x.eval_annotation(e))?;
+                Bool::and(&[entered[0].implies(&v[0]), entered[1].implies(&v[1])])
+            }
+        })
+    }
+}
+
+/// Checks one kernel: Houdini's runs until no candidate fails; the last run's
+/// failures (empty: proved).
+pub(crate) fn check_kernel(module: &Module, kernel: &Function, options: &Options) -> Vec<Diagnostic> {
+    let deadline = Instant::now() + options.kernel_limit;
+    let mut dropped: BTreeSet<CandidateKey> = BTreeSet::new();
+    loop {
+        let geometry = Geometry::new(&module.launch);
+        let mut chk = Checker::new(module, &dropped, geometry, options.check_limit, deadline);
+        let mut exec = Exec::new(&mut chk, options);
+        if let Err(d) = exec.run_kernel(kernel) {
+            return vec![d];
+        }
+        if std::env::var_os("ALPINE_RACES_DEBUG").is_some() {
+            eprintln!("races: `{}` run with {} dropped: {} refuted, {} queries", kernel.name, dropped.len(), chk.refuted.len(), chk.queries);
+        }
+        if chk.refuted.is_empty() {
+            return chk.failures;
+        }
+        if chk.timed_out {
+            let d = Diagnostic::error(codes::RACES_UNKNOWN, format!("could not finish checking `{}` in time", kernel.name), kernel.span)
+                .with_label("not proved")
+                .with_help(format!("the checker's time limit is {} s per kernel", options.kernel_limit.as_secs()));
+            return vec![d];
+        }
+        let refuted = std::mem::take(&mut chk.refuted);
+        drop(chk);
+        dropped.extend(refuted);
+    }
+}
