@@ -137,8 +137,11 @@ impl<'c, 'm> Exec<'c, 'm> {
                     let elem = super::value::bits_of(pointee).and_then(|_| Some(((**pointee).clone(), size_of(module, pointee)?)));
                     let r = self.st.add_region(&p.name, space, elem, None, p.span);
                     self.shared_start(r);
-                    let v = Val::Ptr { base: self.st.regions[r].base(), off: super::value::offset(0) };
-                    let slots = [self.st.alloc(v.clone()), self.st.alloc(v)];
+                    // A kernel argument is the same for all threads; a device
+                    // function checked on its own may get any offsets.
+                    let off = |t: usize| if kernel.is_kernel || t == 0 { super::value::offset(0) } else { BV::fresh_const("arg", 64) };
+                    let base = self.st.regions[r].base();
+                    let slots = [self.st.alloc(Val::Ptr { base: base.clone(), off: off(0) }), self.st.alloc(Val::Ptr { base, off: off(1) })];
                     self.st.bind(&p.name, Binding::Scalar { slots, ty: p.ty.clone() });
                 }
                 Type::Struct(_) | Type::Vector { .. } | Type::Array { .. } => {
@@ -147,7 +150,8 @@ impl<'c, 'm> Exec<'c, 'm> {
                 }
                 ty => {
                     let v = named_of(ty, &format!("arg.{}", p.name));
-                    let slots = [self.st.alloc(v.clone()), self.st.alloc(v)];
+                    let second = if kernel.is_kernel { v.clone() } else { fresh_of(ty, &p.name) };
+                    let slots = [self.st.alloc(v), self.st.alloc(second)];
                     self.st.bind(&p.name, Binding::Scalar { slots, ty: ty.clone() });
                 }
             }
@@ -221,10 +225,14 @@ impl<'c, 'm> Exec<'c, 'm> {
         // Postconditions, for every thread that ran the function.
         self.pred = entry.clone();
         for s in body {
-            if let StmtKind::Annotation { kind: AnnotationKind::Ensures | AnnotationKind::GlobalEnsures, args } = &s.kind {
-                if let Some(e) = args.first() {
-                    self.assert_annotation(e, s.span, "postcondition")?;
+            match &s.kind {
+                StmtKind::Annotation { kind: AnnotationKind::Ensures, args } if !args.is_empty() => {
+                    self.assert_annotation(&args[0], s.span, "postcondition")?
                 }
+                StmtKind::Annotation { kind: AnnotationKind::GlobalEnsures, args } if !args.is_empty() => {
+                    self.assert_global(&args[0], s.span, "postcondition")?
+                }
+                _ => {}
             }
         }
         let frame = self.frames.pop();
@@ -309,7 +317,7 @@ impl<'c, 'm> Exec<'c, 'm> {
     fn exec_decl(&mut self, v: &crate::cfront::ir::Variable) -> R<()> {
         let key = (v.span.start, v.span.end);
         match (&v.ty, v.space) {
-            (Type::Array { .. }, _) | (_, AddressSpace::Shared | AddressSpace::Global | AddressSpace::Constant) => {
+            (Type::Array { .. }, _) | (Type::Bool | Type::Int { .. } | Type::Float { .. } | Type::Struct(_) | Type::Vector { .. }, AddressSpace::Shared | AddressSpace::Global | AddressSpace::Constant) => {
                 let space = if v.space == AddressSpace::Generic { AddressSpace::Private } else { v.space };
                 match self.st.local_regions.get(&key) {
                     Some(&r) => {
@@ -425,8 +433,10 @@ impl<'c, 'm> Exec<'c, 'm> {
                 }
                 Ok(())
             }
-            AnnotationKind::Requires | AnnotationKind::GlobalRequires => self.assert_annotation(e, span, "precondition"),
-            AnnotationKind::Assert | AnnotationKind::GlobalAssert => self.assert_annotation(e, span, "assertion"),
+            AnnotationKind::Requires => self.assert_annotation(e, span, "precondition"),
+            AnnotationKind::GlobalRequires => self.assert_global(e, span, "precondition"),
+            AnnotationKind::Assert => self.assert_annotation(e, span, "assertion"),
+            AnnotationKind::GlobalAssert => self.assert_global(e, span, "assertion"),
             AnnotationKind::Assume => {
                 let v = self.eval_annotation(e)?;
                 for (t, v) in v.iter().enumerate() {
@@ -470,6 +480,16 @@ impl<'c, 'm> Exec<'c, 'm> {
         for (t, v) in v.iter().enumerate() {
             let goal = self.pred[t].implies(v);
             self.prove(goal, Goal::Assert { span, what, thread: t });
+        }
+        Ok(())
+    }
+
+    /// A `__global_…` annotation: it must hold for both threads whether or
+    /// not they execute it (GPUVerify's meaning of "global").
+    pub(crate) fn assert_global(&mut self, e: &Expr, span: Span, what: &'static str) -> R<()> {
+        let v = self.eval_annotation(e)?;
+        for (t, v) in v.iter().enumerate() {
+            self.prove(v.clone(), Goal::Assert { span, what, thread: t });
         }
         Ok(())
     }

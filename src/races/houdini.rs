@@ -46,6 +46,9 @@ pub(crate) enum Template {
     NoAccess { has: usize, same_group: bool },
     AccessAt { has: usize, off: usize, address: Expr },
     AccessResidue { has: usize, off: usize, modulus: BV, entry: BV },
+    /// The logged offset lies between the access's offset on entry and its
+    /// offset now (an access that moves up by a loop counter).
+    AccessBetween { has: usize, off: usize, entry: BV, address: Expr },
     User(Expr),
 }
 
@@ -98,18 +101,35 @@ fn var_name(e: &Expr) -> Option<&str> {
     }
 }
 
-/// The strides of `name` in the loop: `name += e`, `name -= e`, `name = name + e`.
-fn strides<'e>(name: &str, exprs: &'e [Expr]) -> Vec<&'e Expr> {
+/// Whether `name` counts up (`+=`) in the loop.
+fn step_direction(name: &str, exprs: &[Expr]) -> Option<bool> {
+    exprs.iter().find_map(|e| match &e.kind {
+        ExprKind::Assign { op: Some(op @ (BinaryOp::Add | BinaryOp::Sub)), target, .. } if var_name(target) == Some(name) => Some(*op == BinaryOp::Add),
+        ExprKind::IncDec { increment, target, .. } if var_name(target) == Some(name) => Some(*increment),
+        ExprKind::Assign { op: None, target, value } if var_name(target) == Some(name) => match &value.kind {
+            ExprKind::Binary { op: op @ (BinaryOp::Add | BinaryOp::Sub), lhs, .. } if var_name(lhs) == Some(name) => Some(*op == BinaryOp::Add),
+            _ => None,
+        },
+        _ => None,
+    })
+}
+
+/// The strides of `name` in the loop: `name += e`, `name -= e`,
+/// `name = name + e`, `name++` (a stride of 1).
+fn strides(name: &str, exprs: &[Expr]) -> Vec<Expr> {
     let mut out = Vec::new();
     for e in exprs {
         match &e.kind {
-            ExprKind::Assign { op: Some(BinaryOp::Add | BinaryOp::Sub), target, value } if var_name(target) == Some(name) => out.push(&**value),
+            ExprKind::Assign { op: Some(BinaryOp::Add | BinaryOp::Sub), target, value } if var_name(target) == Some(name) => out.push((**value).clone()),
             ExprKind::Assign { op: None, target, value } if var_name(target) == Some(name) => {
                 if let ExprKind::Binary { op: BinaryOp::Add | BinaryOp::Sub, lhs, rhs } = &value.kind {
                     if var_name(lhs) == Some(name) {
-                        out.push(&**rhs);
+                        out.push((**rhs).clone());
                     }
                 }
+            }
+            ExprKind::IncDec { target, .. } if var_name(target) == Some(name) => {
+                out.push(Expr { kind: ExprKind::Int(1), ty: target.ty.clone(), span: e.span });
             }
             _ => {}
         }
@@ -152,12 +172,11 @@ impl Exec<'_, '_> {
                 _ => None,
             })
             .collect();
-        let mut moduli: Vec<(usize, BV)> = Vec::new();
         for (name, slots, ty) in &scalars {
             out.push(Template::Uniform { slots: *slots, same_group: false });
             out.push(Template::Uniform { slots: *slots, same_group: true });
             let Type::Int { .. } = ty else { continue };
-            let steps: Vec<Expr> = strides(name, &exprs).into_iter().cloned().collect();
+            let steps: Vec<Expr> = strides(name, &exprs);
             for t in 0..2 {
                 let Val::Bits(entry) = self.st.slots[slots[t]].clone() else { continue };
                 for up in [true, false] {
@@ -168,10 +187,7 @@ impl Exec<'_, '_> {
                     let Some(v) = self.pure(|x| x.eval(step)) else { continue };
                     let Val::Bits(m) = &v[t] else { continue };
                     let m = resize(m, entry.get_size(), is_signed(&step.ty));
-                    out.push(Template::Residue { slot: slots[t], thread: t, modulus: m.clone(), entry: entry.clone() });
-                    if t == 0 {
-                        moduli.push((slots[t], m));
-                    }
+                    out.push(Template::Residue { slot: slots[t], thread: t, modulus: m, entry: entry.clone() });
                 }
             }
         }
@@ -208,6 +224,21 @@ impl Exec<'_, '_> {
             .filter(|e| matches!(e.kind, ExprKind::Index { .. } | ExprKind::Unary { op: UnaryOp::Deref, .. } | ExprKind::Member { arrow: true, .. }))
             .filter(|e| !has_effects(e))
             .collect();
+        // Strides of every counter of the loop (nested loops' too), on entry.
+        let mut all_steps: Vec<BV> = Vec::new();
+        for e in &exprs {
+            if let ExprKind::Assign { target, .. } | ExprKind::IncDec { target, .. } = &e.kind {
+                if let Some(name) = var_name(target) {
+                    for step in strides(name, &exprs) {
+                        if let Some(v) = self.pure(|x| x.eval(&step)) {
+                            if let Val::Bits(m) = &v[0] {
+                                all_steps.push(resize(m, OFFSET_BITS, is_signed(&step.ty)));
+                            }
+                        }
+                    }
+                }
+            }
+        }
         let mut seen: Vec<String> = Vec::new();
         for a in accesses {
             let key = format!("{:?}", a.kind);
@@ -224,14 +255,41 @@ impl Exec<'_, '_> {
             }
             let Some(logs) = self.st.regions[*r].logs else { continue };
             let size = size_of(self.chk.module, &a.ty).unwrap_or(1);
+            // How far the access moves when one counter takes one step.
+            let mut moduli: Vec<BV> = all_steps.iter().map(|m| m.bvmul(offset(size))).collect();
+            for (name, slots, ty) in &scalars {
+                let Val::Bits(now) = self.st.slots[slots[0]].clone() else { continue };
+                for step in strides(name, &exprs) {
+                    let Some(v) = self.pure(|x| x.eval(&step)) else { continue };
+                    let Val::Bits(m) = &v[0] else { continue };
+                    let m = resize(m, now.get_size(), is_signed(&step.ty));
+                    let up = matches!(step_direction(name, &exprs), Some(true));
+                    let moved = if up { now.bvadd(&m) } else { now.bvsub(&m) };
+                    self.st.slots[slots[0]] = Val::Bits(moved);
+                    let shifted = self.pure(|x| x.address(a));
+                    self.st.slots[slots[0]] = Val::Bits(now.clone());
+                    if let Some([Val::Ptr { off: moved_off, .. }, _]) = shifted {
+                        moduli.push(moved_off.bvsub(entry_off));
+                    }
+                }
+                let _ = ty;
+            }
+            let g = self.chk.geometry.clone();
+            let ids: Vec<BV> = vec![
+                g.local[0][0].bvmul(offset(size)),
+                g.group[0][0].bvmul(&g.block[0]).bvadd(&g.local[0][0]).bvmul(offset(size)),
+            ];
             for log in logs {
                 if !modified.contains(&log.has) {
                     continue;
                 }
                 out.push(Template::AccessAt { has: log.has, off: log.off, address: a.clone() });
-                for (_, m) in &moduli {
-                    let modulus = resize(m, OFFSET_BITS, false).bvmul(offset(size));
-                    out.push(Template::AccessResidue { has: log.has, off: log.off, modulus, entry: entry_off.clone() });
+                out.push(Template::AccessBetween { has: log.has, off: log.off, entry: entry_off.clone(), address: a.clone() });
+                for m in &moduli {
+                    out.push(Template::AccessResidue { has: log.has, off: log.off, modulus: m.clone(), entry: entry_off.clone() });
+                    for id in &ids {
+                        out.push(Template::AccessResidue { has: log.has, off: log.off, modulus: m.clone(), entry: id.clone() });
+                    }
                 }
             }
         }
@@ -292,6 +350,12 @@ impl Exec<'_, '_> {
                 let Val::Ptr { off: at, .. } = &a[0] else { return None };
                 self.st.flag(*has).implies(&bits(self, *off)?.eq(at))
             }
+            Template::AccessBetween { has, off, entry, address } => {
+                let a = self.pure(|x| x.address(address))?;
+                let Val::Ptr { off: now, .. } = &a[0] else { return None };
+                let o = bits(self, *off)?;
+                self.st.flag(*has).implies(&o.bvsub(entry).bvult(now.bvsub(entry)))
+            }
             Template::AccessResidue { has, off, modulus, entry } => {
                 let o = bits(self, *off)?;
                 self.st.flag(*has).implies(&o.bvurem(modulus).eq(entry.bvurem(modulus)))
@@ -301,6 +365,20 @@ impl Exec<'_, '_> {
                 Bool::and(&[entered[0].implies(&v[0]), entered[1].implies(&v[1])])
             }
         })
+    }
+}
+
+/// The functions `s` calls, by name.
+pub(crate) fn calls_in(s: &Stmt, out: &mut std::collections::HashSet<String>) {
+    let mut exprs = Vec::new();
+    exprs_of(s, &mut exprs);
+    if let StmtKind::Annotation { args, .. } = &s.kind {
+        args.iter().for_each(|a| walk(a, &mut |x| exprs.push(x.clone())));
+    }
+    for e in exprs {
+        if let ExprKind::Call { callee, .. } = &e.kind {
+            out.insert(callee.clone());
+        }
     }
 }
 

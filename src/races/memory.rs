@@ -26,11 +26,11 @@
 
 use super::exec::{Exec, R};
 use super::report::{Goal, RaceReport};
-use super::value::{bits_of, fresh_of, offset, size_of, Val, OFFSET_BITS};
+use super::value::{bits_of, fresh_of, offset, resize, size_of, Val, OFFSET_BITS};
 use super::vc::AccessKind;
 use crate::ast::Span;
 use crate::cfront::ir::Type;
-use z3::ast::{Array, Ast, Bool, BV};
+use z3::ast::{Ast, Bool, BV};
 
 fn conflicts(kind: AccessKind) -> &'static [AccessKind] {
     match kind {
@@ -81,14 +81,18 @@ impl Exec<'_, '_> {
                 let (r, cond) = (*r, cond.clone());
                 let guard = Bool::and(&[self.pred[t].clone(), cond.clone()]);
                 if !self.pure_eval {
+                    let stored = written.map(|w| &w[t]);
                     if t == 0 {
-                        self.log(r, kind, off, size, site, &guard);
+                        self.log(r, kind, off, size, site, stored, &guard);
                     } else {
-                        self.check(r, kind, off, size, span, &guard);
+                        self.check(r, kind, off, size, stored, span, &guard);
                     }
                 }
                 let here = self.read_element(r, t, off, ty, size);
                 value = Val::ite(&cond, &here, &value);
+                if kind != AccessKind::Read && self.st.regions[r].space == crate::cfront::ir::AddressSpace::Constant && !self.dry {
+                    self.chk.prove(guard.not(), Goal::ConstantWrite { span });
+                }
                 if kind != AccessKind::Read && !self.pure_eval {
                     self.write_element(r, t, off, ty, size, written.map(|w| &w[t]), &guard);
                 }
@@ -113,7 +117,16 @@ impl Exec<'_, '_> {
         }
     }
 
-    fn log(&mut self, r: usize, kind: AccessKind, off: &BV, size: u64, site: u64, guard: &Bool) {
+    /// The bits a write stores, as the 64-bit value its log keeps.
+    fn logged_value(v: Option<&Val>) -> BV {
+        match v {
+            Some(Val::Bits(b)) if b.get_size() <= 64 => resize(b, 64, false),
+            _ => BV::fresh_const("written", 64),
+        }
+    }
+
+    #[allow(clippy::too_many_arguments)]
+    fn log(&mut self, r: usize, kind: AccessKind, off: &BV, size: u64, site: u64, written: Option<&Val>, guard: &Bool) {
         let Some(log) = self.st.regions[r].log(kind) else { return };
         let chosen = Bool::and(&[guard.clone(), Bool::fresh_const("log")]);
         let has = self.st.flag(log.has);
@@ -121,9 +134,14 @@ impl Exec<'_, '_> {
         self.st.slots[log.off] = Val::Bits(chosen.ite(off, &self.st.bv(log.off)));
         self.st.slots[log.size] = Val::Bits(chosen.ite(&offset(size), &self.st.bv(log.size)));
         self.st.slots[log.site] = Val::Bits(chosen.ite(&BV::from_u64(site, 32), &self.st.bv(log.site)));
+        if kind == AccessKind::Write {
+            let value = Self::logged_value(written);
+            self.st.slots[log.value] = Val::Bits(chosen.ite(&value, &self.st.bv(log.value)));
+        }
     }
 
-    fn check(&mut self, r: usize, kind: AccessKind, off: &BV, size: u64, span: Span, guard: &Bool) {
+    #[allow(clippy::too_many_arguments)]
+    fn check(&mut self, r: usize, kind: AccessKind, off: &BV, size: u64, written: Option<&Val>, span: Span, guard: &Bool) {
         if self.dry {
             return;
         }
@@ -138,6 +156,12 @@ impl Exec<'_, '_> {
             let mut race = vec![guard.clone(), has, overlap(&off1, &size1, off, &offset(size))];
             if region.per_group() {
                 race.push(self.chk.geometry.same_group());
+            }
+            if kind == AccessKind::Write && first == AccessKind::Write {
+                // Benign (GPUVerify's default): the same bits written to the
+                // same bytes leave memory as either order would.
+                let same = Bool::and(&[off1.eq(off), size1.eq(offset(size)), self.st.bv(log.value).eq(Self::logged_value(written))]);
+                race.push(same.not());
             }
             let report = RaceReport {
                 array: region.name.clone(),
@@ -225,8 +249,3 @@ impl Exec<'_, '_> {
     }
 }
 
-/// An empty array view of `bits`-wide elements (for regions made mid-run).
-#[allow(dead_code)]
-pub(crate) fn fresh_view(name: &str, bits: u32) -> Array {
-    Array::fresh_const(name, &z3::Sort::bitvector(OFFSET_BITS), &z3::Sort::bitvector(bits))
-}

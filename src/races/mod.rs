@@ -93,6 +93,18 @@ impl Default for Options {
 /// global and shared memory), barrier divergence and its GPUVerify
 /// annotations. The result is empty when everything was proved; otherwise
 /// every error says what was not proved and where.
+///
+/// Device functions that no function calls are checked too, as if they were
+/// kernels (their `__requires` assumed): GPUVerify verifies every function, and
+/// a function kept in a kernel file is meant to be called by some kernel.
+/// Functions that are called are checked where they are called (inlined).
 pub fn check_module(module: &Module, options: &Options) -> Vec<Diagnostic> {
-    module.kernels().flat_map(|k| houdini::check_kernel(module, k, options)).collect()
+    let mut called = std::collections::HashSet::new();
+    for f in &module.functions {
+        for s in f.body.iter().flatten() {
+            houdini::calls_in(s, &mut called);
+        }
+    }
+    let entries = module.functions.iter().filter(|f| f.body.is_some() && (f.is_kernel || !called.contains(f.name.as_str())));
+    entries.flat_map(|k| houdini::check_kernel(module, k, options)).collect()
 }

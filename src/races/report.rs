@@ -28,6 +28,7 @@ pub(crate) enum Goal {
     /// The access's pointer may not point into any of the kernel's arrays.
     Untracked { span: Span },
     Bounds { span: Span, array: String },
+    ConstantWrite { span: Span },
 }
 
 fn value(model: Option<&z3::Model>, v: &BV) -> Option<u64> {
@@ -84,6 +85,9 @@ pub(crate) fn failure(chk: &Checker, goal: &Goal, model: Option<&z3::Model>) -> 
                 .with_label("this access")
                 .with_help("the race checker follows pointers into the kernel's parameters and arrays only")
         }
+        Goal::ConstantWrite { span } => Diagnostic::error(codes::RACES_POINTER, "possible attempt to modify constant memory", *span)
+            .with_label("this write")
+            .with_help("`__constant` memory is read-only on the device"),
         Goal::Bounds { span, array } => {
             let who = thread(chk, model, 0);
             Diagnostic::error(codes::RACES_BOUNDS, format!("possible out-of-bounds access on array {array}"), *span).with_label(format!("by {who}"))

@@ -6,7 +6,7 @@ use super::vc::AccessKind;
 use crate::ast::Span;
 use crate::cfront::ir::{AddressSpace, Launch, Type};
 use std::collections::HashMap;
-use z3::ast::{Ast, Bool, BV};
+use z3::ast::{Bool, BV};
 
 /// The two threads' ids and the launch's sizes, as 64-bit terms.
 #[derive(Clone)]
@@ -72,6 +72,9 @@ pub(crate) struct LogSlots {
     pub(crate) off: usize,
     pub(crate) size: usize,
     pub(crate) site: usize,
+    /// The value written (64 bits, zero-extended; fresh when not tracked), for
+    /// GPUVerify's benign write-write races (both threads write the same bits).
+    pub(crate) value: usize,
 }
 
 /// An array: a kernel pointer parameter's target, a `__shared__`/`__local`
@@ -192,6 +195,7 @@ impl ExecState {
                 off: self.alloc(Val::Bits(BV::from_u64(0, OFFSET_BITS))),
                 size: self.alloc(Val::Bits(BV::from_u64(0, OFFSET_BITS))),
                 site: self.alloc(Val::Bits(BV::from_u64(0, 32))),
+                value: self.alloc(Val::Bits(BV::from_u64(0, 64))),
             })
         });
         self.regions.push(Region { name: name.to_string(), space, id, elem, len_bytes, span, mem, logs });
