@@ -592,6 +592,10 @@ impl<'c, 'm> Exec<'c, 'm> {
             if self.chk.alive((id, i)) {
                 let goal = self.eval_template(tpl, l, entered);
                 self.chk.candidate((id, i), goal);
+                if !self.chk.alive((id, i)) && std::env::var_os("ALPINE_RACES_DEBUG").is_some() {
+                    let when = if preserved { "preserved" } else { "entry" };
+                    eprintln!("races: loop {id} drops {i} ({when}): {}", format!("{tpl:?}").chars().take(300).collect::<String>());
+                }
             }
         }
         for s in user {

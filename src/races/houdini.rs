@@ -28,8 +28,9 @@ use crate::cfront::ir::{BinaryOp, Expr, ExprKind, Function, Module, Stmt, StmtKi
 use crate::diagnostics::{codes, Diagnostic};
 use std::collections::BTreeSet;
 use std::time::Instant;
-use z3::ast::{Bool, BV};
+use z3::ast::{Ast, Bool, BV};
 
+#[derive(Debug)]
 pub(crate) enum Template {
     /// A variable equal in both threads (optionally: when they share a group).
     Uniform { slots: [usize; 2], same_group: bool },
@@ -44,6 +45,9 @@ pub(crate) enum Template {
     /// No access logged (when the threads share a group: logs of threads of
     /// different groups are not emptied by barriers).
     NoAccess { has: usize, same_group: bool },
+    /// A logged access has the size of one of the loop's accesses (the size
+    /// slot is havocked with the rest of the log).
+    LogSize { has: usize, size: usize, sizes: Vec<u64> },
     AccessAt { has: usize, off: usize, address: Expr },
     AccessResidue { has: usize, off: usize, modulus: BV, entry: BV },
     /// The logged offset lies between the access's offset on entry and its
@@ -99,6 +103,12 @@ fn var_name(e: &Expr) -> Option<&str> {
         ExprKind::Cast { operand, implicit: true } => var_name(operand),
         _ => None,
     }
+}
+
+/// `v` as a constant greater than 1 (a useful modulus), if it is one.
+fn constant(v: &BV) -> Option<BV> {
+    let c = v.simplify();
+    c.as_u64().filter(|&n| n > 1).map(|_| c)
 }
 
 /// Whether `name` counts up (`+=`) in the loop.
@@ -187,6 +197,9 @@ impl Exec<'_, '_> {
                     let Some(v) = self.pure(|x| x.eval(step)) else { continue };
                     let Val::Bits(m) = &v[t] else { continue };
                     let m = resize(m, entry.get_size(), is_signed(&step.ty));
+                    // A residue modulo a term that is not a constant costs Z3
+                    // a division circuit per check: only constant strides.
+                    let Some(m) = constant(&m) else { continue };
                     out.push(Template::Residue { slot: slots[t], thread: t, modulus: m, entry: entry.clone() });
                 }
             }
@@ -209,11 +222,26 @@ impl Exec<'_, '_> {
             }
         }
         // Access logs.
+        let mut sizes: Vec<u64> = exprs
+            .iter()
+            .filter(|e| matches!(e.kind, ExprKind::Index { .. } | ExprKind::Unary { .. } | ExprKind::Member { .. } | ExprKind::Var { .. } | ExprKind::Swizzle { .. } | ExprKind::Atomic { .. }))
+            .filter_map(|e| size_of(self.chk.module, &e.ty))
+            .collect();
+        for e in &exprs {
+            if let ExprKind::Atomic { args, .. } = &e.kind {
+                if let Some(Type::Pointer { pointee, .. }) = args.first().map(|a| &a.ty) {
+                    sizes.extend(size_of(self.chk.module, pointee));
+                }
+            }
+        }
+        sizes.sort_unstable();
+        sizes.dedup();
         let regions = self.st.regions.clone();
         for region in &regions {
             let Some(logs) = region.logs else { continue };
             for log in logs {
                 if modified.contains(&log.has) {
+                    out.push(Template::LogSize { has: log.has, size: log.size, sizes: sizes.clone() });
                     out.push(Template::NoAccess { has: log.has, same_group: false });
                     out.push(Template::NoAccess { has: log.has, same_group: true });
                 }
@@ -279,6 +307,8 @@ impl Exec<'_, '_> {
                 g.local[0][0].bvmul(offset(size)),
                 g.group[0][0].bvmul(&g.block[0]).bvadd(&g.local[0][0]).bvmul(offset(size)),
             ];
+            let mut moduli: Vec<BV> = moduli.iter().filter_map(constant).collect();
+            moduli.dedup_by(|a, b| a.as_u64() == b.as_u64());
             for log in logs {
                 if !modified.contains(&log.has) {
                     continue;
@@ -349,6 +379,11 @@ impl Exec<'_, '_> {
                 let a = self.pure(|x| x.address(address))?;
                 let Val::Ptr { off: at, .. } = &a[0] else { return None };
                 self.st.flag(*has).implies(&bits(self, *off)?.eq(at))
+            }
+            Template::LogSize { has, size, sizes } => {
+                let v = bits(self, *size)?;
+                let any: Vec<Bool> = sizes.iter().map(|s| v.eq(offset(*s))).collect();
+                self.st.flag(*has).implies(&Bool::or(&any))
             }
             Template::AccessBetween { has, off, entry, address } => {
                 let a = self.pure(|x| x.address(address))?;

@@ -58,7 +58,12 @@ pub(crate) fn failure(chk: &Checker, goal: &Goal, model: Option<&z3::Model>) -> 
             let index = value(model, &r.off2).map(|o| if r.elem_size > 0 { o / r.elem_size } else { o });
             let element = index.map_or(format!("{}[…]", r.array), |i| format!("{}[{i}]", r.array));
             let site = value(model, &r.site1).and_then(|s| chk.sites.get(s as usize)).map(|(span, _)| *span);
-            let _ = &r.off1;
+            if std::env::var_os("ALPINE_RACES_DEBUG").is_some() {
+                eprintln!("races: off1 {:?} off2 {:?} site1 {:?}", value(model, &r.off1), value(model, &r.off2), value(model, &r.site1));
+                if let Some(m) = model {
+                    eprintln!("{m}");
+                }
+            }
             let mut d = Diagnostic::error(codes::RACES_RACE, format!("possible {}-{} race on {element}", r.first.word(), r.second.word()), r.span2)
                 .with_label(format!("{} by {t2}", r.second.word()));
             if let Some(span) = site {

@@ -142,6 +142,9 @@ impl<'m> Checker<'m> {
             }
         };
         self.solver.pop(1);
+        if std::env::var_os("ALPINE_RACES_DEBUG").is_some() && now.elapsed() > Duration::from_millis(300) {
+            eprintln!("races: slow check ({} ms): {}", now.elapsed().as_millis(), goal.to_string().chars().take(600).collect::<String>());
+        }
         answer
     }
 
