@@ -97,7 +97,12 @@ impl KernelArgs {
 /// The race and barrier-divergence check of a kernel file (`alpine::races`):
 /// its failures, empty when everything was proved.
 pub fn check_races(module: &Module, args: &KernelArgs) -> Vec<alpine::diagnostics::Diagnostic> {
-    let options = alpine::races::Options { check_array_bounds: args.gpuverify_flag("--check-array-bounds"), ..Default::default() };
+    let options = alpine::races::Options {
+        check_array_bounds: args.gpuverify_flag("--check-array-bounds"),
+        skip_race_checks: args.gpuverify_flag("--only-divergence") || args.gpuverify_flag("--only-log"),
+        only_intra_group: args.gpuverify_flag("--only-intra-group"),
+        ..Default::default()
+    };
     alpine::races::check_module(module, &options)
 }
 

@@ -49,6 +49,9 @@ pub(crate) enum Template {
     /// slot is havocked with the rest of the log).
     LogSize { has: usize, size: usize, sizes: Vec<u64> },
     AccessAt { has: usize, off: usize, address: Expr },
+    /// The logged write stored the value an assignment of the loop stores now
+    /// (for benign write-write races in loops).
+    LogValue { has: usize, value: usize, written: Expr },
     AccessResidue { has: usize, off: usize, modulus: BV, entry: BV },
     /// The logged offset lies between the access's offset on entry and its
     /// offset now (an access that moves up by a loop counter).
@@ -224,7 +227,12 @@ impl Exec<'_, '_> {
         // Access logs.
         let mut sizes: Vec<u64> = exprs
             .iter()
-            .filter(|e| matches!(e.kind, ExprKind::Index { .. } | ExprKind::Unary { .. } | ExprKind::Member { .. } | ExprKind::Var { .. } | ExprKind::Swizzle { .. } | ExprKind::Atomic { .. }))
+            .filter(|e| match e.kind {
+                ExprKind::Index { .. } | ExprKind::Unary { op: UnaryOp::Deref, .. } | ExprKind::Member { .. } | ExprKind::Swizzle { .. } => true,
+                // A scalar variable that lives in memory (`__shared__ int x;`).
+                ExprKind::Var { .. } => super::value::bits_of(&e.ty).is_some(),
+                _ => false,
+            })
             .filter_map(|e| size_of(self.chk.module, &e.ty))
             .collect();
         for e in &exprs {
@@ -283,6 +291,15 @@ impl Exec<'_, '_> {
             }
             let Some(logs) = self.st.regions[*r].logs else { continue };
             let size = size_of(self.chk.module, &a.ty).unwrap_or(1);
+            for e in &exprs {
+                if let ExprKind::Assign { op: None, target, value } = &e.kind {
+                    if std::ptr::eq(&**target, a) || format!("{:?}", target.kind) == format!("{:?}", a.kind) {
+                        if !has_effects(value) && modified.contains(&logs[1].has) {
+                            out.push(Template::LogValue { has: logs[1].has, value: logs[1].value, written: (**value).clone() });
+                        }
+                    }
+                }
+            }
             // How far the access moves when one counter takes one step.
             let mut moduli: Vec<BV> = all_steps.iter().map(|m| m.bvmul(offset(size))).collect();
             for (name, slots, ty) in &scalars {
@@ -379,6 +396,14 @@ impl Exec<'_, '_> {
                 let a = self.pure(|x| x.address(address))?;
                 let Val::Ptr { off: at, .. } = &a[0] else { return None };
                 self.st.flag(*has).implies(&bits(self, *off)?.eq(at))
+            }
+            Template::LogValue { has, value, written } => {
+                let v = self.pure(|x| x.eval(written))?;
+                let Val::Bits(w) = &v[0] else { return None };
+                if w.get_size() > 64 {
+                    return None;
+                }
+                self.st.flag(*has).implies(&bits(self, *value)?.eq(resize(w, 64, false)))
             }
             Template::LogSize { has, size, sizes } => {
                 let v = bits(self, *size)?;

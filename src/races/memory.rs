@@ -142,7 +142,7 @@ impl Exec<'_, '_> {
 
     #[allow(clippy::too_many_arguments)]
     fn check(&mut self, r: usize, kind: AccessKind, off: &BV, size: u64, written: Option<&Val>, span: Span, guard: &Bool) {
-        if self.dry {
+        if self.dry || self.options.skip_race_checks {
             return;
         }
         let region = self.st.regions[r].clone();
@@ -154,7 +154,7 @@ impl Exec<'_, '_> {
             }
             let (off1, size1) = (self.st.bv(log.off), self.st.bv(log.size));
             let mut race = vec![guard.clone(), has, overlap(&off1, &size1, off, &offset(size))];
-            if region.per_group() {
+            if region.per_group() || self.options.only_intra_group {
                 race.push(self.chk.geometry.same_group());
             }
             if kind == AccessKind::Write && first == AccessKind::Write {

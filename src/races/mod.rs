@@ -77,6 +77,12 @@ pub struct Options {
     /// GPUVerify's `--check-array-bounds`: accesses to arrays of known size
     /// are checked to be in bounds.
     pub check_array_bounds: bool,
+    /// GPUVerify's `--only-divergence`/`--only-log`: races are not checked
+    /// (barrier divergence and annotations still are).
+    pub skip_race_checks: bool,
+    /// GPUVerify's `--only-intra-group`: races between threads of different
+    /// groups are not checked.
+    pub only_intra_group: bool,
     /// Wall-clock limit of one Z3 check.
     pub check_limit: Duration,
     /// Wall-clock limit of one kernel (all Houdini runs).
@@ -85,7 +91,7 @@ pub struct Options {
 
 impl Default for Options {
     fn default() -> Options {
-        Options { check_array_bounds: false, check_limit: Duration::from_secs(10), kernel_limit: Duration::from_secs(60) }
+        Options { check_array_bounds: false, skip_race_checks: false, only_intra_group: false, check_limit: Duration::from_secs(10), kernel_limit: Duration::from_secs(60) }
     }
 }
 
