@@ -101,6 +101,10 @@ pub fn check_races(module: &Module, args: &KernelArgs) -> Vec<alpine::diagnostic
         check_array_bounds: args.gpuverify_flag("--check-array-bounds"),
         skip_race_checks: args.gpuverify_flag("--only-divergence") || args.gpuverify_flag("--only-log"),
         only_intra_group: args.gpuverify_flag("--only-intra-group"),
+        no_infer: args.gpuverify_flag("--no-infer"),
+        no_annotations: args.gpuverify_flag("--no-annotations"),
+        only_requires: args.gpuverify_flag("--only-requires"),
+        invariants_as_candidates: args.gpuverify_flag("--invariants-as-candidates"),
         ..Default::default()
     };
     alpine::races::check_module(module, &options)

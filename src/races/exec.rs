@@ -224,7 +224,8 @@ impl<'c, 'm> Exec<'c, 'm> {
         result?;
         // Postconditions, for every thread that ran the function.
         self.pred = entry.clone();
-        for s in body {
+        let skip = self.options.no_annotations || self.options.only_requires;
+        for s in body.iter().filter(|_| !skip) {
             match &s.kind {
                 StmtKind::Annotation { kind: AnnotationKind::Ensures, args } if !args.is_empty() => {
                     self.assert_annotation(&args[0], s.span, "postcondition")?
@@ -424,6 +425,10 @@ impl<'c, 'm> Exec<'c, 'm> {
 
     fn exec_annotation(&mut self, kind: AnnotationKind, args: &[Expr], span: Span) -> R<()> {
         let Some(e) = args.first() else { return Ok(()) };
+        let requires = matches!(kind, AnnotationKind::Requires | AnnotationKind::GlobalRequires);
+        if self.options.no_annotations || (self.options.only_requires && !requires) {
+            return Ok(());
+        }
         match kind {
             AnnotationKind::Requires | AnnotationKind::GlobalRequires if self.frames.len() <= 1 => {
                 let v = self.eval_annotation(e)?;
@@ -557,9 +562,19 @@ impl<'c, 'm> Exec<'c, 'm> {
         if let Some(f) = self.frames.last() {
             invariants.extend(f.loop_invariants.iter().cloned());
         }
-        let templates = self.templates(lp, &modified, &invariants, &entered)?;
-        // Entry.
-        self.pred = entered.clone();
+        if self.options.no_annotations || self.options.only_requires {
+            invariants.clear();
+        }
+        if self.options.invariants_as_candidates {
+            for s in &mut invariants {
+                if let StmtKind::Annotation { kind, .. } = &mut s.kind {
+                    *kind = AnnotationKind::CandidateInvariant;
+                }
+            }
+        }
+        let templates = if self.options.no_infer { Vec::new() } else { self.templates(lp, &modified, &invariants, &entered)? };
+        // Entry. `__enabled()` in an invariant is "this thread iterates".
+        self.pred = entry_l.clone();
         self.check_invariants(id, &templates, &invariants, &entry_l, &entered, false)?;
         // Head: havoc, assume.
         for &i in &modified {
@@ -571,11 +586,11 @@ impl<'c, 'm> Exec<'c, 'm> {
             let f = iterating[t].implies(&alive[t]);
             self.assume(&f);
         }
-        self.pred = entered.clone();
+        self.pred = iterating.clone();
         self.assume_invariants(id, &templates, &invariants, &iterating, &entered)?;
         // One arbitrary iteration; the invariants hold after it.
         let (next, after_test, test) = self.iterate(lp, &iterating)?;
-        self.pred = entered.clone();
+        self.pred = next.clone();
         self.check_invariants(id, &templates, &invariants, &next, &entered, true)?;
         // Exit: the head state where no thread iterates.
         self.st = after_test;

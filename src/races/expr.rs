@@ -220,6 +220,7 @@ impl Exec<'_, '_> {
                 let v = self.eval(operand)?;
                 Ok(std::array::from_fn(|t| convert(&v[t], &operand.ty, &e.ty)))
             }
+            ExprKind::Index { .. } | ExprKind::Member { .. } if matches!(e.ty, Type::Array { .. }) && self.field_path(e).is_none() => self.address(e),
             ExprKind::Index { .. } | ExprKind::Member { .. } | ExprKind::Swizzle { .. } => {
                 if let ExprKind::Member { base, .. } | ExprKind::Swizzle { base, .. } = &e.kind {
                     if self.field_path(e).is_none() && !self.is_lvalue_in_memory(base) {

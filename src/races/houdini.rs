@@ -447,9 +447,10 @@ pub(crate) fn calls_in(s: &Stmt, out: &mut std::collections::HashSet<String>) {
 pub(crate) fn check_kernel(module: &Module, kernel: &Function, options: &Options) -> Vec<Diagnostic> {
     let deadline = Instant::now() + options.kernel_limit;
     let mut dropped: BTreeSet<CandidateKey> = BTreeSet::new();
+    let mut written: BTreeSet<u32> = BTreeSet::new();
     loop {
         let geometry = Geometry::new(&module.launch);
-        let mut chk = Checker::new(module, &dropped, geometry, options.check_limit, deadline);
+        let mut chk = Checker::new(module, &dropped, &written, geometry, options.check_limit, deadline);
         let mut exec = Exec::new(&mut chk, options);
         if let Err(d) = exec.run_kernel(kernel) {
             return vec![d];
@@ -457,7 +458,8 @@ pub(crate) fn check_kernel(module: &Module, kernel: &Function, options: &Options
         if std::env::var_os("ALPINE_RACES_DEBUG").is_some() {
             eprintln!("races: `{}` run with {} dropped: {} refuted, {} queries", kernel.name, dropped.len(), chk.refuted.len(), chk.queries);
         }
-        if chk.refuted.is_empty() {
+        let new_writes: Vec<u32> = chk.writes_seen.difference(&written).copied().collect();
+        if chk.refuted.is_empty() && new_writes.is_empty() {
             return chk.failures;
         }
         if chk.timed_out {
@@ -469,5 +471,6 @@ pub(crate) fn check_kernel(module: &Module, kernel: &Function, options: &Options
         let refuted = std::mem::take(&mut chk.refuted);
         drop(chk);
         dropped.extend(refuted);
+        written.extend(new_writes);
     }
 }

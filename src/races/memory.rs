@@ -90,6 +90,9 @@ impl Exec<'_, '_> {
                 }
                 let here = self.read_element(r, t, off, ty, size);
                 value = Val::ite(&cond, &here, &value);
+                if kind != AccessKind::Read && !self.pure_eval {
+                    self.chk.writes_seen.insert(self.st.regions[r].span.start);
+                }
                 if kind != AccessKind::Read && self.st.regions[r].space == crate::cfront::ir::AddressSpace::Constant && !self.dry {
                     self.chk.prove(guard.not(), Goal::ConstantWrite { span });
                 }
@@ -233,7 +236,9 @@ impl Exec<'_, '_> {
                     self.st.slots[log.has] = Val::Flag(Bool::and(&[reset.not(), has]));
                 }
             }
-            if let Some(mem) = region.mem {
+            // Nothing writes a read-only array: its contents stay.
+            let written = self.chk.written.contains(&region.span.start);
+            if let Some(mem) = region.mem.filter(|_| written) {
                 let fresh: [Val; 2] = std::array::from_fn(|t| self.st.slots[mem[t]].havoc("barrier"));
                 if !self.dry {
                     if let Some(eq) = fresh[0].same(&fresh[1]) {

@@ -83,6 +83,16 @@ pub struct Options {
     /// GPUVerify's `--only-intra-group`: races between threads of different
     /// groups are not checked.
     pub only_intra_group: bool,
+    /// GPUVerify's `--no-infer`: no candidate invariants (only the user's
+    /// `__invariant`s cut loops).
+    pub no_infer: bool,
+    /// GPUVerify's `--no-annotations`: the kernel's annotations are ignored.
+    pub no_annotations: bool,
+    /// GPUVerify's `--only-requires`: only `__requires` annotations are used.
+    pub only_requires: bool,
+    /// GPUVerify's `--invariants-as-candidates`: `__invariant`s are Houdini
+    /// candidates (dropped when they fail) instead of obligations.
+    pub invariants_as_candidates: bool,
     /// Wall-clock limit of one Z3 check.
     pub check_limit: Duration,
     /// Wall-clock limit of one kernel (all Houdini runs).
@@ -91,7 +101,11 @@ pub struct Options {
 
 impl Default for Options {
     fn default() -> Options {
-        Options { check_array_bounds: false, skip_race_checks: false, only_intra_group: false, check_limit: Duration::from_secs(10), kernel_limit: Duration::from_secs(60) }
+        Options { check_array_bounds: false, skip_race_checks: false, only_intra_group: false, no_infer: false,
+            no_annotations: false,
+            only_requires: false,
+            invariants_as_candidates: false,
+            check_limit: Duration::from_secs(10), kernel_limit: Duration::from_secs(60) }
     }
 }
 

@@ -65,6 +65,11 @@ pub(crate) struct Checker<'m> {
     deadline: Instant,
     pub(crate) timed_out: bool,
     pub(crate) queries: usize,
+    /// Arrays a previous run saw written (by declaration place); the others
+    /// are read-only and keep their contents across barriers.
+    pub(crate) written: &'m BTreeSet<u32>,
+    /// Arrays this run saw written.
+    pub(crate) writes_seen: BTreeSet<u32>,
 }
 
 enum Answer {
@@ -77,6 +82,7 @@ impl<'m> Checker<'m> {
     pub(crate) fn new(
         module: &'m Module,
         dropped: &'m BTreeSet<CandidateKey>,
+        written: &'m BTreeSet<u32>,
         geometry: Geometry,
         check_limit: Duration,
         deadline: Instant,
@@ -97,6 +103,8 @@ impl<'m> Checker<'m> {
             deadline,
             timed_out: false,
             queries: 0,
+            written,
+            writes_seen: BTreeSet::new(),
         }
     }
 
