@@ -44,6 +44,8 @@ pub(crate) struct Frame {
     pub(crate) ret: Option<[usize; 2]>,
     /// `__function_wide_invariant`s: invariants of every loop of the function.
     pub(crate) loop_invariants: Vec<Stmt>,
+    /// Locals whose address is taken: they live in (private) memory.
+    pub(crate) address_taken: std::collections::HashSet<String>,
 }
 
 /// A `break`/`continue` target: the predicates of the threads that took them.
@@ -214,7 +216,11 @@ impl<'c, 'm> Exec<'c, 'm> {
             })
             .cloned()
             .collect();
-        self.frames.push(Frame { function: f.name.clone(), returned, ret, loop_invariants });
+        let mut address_taken = std::collections::HashSet::new();
+        for s in body {
+            super::houdini::address_taken_in(s, &mut address_taken);
+        }
+        self.frames.push(Frame { function: f.name.clone(), returned, ret, loop_invariants, address_taken });
         let entry = self.pred.clone();
         let saved_targets = std::mem::take(&mut self.targets);
         self.st.scopes.push(Vec::new());
@@ -317,6 +323,26 @@ impl<'c, 'm> Exec<'c, 'm> {
 
     fn exec_decl(&mut self, v: &crate::cfront::ir::Variable) -> R<()> {
         let key = (v.span.start, v.span.end);
+        if self.frames.last().is_some_and(|f| f.address_taken.contains(&v.name)) && !matches!(v.ty, Type::Array { .. }) {
+            // A private variable whose address is taken lives in private
+            // memory, so that pointers to it can be followed.
+            let r = match self.st.local_regions.get(&key) {
+                Some(&r) => r,
+                None => {
+                    let r = self.declare_memory(&v.name, &v.ty, AddressSpace::Private, v.span);
+                    self.st.local_regions.insert(key, r);
+                    r
+                }
+            };
+            self.st.bind(&v.name, Binding::Memory { region: r, scalar: true });
+            if let Some(init) = &v.init {
+                let value = self.eval(init)?;
+                let value: [Val; 2] = std::array::from_fn(|t| super::value::convert(&value[t], &init.ty, &v.ty));
+                let at = Val::Ptr { base: self.st.regions[r].base(), off: super::value::offset(0) };
+                self.access(&[at.clone(), at], &v.ty, super::vc::AccessKind::Write, Some(&value), v.span)?;
+            }
+            return Ok(());
+        }
         match (&v.ty, v.space) {
             (Type::Array { .. }, _) | (Type::Bool | Type::Int { .. } | Type::Float { .. } | Type::Struct(_) | Type::Vector { .. }, AddressSpace::Shared | AddressSpace::Global | AddressSpace::Constant) => {
                 let space = if v.space == AddressSpace::Generic { AddressSpace::Private } else { v.space };

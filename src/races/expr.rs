@@ -38,7 +38,9 @@ pub(crate) fn mentions_logs(e: &Expr) -> bool {
 }
 
 fn is_log_spec(name: &str) -> bool {
-    ["__read", "__write", "__atomic", "__no_read", "__no_write"].iter().any(|p| name == *p || name.starts_with(&format!("{p}_offset")))
+    ["__read", "__write", "__atomic", "__no_read", "__no_write"]
+        .iter()
+        .any(|p| name == *p || name.starts_with(&format!("{p}_offset")) || name == format!("{p}_implies"))
 }
 
 /// Calls `f` on every subexpression.
@@ -536,7 +538,7 @@ impl Exec<'_, '_> {
             }
             ExprKind::Var { .. } => match self.place(e)? {
                 Place::Memory(p) => Ok(p),
-                _ => Err(self.unsupported(e.span, "taking the address of a private variable")),
+                _ => Err(self.unsupported(e.span, "taking the address of this variable (a parameter whose address is taken)")),
             },
             ExprKind::Cast { operand, .. } => self.address(operand),
             _ => Err(self.unsupported(e.span, "the address of this expression")),
@@ -572,18 +574,25 @@ impl Exec<'_, '_> {
     fn eval_call(&mut self, callee: &str, args: &[Expr], e: &Expr) -> R<[Val; 2]> {
         let module = self.chk.module;
         let vals: Vec<[Val; 2]> = args.iter().map(|a| self.eval(a)).collect::<R<_>>()?;
-        let Some(f) = module.function(callee) else { return Err(self.unsupported(e.span, &format!("calling `{callee}`"))) };
-        let Some(body) = &f.body else {
-            // A function without body: a pure function of its scalar arguments.
-            if vals.iter().any(|v| !matches!(v[0], Val::Bits(_))) || !matches!(bits_of(&e.ty), Some(_)) && e.ty != Type::Void {
-                return Err(self.unsupported(e.span, &format!("calling `{callee}`, which has no body, with pointer or struct arguments")));
+        let Some(body) = module.function(callee).and_then(|f| f.body.as_ref()) else {
+            // A function without body (a library function of the headers, or
+            // one the file only declares): a pure function of its scalar
+            // arguments. One that gets a pointer could write memory: refused.
+            if args.iter().any(|a| matches!(a.ty, Type::Pointer { .. } | Type::Array { .. })) {
+                return Err(self.unsupported(e.span, &format!("calling `{callee}`, which has no body, with pointer arguments")));
             }
-            let Some(w) = bits_of(&e.ty) else { return Ok(Self::both(Val::Opaque)) };
+            let Some(w) = bits_of(&e.ty) else {
+                return Ok(Self::both(if e.ty == Type::Void { Val::Opaque } else { fresh_of(&e.ty, "call") }));
+            };
+            if vals.iter().any(|v| !matches!(v[0], Val::Bits(_))) {
+                return Ok([fresh_of(&e.ty, "call"), fresh_of(&e.ty, "call")]);
+            }
             return Ok(std::array::from_fn(|t| {
                 let bvs: Vec<&BV> = vals.iter().filter_map(|v| v[t].bits()).collect();
                 Val::Bits(apply_uf(&format!("fn.{callee}"), &bvs, w))
             }));
         };
+        let Some(f) = module.function(callee) else { return Err(self.unsupported(e.span, &format!("calling `{callee}`"))) };
         if self.frames.iter().any(|fr| fr.function == callee) {
             return Err(self.unsupported(e.span, "recursive calls"));
         }
@@ -648,8 +657,15 @@ impl Exec<'_, '_> {
                 return Ok(Self::both(from_bool(&b, &e.ty)));
             }
             if is_log_spec(name) {
-                return self.eval_log_spec(name, a, e);
+                return self.eval_log_spec(name, args, e);
             }
+        }
+        if let (true, Some(a), Some(b)) = (name == "__mod_pow2", arg(0), arg(1)) {
+            let (x, y) = (self.eval(a)?, self.eval(b)?);
+            return Ok(std::array::from_fn(|t| match (&x[t], &y[t]) {
+                (Val::Bits(x), Val::Bits(y)) if x.get_size() == y.get_size() => Val::Bits(x.bvurem(y)),
+                _ => fresh_of(&e.ty, "mod"),
+            }));
         }
         if family("__return_val") {
             if let Some(ret) = self.frames.last().and_then(|f| f.ret) {
@@ -659,7 +675,8 @@ impl Exec<'_, '_> {
         Err(self.unsupported(e.span, &format!("the specification function `{name}`")))
     }
 
-    fn eval_log_spec(&mut self, name: &str, a: &Expr, e: &Expr) -> R<[Val; 2]> {
+    fn eval_log_spec(&mut self, name: &str, args: &[Expr], e: &Expr) -> R<[Val; 2]> {
+        let a = &args[0];
         let p = self.eval(a)?;
         let Val::Ptr { base, .. } = &p[0] else { return Err(self.unsupported(e.span, "this argument of an access-log function")) };
         let regions = self.regions_of(base);
@@ -677,7 +694,11 @@ impl Exec<'_, '_> {
         };
         let Some(log) = region.log(kind) else { return Ok(Self::both(fresh_of(&e.ty, "log"))) };
         let has = self.st.flag(log.has);
-        let v = if name.contains("offset") {
+        let v = if name.ends_with("_implies") {
+            let Some(cond) = args.get(1) else { return Err(self.unsupported(e.span, "this access-log function")) };
+            let c = self.eval_cond(cond)?;
+            from_bool(&has.implies(&c[0]), &e.ty)
+        } else if name.contains("offset") {
             let off = self.st.bv(log.off);
             let off = if name.ends_with("bytes") { off } else { off.bvudiv(offset(region.elem.as_ref().map_or(1, |(_, s)| *s))) };
             Val::Bits(resize(&off, bits_of(&e.ty).unwrap_or(32), false))

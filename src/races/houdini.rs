@@ -34,6 +34,8 @@ use z3::ast::{Ast, Bool, BV};
 pub(crate) enum Template {
     /// A variable equal in both threads (optionally: when they share a group).
     Uniform { slots: [usize; 2], same_group: bool },
+    /// Two threads of one group see the same contents of an array.
+    MemUniform { mem: [usize; 2] },
     /// Both threads iterate, or neither.
     Iterating { same_group: bool },
     /// One thread's counter stays on one side of its entry value.
@@ -246,6 +248,9 @@ impl Exec<'_, '_> {
         sizes.dedup();
         let regions = self.st.regions.clone();
         for region in &regions {
+            if let Some(mem) = region.mem.filter(|m| region.logs.is_some() && (modified.contains(&m[0]) || modified.contains(&m[1]))) {
+                out.push(Template::MemUniform { mem });
+            }
             let Some(logs) = region.logs else { continue };
             for log in logs {
                 if modified.contains(&log.has) {
@@ -366,6 +371,10 @@ impl Exec<'_, '_> {
         let bits = |x: &Self, slot: usize| x.st.slots[slot].bits().cloned();
         Some(match tpl {
             Template::Uniform { slots, same_group } => grouped(*same_group, self.st.slots[slots[0]].same(&self.st.slots[slots[1]])?),
+            Template::MemUniform { mem } => {
+                let same = self.st.slots[mem[0]].same(&self.st.slots[mem[1]])?;
+                self.chk.geometry.same_group().implies(&same)
+            }
             Template::Iterating { same_group } => grouped(*same_group, iterating[0].eq(&iterating[1])),
             Template::Order { slot, thread, entry, signed, up } => {
                 let v = bits(self, *slot)?;
@@ -425,6 +434,27 @@ impl Exec<'_, '_> {
                 Bool::and(&[entered[0].implies(&v[0]), entered[1].implies(&v[1])])
             }
         })
+    }
+}
+
+/// The variables whose address `s` takes (`&x`, `&x.f`, `&x[i]`).
+pub(crate) fn address_taken_in(s: &Stmt, out: &mut std::collections::HashSet<String>) {
+    fn root(e: &Expr) -> Option<&str> {
+        match &e.kind {
+            ExprKind::Var { name, .. } => Some(name),
+            ExprKind::Member { base, arrow: false, .. } | ExprKind::Swizzle { base, .. } => root(base),
+            ExprKind::Cast { operand, .. } => root(operand),
+            _ => None,
+        }
+    }
+    let mut exprs = Vec::new();
+    exprs_of(s, &mut exprs);
+    for e in exprs {
+        if let ExprKind::Unary { op: UnaryOp::AddrOf, operand } = &e.kind {
+            if let Some(name) = root(operand) {
+                out.insert(name.to_string());
+            }
+        }
     }
 }
 
