@@ -29,7 +29,7 @@ use super::value::{fresh_of, named_of, size_of, truthy, Val};
 use super::vc::Checker;
 use super::Options;
 use crate::ast::Span;
-use crate::cfront::ir::{AddressSpace, AnnotationKind, Barrier, Expr, Function, StmtKind, Stmt, SwitchArm, Type};
+use crate::cfront::ir::{AddressSpace, AnnotationKind, Barrier, Expr, Function, Stmt, StmtKind, SwitchArm, Type};
 use crate::diagnostics::{codes, Diagnostic};
 use z3::ast::{Bool, BV};
 
@@ -78,7 +78,6 @@ pub(crate) struct LoopShape<'a> {
     pub(crate) body: &'a Stmt,
     /// `while`/`for` test before the body, `do … while` after.
     pub(crate) test_first: bool,
-    pub(crate) span: Span,
 }
 
 pub(crate) fn or2(a: &[Bool; 2], b: &[Bool; 2]) -> [Bool; 2] {
@@ -135,7 +134,8 @@ impl<'c, 'm> Exec<'c, 'm> {
         for p in &kernel.params {
             match &p.ty {
                 Type::Pointer { pointee, space } => {
-                    let space = if *space == AddressSpace::Generic || *space == AddressSpace::Private { AddressSpace::Global } else { *space };
+                    let space =
+                        if *space == AddressSpace::Generic || *space == AddressSpace::Private { AddressSpace::Global } else { *space };
                     let elem = super::value::bits_of(pointee).and_then(|_| Some(((**pointee).clone(), size_of(module, pointee)?)));
                     let r = self.st.add_region(&p.name, space, elem, None, p.span);
                     self.shared_start(r);
@@ -143,7 +143,8 @@ impl<'c, 'm> Exec<'c, 'm> {
                     // function checked on its own may get any offsets.
                     let off = |t: usize| if kernel.is_kernel || t == 0 { super::value::offset(0) } else { BV::fresh_const("arg", 64) };
                     let base = self.st.regions[r].base();
-                    let slots = [self.st.alloc(Val::Ptr { base: base.clone(), off: off(0) }), self.st.alloc(Val::Ptr { base, off: off(1) })];
+                    let slots =
+                        [self.st.alloc(Val::Ptr { base: base.clone(), off: off(0) }), self.st.alloc(Val::Ptr { base, off: off(1) })];
                     self.st.bind(&p.name, Binding::Scalar { slots, ty: p.ty.clone() });
                 }
                 Type::Struct(_) | Type::Vector { .. } | Type::Array { .. } => {
@@ -211,7 +212,10 @@ impl<'c, 'm> Exec<'c, 'm> {
             .filter(|s| {
                 matches!(
                     s.kind,
-                    StmtKind::Annotation { kind: AnnotationKind::FunctionWideInvariant | AnnotationKind::FunctionWideCandidateInvariant, .. }
+                    StmtKind::Annotation {
+                        kind: AnnotationKind::FunctionWideInvariant | AnnotationKind::FunctionWideCandidateInvariant,
+                        ..
+                    }
                 )
             })
             .cloned()
@@ -270,17 +274,17 @@ impl<'c, 'm> Exec<'c, 'm> {
                 Ok(())
             }
             StmtKind::While { invariants, cond, body } => {
-                let shape = LoopShape { invariants, cond: Some(cond), step: None, body, test_first: true, span: s.span };
+                let shape = LoopShape { invariants, cond: Some(cond), step: None, body, test_first: true };
                 self.exec_loop(&shape)
             }
             StmtKind::DoWhile { invariants, body, cond } => {
-                let shape = LoopShape { invariants, cond: Some(cond), step: None, body, test_first: false, span: s.span };
+                let shape = LoopShape { invariants, cond: Some(cond), step: None, body, test_first: false };
                 self.exec_loop(&shape)
             }
             StmtKind::For { init, invariants, cond, step, body } => {
                 self.st.scopes.push(Vec::new());
                 let r = init.iter().try_for_each(|s| self.exec_stmt(s)).and_then(|()| {
-                    let shape = LoopShape { invariants, cond: cond.as_ref(), step: step.as_ref(), body, test_first: true, span: s.span };
+                    let shape = LoopShape { invariants, cond: cond.as_ref(), step: step.as_ref(), body, test_first: true };
                     self.exec_loop(&shape)
                 });
                 self.st.scopes.pop();
@@ -288,7 +292,8 @@ impl<'c, 'm> Exec<'c, 'm> {
             }
             StmtKind::Switch { scrutinee, arms } => self.exec_switch(scrutinee, arms),
             StmtKind::Break => {
-                let target = self.targets.last_mut().ok_or_else(|| Diagnostic::error(codes::RACES_UNSUPPORTED, "`break` outside a loop", s.span))?;
+                let target =
+                    self.targets.last_mut().ok_or_else(|| Diagnostic::error(codes::RACES_UNSUPPORTED, "`break` outside a loop", s.span))?;
                 target.broke = or2(&target.broke, &self.pred);
                 self.pred = falses();
                 Ok(())
@@ -344,7 +349,11 @@ impl<'c, 'm> Exec<'c, 'm> {
             return Ok(());
         }
         match (&v.ty, v.space) {
-            (Type::Array { .. }, _) | (Type::Bool | Type::Int { .. } | Type::Float { .. } | Type::Struct(_) | Type::Vector { .. }, AddressSpace::Shared | AddressSpace::Global | AddressSpace::Constant) => {
+            (Type::Array { .. }, _)
+            | (
+                Type::Bool | Type::Int { .. } | Type::Float { .. } | Type::Struct(_) | Type::Vector { .. },
+                AddressSpace::Shared | AddressSpace::Global | AddressSpace::Constant,
+            ) => {
                 let space = if v.space == AddressSpace::Generic { AddressSpace::Private } else { v.space };
                 match self.st.local_regions.get(&key) {
                     Some(&r) => {
@@ -443,7 +452,7 @@ impl<'c, 'm> Exec<'c, 'm> {
         };
         // Barrier divergence: two threads of one group reach it together or not at all.
         let same_group = self.chk.geometry.same_group();
-        let goal = same_group.implies(&self.pred[0].eq(&self.pred[1]));
+        let goal = same_group.implies(self.pred[0].eq(&self.pred[1]));
         self.prove(goal, Goal::Divergence { span });
         self.barrier_effect(&shared, &global);
         Ok(())
@@ -484,7 +493,9 @@ impl<'c, 'm> Exec<'c, 'm> {
             AnnotationKind::Invariant
             | AnnotationKind::GlobalInvariant
             | AnnotationKind::CandidateInvariant
-            | AnnotationKind::CandidateGlobalInvariant => Err(self.unsupported(span, "a loop invariant that is not before a loop's condition")),
+            | AnnotationKind::CandidateGlobalInvariant => {
+                Err(self.unsupported(span, "a loop invariant that is not before a loop's condition"))
+            }
             AnnotationKind::BarrierInvariant { .. } => Err(self.unsupported(span, "barrier invariants")),
         }
     }
@@ -628,7 +639,15 @@ impl<'c, 'm> Exec<'c, 'm> {
         Ok(())
     }
 
-    fn check_invariants(&mut self, id: usize, templates: &[Template], user: &[Stmt], l: &[Bool; 2], entered: &[Bool; 2], preserved: bool) -> R<()> {
+    fn check_invariants(
+        &mut self,
+        id: usize,
+        templates: &[Template],
+        user: &[Stmt],
+        l: &[Bool; 2],
+        entered: &[Bool; 2],
+        preserved: bool,
+    ) -> R<()> {
         for (i, tpl) in templates.iter().enumerate() {
             if self.chk.alive((id, i)) {
                 let goal = self.eval_template(tpl, l, entered);

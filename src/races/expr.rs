@@ -15,7 +15,7 @@ use super::value::{
 };
 use super::vc::AccessKind;
 use crate::ast::Span;
-use crate::cfront::ir::{BinaryOp, Builtin, Expr, ExprKind, StmtKind, Type, UnaryOp, VarKind};
+use crate::cfront::ir::{BinaryOp, Builtin, Expr, ExprKind, Type, UnaryOp, VarKind};
 use z3::ast::{Bool, BV};
 
 /// Where an assignment writes.
@@ -85,17 +85,14 @@ pub(crate) fn has_effects(e: &Expr) -> bool {
     walk(e, &mut |x| {
         found |= matches!(
             x.kind,
-            ExprKind::Assign { .. } | ExprKind::IncDec { .. } | ExprKind::Call { .. } | ExprKind::IndirectCall { .. } | ExprKind::Atomic { .. }
+            ExprKind::Assign { .. }
+                | ExprKind::IncDec { .. }
+                | ExprKind::Call { .. }
+                | ExprKind::IndirectCall { .. }
+                | ExprKind::Atomic { .. }
         )
     });
     found
-}
-
-fn bv_of(v: &Val, w: u32) -> BV {
-    match v {
-        Val::Bits(b) => resize(b, w, false),
-        _ => BV::fresh_const("untracked", w),
-    }
 }
 
 fn lane_index(lanes: &str) -> Option<u64> {
@@ -222,7 +219,9 @@ impl Exec<'_, '_> {
                 let v = self.eval(operand)?;
                 Ok(std::array::from_fn(|t| convert(&v[t], &operand.ty, &e.ty)))
             }
-            ExprKind::Index { .. } | ExprKind::Member { .. } if matches!(e.ty, Type::Array { .. }) && self.field_path(e).is_none() => self.address(e),
+            ExprKind::Index { .. } | ExprKind::Member { .. } if matches!(e.ty, Type::Array { .. }) && self.field_path(e).is_none() => {
+                self.address(e)
+            }
             ExprKind::Index { .. } | ExprKind::Member { .. } | ExprKind::Swizzle { .. } => {
                 if let ExprKind::Member { base, .. } | ExprKind::Swizzle { base, .. } = &e.kind {
                     if self.field_path(e).is_none() && !self.is_lvalue_in_memory(base) {
@@ -469,7 +468,11 @@ impl Exec<'_, '_> {
             let slots = match self.st.fields.get(&(uid, path.clone())) {
                 Some(s) => *s,
                 None => {
-                    let v = if uniform { [named_of(&e.ty, &format!("arg.{path}")), named_of(&e.ty, &format!("arg.{path}"))] } else { [fresh_of(&e.ty, &path), fresh_of(&e.ty, &path)] };
+                    let v = if uniform {
+                        [named_of(&e.ty, &format!("arg.{path}")), named_of(&e.ty, &format!("arg.{path}"))]
+                    } else {
+                        [fresh_of(&e.ty, &path), fresh_of(&e.ty, &path)]
+                    };
                     let s = [self.st.alloc(v[0].clone()), self.st.alloc(v[1].clone())];
                     self.st.fields.insert((uid, path), s);
                     s
@@ -479,11 +482,16 @@ impl Exec<'_, '_> {
         }
         match &e.kind {
             ExprKind::Var { name, kind } => {
-                let binding =
-                    if *kind == VarKind::Global { self.st.scopes.first().and_then(|s| s.iter().rev().find(|(n, _)| n == name).map(|(_, b)| b.clone())) } else { self.st.lookup(name).cloned() };
+                let binding = if *kind == VarKind::Global {
+                    self.st.scopes.first().and_then(|s| s.iter().rev().find(|(n, _)| n == name).map(|(_, b)| b.clone()))
+                } else {
+                    self.st.lookup(name).cloned()
+                };
                 match binding {
                     Some(Binding::Scalar { slots, .. }) => Ok(Place::Slots(slots)),
-                    Some(Binding::Memory { region, .. }) => Ok(Place::Memory(Self::both(Val::Ptr { base: self.st.regions[region].base(), off: offset(0) }))),
+                    Some(Binding::Memory { region, .. }) => {
+                        Ok(Place::Memory(Self::both(Val::Ptr { base: self.st.regions[region].base(), off: offset(0) })))
+                    }
                     _ => Err(self.unsupported(e.span, &format!("assigning `{name}`"))),
                 }
             }
@@ -680,7 +688,9 @@ impl Exec<'_, '_> {
         let p = self.eval(a)?;
         let Val::Ptr { base, .. } = &p[0] else { return Err(self.unsupported(e.span, "this argument of an access-log function")) };
         let regions = self.regions_of(base);
-        let [(r, cond)] = regions.as_slice() else { return Err(self.unsupported(e.span, "an access-log function of a pointer to several arrays")) };
+        let [(r, cond)] = regions.as_slice() else {
+            return Err(self.unsupported(e.span, "an access-log function of a pointer to several arrays"));
+        };
         if cond.as_bool() != Some(true) {
             return Err(self.unsupported(e.span, "an access-log function of a pointer to several arrays"));
         }
@@ -709,14 +719,4 @@ impl Exec<'_, '_> {
         };
         Ok([v, fresh_of(&e.ty, "log")])
     }
-}
-
-/// Whether a statement is a GPUVerify annotation (used by candidate search).
-#[allow(dead_code)]
-pub(crate) fn is_annotation(s: &crate::cfront::ir::Stmt) -> bool {
-    matches!(s.kind, StmtKind::Annotation { .. })
-}
-
-pub(crate) fn bv_or_fresh(v: &Val, w: u32) -> BV {
-    bv_of(v, w)
 }

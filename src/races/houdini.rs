@@ -33,31 +33,80 @@ use z3::ast::{Ast, Bool, BV};
 #[derive(Debug)]
 pub(crate) enum Template {
     /// A variable equal in both threads (optionally: when they share a group).
-    Uniform { slots: [usize; 2], same_group: bool },
+    Uniform {
+        slots: [usize; 2],
+        same_group: bool,
+    },
     /// Two threads of one group see the same contents of an array.
-    MemUniform { mem: [usize; 2] },
+    MemUniform {
+        mem: [usize; 2],
+    },
     /// Both threads iterate, or neither.
-    Iterating { same_group: bool },
+    Iterating {
+        same_group: bool,
+    },
     /// One thread's counter stays on one side of its entry value.
-    Order { slot: usize, thread: usize, entry: BV, signed: bool, up: bool },
-    PowerOfTwo { slot: usize, thread: usize },
-    Residue { slot: usize, thread: usize, modulus: BV, entry: BV },
+    Order {
+        slot: usize,
+        thread: usize,
+        entry: BV,
+        signed: bool,
+        up: bool,
+    },
+    PowerOfTwo {
+        slot: usize,
+        thread: usize,
+    },
+    Residue {
+        slot: usize,
+        thread: usize,
+        modulus: BV,
+        entry: BV,
+    },
     /// The loop test, made non-strict, for one thread.
-    Bound { test: Expr, thread: usize },
+    Bound {
+        test: Expr,
+        thread: usize,
+    },
     /// No access logged (when the threads share a group: logs of threads of
     /// different groups are not emptied by barriers).
-    NoAccess { has: usize, same_group: bool },
+    NoAccess {
+        has: usize,
+        same_group: bool,
+    },
     /// A logged access has the size of one of the loop's accesses (the size
     /// slot is havocked with the rest of the log).
-    LogSize { has: usize, size: usize, sizes: Vec<u64> },
-    AccessAt { has: usize, off: usize, address: Expr },
+    LogSize {
+        has: usize,
+        size: usize,
+        sizes: Vec<u64>,
+    },
+    AccessAt {
+        has: usize,
+        off: usize,
+        address: Expr,
+    },
     /// The logged write stored the value an assignment of the loop stores now
     /// (for benign write-write races in loops).
-    LogValue { has: usize, value: usize, written: Expr },
-    AccessResidue { has: usize, off: usize, modulus: BV, entry: BV },
+    LogValue {
+        has: usize,
+        value: usize,
+        written: Expr,
+    },
+    AccessResidue {
+        has: usize,
+        off: usize,
+        modulus: BV,
+        entry: BV,
+    },
     /// The logged offset lies between the access's offset on entry and its
     /// offset now (an access that moves up by a loop counter).
-    AccessBetween { has: usize, off: usize, entry: BV, address: Expr },
+    AccessBetween {
+        has: usize,
+        off: usize,
+        entry: BV,
+        address: Expr,
+    },
     User(Expr),
 }
 
@@ -119,10 +168,14 @@ fn constant(v: &BV) -> Option<BV> {
 /// Whether `name` counts up (`+=`) in the loop.
 fn step_direction(name: &str, exprs: &[Expr]) -> Option<bool> {
     exprs.iter().find_map(|e| match &e.kind {
-        ExprKind::Assign { op: Some(op @ (BinaryOp::Add | BinaryOp::Sub)), target, .. } if var_name(target) == Some(name) => Some(*op == BinaryOp::Add),
+        ExprKind::Assign { op: Some(op @ (BinaryOp::Add | BinaryOp::Sub)), target, .. } if var_name(target) == Some(name) => {
+            Some(*op == BinaryOp::Add)
+        }
         ExprKind::IncDec { increment, target, .. } if var_name(target) == Some(name) => Some(*increment),
         ExprKind::Assign { op: None, target, value } if var_name(target) == Some(name) => match &value.kind {
-            ExprKind::Binary { op: op @ (BinaryOp::Add | BinaryOp::Sub), lhs, .. } if var_name(lhs) == Some(name) => Some(*op == BinaryOp::Add),
+            ExprKind::Binary { op: op @ (BinaryOp::Add | BinaryOp::Sub), lhs, .. } if var_name(lhs) == Some(name) => {
+                Some(*op == BinaryOp::Add)
+            }
             _ => None,
         },
         _ => None,
@@ -135,7 +188,9 @@ fn strides(name: &str, exprs: &[Expr]) -> Vec<Expr> {
     let mut out = Vec::new();
     for e in exprs {
         match &e.kind {
-            ExprKind::Assign { op: Some(BinaryOp::Add | BinaryOp::Sub), target, value } if var_name(target) == Some(name) => out.push((**value).clone()),
+            ExprKind::Assign { op: Some(BinaryOp::Add | BinaryOp::Sub), target, value } if var_name(target) == Some(name) => {
+                out.push((**value).clone())
+            }
             ExprKind::Assign { op: None, target, value } if var_name(target) == Some(name) => {
                 if let ExprKind::Binary { op: BinaryOp::Add | BinaryOp::Sub, lhs, rhs } = &value.kind {
                     if var_name(lhs) == Some(name) {
@@ -183,7 +238,9 @@ impl Exec<'_, '_> {
             .iter()
             .flat_map(|s| s.iter())
             .filter_map(|(n, b)| match b {
-                Binding::Scalar { slots, ty } if modified.contains(&slots[0]) || modified.contains(&slots[1]) => Some((n.clone(), *slots, ty.clone())),
+                Binding::Scalar { slots, ty } if modified.contains(&slots[0]) || modified.contains(&slots[1]) => {
+                    Some((n.clone(), *slots, ty.clone()))
+                }
                 _ => None,
             })
             .collect();
@@ -230,7 +287,10 @@ impl Exec<'_, '_> {
         let mut sizes: Vec<u64> = exprs
             .iter()
             .filter(|e| match e.kind {
-                ExprKind::Index { .. } | ExprKind::Unary { op: UnaryOp::Deref, .. } | ExprKind::Member { .. } | ExprKind::Swizzle { .. } => true,
+                ExprKind::Index { .. }
+                | ExprKind::Unary { op: UnaryOp::Deref, .. }
+                | ExprKind::Member { .. }
+                | ExprKind::Swizzle { .. } => true,
                 // A scalar variable that lives in memory (`__shared__ int x;`).
                 ExprKind::Var { .. } => super::value::bits_of(&e.ty).is_some(),
                 _ => false,
@@ -262,7 +322,9 @@ impl Exec<'_, '_> {
         }
         let accesses: Vec<&Expr> = exprs
             .iter()
-            .filter(|e| matches!(e.kind, ExprKind::Index { .. } | ExprKind::Unary { op: UnaryOp::Deref, .. } | ExprKind::Member { arrow: true, .. }))
+            .filter(|e| {
+                matches!(e.kind, ExprKind::Index { .. } | ExprKind::Unary { op: UnaryOp::Deref, .. } | ExprKind::Member { arrow: true, .. })
+            })
             .filter(|e| !has_effects(e))
             .collect();
         // Strides of every counter of the loop (nested loops' too), on entry.
@@ -298,10 +360,11 @@ impl Exec<'_, '_> {
             let size = size_of(self.chk.module, &a.ty).unwrap_or(1);
             for e in &exprs {
                 if let ExprKind::Assign { op: None, target, value } = &e.kind {
-                    if std::ptr::eq(&**target, a) || format!("{:?}", target.kind) == format!("{:?}", a.kind) {
-                        if !has_effects(value) && modified.contains(&logs[1].has) {
-                            out.push(Template::LogValue { has: logs[1].has, value: logs[1].value, written: (**value).clone() });
-                        }
+                    if (std::ptr::eq(&**target, a) || format!("{:?}", target.kind) == format!("{:?}", a.kind))
+                        && !has_effects(value)
+                        && modified.contains(&logs[1].has)
+                    {
+                        out.push(Template::LogValue { has: logs[1].has, value: logs[1].value, written: (**value).clone() });
                     }
                 }
             }
@@ -325,10 +388,8 @@ impl Exec<'_, '_> {
                 let _ = ty;
             }
             let g = self.chk.geometry.clone();
-            let ids: Vec<BV> = vec![
-                g.local[0][0].bvmul(offset(size)),
-                g.group[0][0].bvmul(&g.block[0]).bvadd(&g.local[0][0]).bvmul(offset(size)),
-            ];
+            let ids: Vec<BV> =
+                vec![g.local[0][0].bvmul(offset(size)), g.group[0][0].bvmul(&g.block[0]).bvadd(&g.local[0][0]).bvmul(offset(size))];
             let mut moduli: Vec<BV> = moduli.iter().filter_map(constant).collect();
             moduli.dedup_by(|a, b| a.as_u64() == b.as_u64());
             for log in logs {
@@ -389,22 +450,22 @@ impl Exec<'_, '_> {
             Template::PowerOfTwo { slot, thread } => {
                 let v = bits(self, *slot)?;
                 let w = v.get_size();
-                entered[*thread].implies(&v.bvand(v.bvsub(BV::from_u64(1, w))).eq(BV::from_u64(0, w)))
+                entered[*thread].implies(v.bvand(v.bvsub(BV::from_u64(1, w))).eq(BV::from_u64(0, w)))
             }
             Template::Residue { slot, thread, modulus, entry } => {
                 let v = bits(self, *slot)?;
-                entered[*thread].implies(&v.bvurem(modulus).eq(entry.bvurem(modulus)))
+                entered[*thread].implies(v.bvurem(modulus).eq(entry.bvurem(modulus)))
             }
             Template::Bound { test, thread } => {
                 let v = self.pure(|x| x.eval_cond(test))?;
                 entered[*thread].implies(&v[*thread])
             }
             Template::NoAccess { has, same_group: false } => self.st.flag(*has).not(),
-            Template::NoAccess { has, same_group: true } => self.chk.geometry.same_group().implies(&self.st.flag(*has).not()),
+            Template::NoAccess { has, same_group: true } => self.chk.geometry.same_group().implies(self.st.flag(*has).not()),
             Template::AccessAt { has, off, address } => {
                 let a = self.pure(|x| x.address(address))?;
                 let Val::Ptr { off: at, .. } = &a[0] else { return None };
-                self.st.flag(*has).implies(&bits(self, *off)?.eq(at))
+                self.st.flag(*has).implies(bits(self, *off)?.eq(at))
             }
             Template::LogValue { has, value, written } => {
                 let v = self.pure(|x| x.eval(written))?;
@@ -412,22 +473,22 @@ impl Exec<'_, '_> {
                 if w.get_size() > 64 {
                     return None;
                 }
-                self.st.flag(*has).implies(&bits(self, *value)?.eq(resize(w, 64, false)))
+                self.st.flag(*has).implies(bits(self, *value)?.eq(resize(w, 64, false)))
             }
             Template::LogSize { has, size, sizes } => {
                 let v = bits(self, *size)?;
                 let any: Vec<Bool> = sizes.iter().map(|s| v.eq(offset(*s))).collect();
-                self.st.flag(*has).implies(&Bool::or(&any))
+                self.st.flag(*has).implies(Bool::or(&any))
             }
             Template::AccessBetween { has, off, entry, address } => {
                 let a = self.pure(|x| x.address(address))?;
                 let Val::Ptr { off: now, .. } = &a[0] else { return None };
                 let o = bits(self, *off)?;
-                self.st.flag(*has).implies(&o.bvsub(entry).bvult(now.bvsub(entry)))
+                self.st.flag(*has).implies(o.bvsub(entry).bvult(now.bvsub(entry)))
             }
             Template::AccessResidue { has, off, modulus, entry } => {
                 let o = bits(self, *off)?;
-                self.st.flag(*has).implies(&o.bvurem(modulus).eq(entry.bvurem(modulus)))
+                self.st.flag(*has).implies(o.bvurem(modulus).eq(entry.bvurem(modulus)))
             }
             Template::User(e) => {
                 let v = self.pure(|x| x.eval_annotation(e))?;
@@ -486,7 +547,13 @@ pub(crate) fn check_kernel(module: &Module, kernel: &Function, options: &Options
             return vec![d];
         }
         if std::env::var_os("ALPINE_RACES_DEBUG").is_some() {
-            eprintln!("races: `{}` run with {} dropped: {} refuted, {} queries", kernel.name, dropped.len(), chk.refuted.len(), chk.queries);
+            eprintln!(
+                "races: `{}` run with {} dropped: {} refuted, {} queries",
+                kernel.name,
+                dropped.len(),
+                chk.refuted.len(),
+                chk.queries
+            );
         }
         let new_writes: Vec<u32> = chk.writes_seen.difference(&written).copied().collect();
         if chk.refuted.is_empty() && new_writes.is_empty() {

@@ -26,7 +26,7 @@
 
 use super::exec::{Exec, R};
 use super::report::{Goal, RaceReport};
-use super::value::{bits_of, fresh_of, offset, resize, size_of, Val, OFFSET_BITS};
+use super::value::{bits_of, fresh_of, offset, resize, size_of, Val};
 use super::vc::AccessKind;
 use crate::ast::Span;
 use crate::cfront::ir::Type;
@@ -61,7 +61,8 @@ impl Exec<'_, '_> {
     /// One access by both threads (thread 1 logs, thread 2 checks); returns the
     /// values read (for a write, the values written; for an atomic, fresh ones).
     pub(crate) fn access(&mut self, ptrs: &[Val; 2], ty: &Type, kind: AccessKind, written: Option<&[Val; 2]>, span: Span) -> R<[Val; 2]> {
-        let size = size_of(self.chk.module, ty).ok_or_else(|| self.unsupported(span, "an access of a type whose size alpine does not know"))?;
+        let size =
+            size_of(self.chk.module, ty).ok_or_else(|| self.unsupported(span, "an access of a type whose size alpine does not know"))?;
         let site = self.chk.site(span, kind);
         let mut out = [Val::Opaque, Val::Opaque];
         for t in 0..2 {
@@ -253,4 +254,3 @@ impl Exec<'_, '_> {
         }
     }
 }
-

@@ -101,11 +101,17 @@ pub struct Options {
 
 impl Default for Options {
     fn default() -> Options {
-        Options { check_array_bounds: false, skip_race_checks: false, only_intra_group: false, no_infer: false,
+        Options {
+            check_array_bounds: false,
+            skip_race_checks: false,
+            only_intra_group: false,
+            no_infer: false,
             no_annotations: false,
             only_requires: false,
             invariants_as_candidates: false,
-            check_limit: Duration::from_secs(10), kernel_limit: Duration::from_secs(60) }
+            check_limit: Duration::from_secs(10),
+            kernel_limit: Duration::from_secs(60),
+        }
     }
 }
 

@@ -22,13 +22,29 @@ pub(crate) struct RaceReport {
 /// What an assertion of the two-thread program stands for.
 pub(crate) enum Goal {
     Race(Box<RaceReport>),
-    Divergence { span: Span },
-    Assert { span: Span, what: &'static str, thread: usize },
-    Invariant { span: Span, preserved: bool },
+    Divergence {
+        span: Span,
+    },
+    Assert {
+        span: Span,
+        what: &'static str,
+        thread: usize,
+    },
+    Invariant {
+        span: Span,
+        preserved: bool,
+    },
     /// The access's pointer may not point into any of the kernel's arrays.
-    Untracked { span: Span },
-    Bounds { span: Span, array: String },
-    ConstantWrite { span: Span },
+    Untracked {
+        span: Span,
+    },
+    Bounds {
+        span: Span,
+        array: String,
+    },
+    ConstantWrite {
+        span: Span,
+    },
 }
 
 fn value(model: Option<&z3::Model>, v: &BV) -> Option<u64> {
@@ -55,7 +71,7 @@ pub(crate) fn failure(chk: &Checker, goal: &Goal, model: Option<&z3::Model>) -> 
     match goal {
         Goal::Race(r) => {
             let (t1, t2) = (thread(chk, model, 0), thread(chk, model, 1));
-            let index = value(model, &r.off2).map(|o| if r.elem_size > 0 { o / r.elem_size } else { o });
+            let index = value(model, &r.off2).map(|o| o.checked_div(r.elem_size).unwrap_or(o));
             let element = index.map_or(format!("{}[…]", r.array), |i| format!("{}[{i}]", r.array));
             let site = value(model, &r.site1).and_then(|s| chk.sites.get(s as usize)).map(|(span, _)| *span);
             if std::env::var_os("ALPINE_RACES_DEBUG").is_some() {
@@ -64,8 +80,9 @@ pub(crate) fn failure(chk: &Checker, goal: &Goal, model: Option<&z3::Model>) -> 
                     eprintln!("{m}");
                 }
             }
-            let mut d = Diagnostic::error(codes::RACES_RACE, format!("possible {}-{} race on {element}", r.first.word(), r.second.word()), r.span2)
-                .with_label(format!("{} by {t2}", r.second.word()));
+            let mut d =
+                Diagnostic::error(codes::RACES_RACE, format!("possible {}-{} race on {element}", r.first.word(), r.second.word()), r.span2)
+                    .with_label(format!("{} by {t2}", r.second.word()));
             if let Some(span) = site {
                 d = d.with_related(span, format!("{} by {t1}", r.first.word()));
             }
@@ -75,14 +92,20 @@ pub(crate) fn failure(chk: &Checker, goal: &Goal, model: Option<&z3::Model>) -> 
             let (t1, t2) = (thread(chk, model, 0), thread(chk, model, 1));
             Diagnostic::error(codes::RACES_DIVERGENCE, "possible barrier divergence", *span)
                 .with_label(format!("{t1} and {t2} may not both reach this barrier"))
-                .with_help("every thread of a block must reach the same barriers; move the barrier out of the thread-dependent condition or loop")
+                .with_help(
+                    "every thread of a block must reach the same barriers; move the barrier out of the thread-dependent condition or loop",
+                )
         }
         Goal::Assert { span, what, thread: t } => {
             let who = thread(chk, model, *t);
             Diagnostic::error(codes::RACES_ASSERT, format!("this {what} might not hold"), *span).with_label(format!("for {who}"))
         }
         Goal::Invariant { span, preserved } => {
-            let msg = if *preserved { "loop invariant might not be maintained by the loop" } else { "loop invariant might not hold on loop entry" };
+            let msg = if *preserved {
+                "loop invariant might not be maintained by the loop"
+            } else {
+                "loop invariant might not hold on loop entry"
+            };
             Diagnostic::error(codes::RACES_INVARIANT, msg, *span).with_label("this invariant")
         }
         Goal::Untracked { span } => {
@@ -95,7 +118,8 @@ pub(crate) fn failure(chk: &Checker, goal: &Goal, model: Option<&z3::Model>) -> 
             .with_help("`__constant` memory is read-only on the device"),
         Goal::Bounds { span, array } => {
             let who = thread(chk, model, 0);
-            Diagnostic::error(codes::RACES_BOUNDS, format!("possible out-of-bounds access on array {array}"), *span).with_label(format!("by {who}"))
+            Diagnostic::error(codes::RACES_BOUNDS, format!("possible out-of-bounds access on array {array}"), *span)
+                .with_label(format!("by {who}"))
         }
     }
 }

@@ -176,7 +176,14 @@ impl ExecState {
 
     /// Adds an array with fresh contents (the same in both threads when
     /// `shared_contents`) and, unless private, empty logs.
-    pub(crate) fn add_region(&mut self, name: &str, space: AddressSpace, elem: Option<(Type, u64)>, len_bytes: Option<u64>, span: Span) -> usize {
+    pub(crate) fn add_region(
+        &mut self,
+        name: &str,
+        space: AddressSpace,
+        elem: Option<(Type, u64)>,
+        len_bytes: Option<u64>,
+        span: Span,
+    ) -> usize {
         let id = self.regions.len() as u64 + 1;
         let mem = elem.as_ref().map(|(_, size)| {
             let range = z3::Sort::bitvector((*size * 8) as u32);

@@ -1,3 +1,5 @@
+// flags: --blockDim=64 --gridDim=4
+// expect: verified
 // Tree reduction in shared memory: race-free.
 #define N 64
 __global__ void reduce(float *in, float *out) {

@@ -1,3 +1,5 @@
+// flags: --blockDim=64 --gridDim=4
+// expect: alpine::races::race
 // Mutant of reduce.cu: the barrier inside the loop removed.
 #define N 64
 __global__ void reduce(float *in, float *out) {
