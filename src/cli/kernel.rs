@@ -67,10 +67,32 @@ pub struct KernelArgs {
     gpuverify_only: Vec<String>,
 }
 
+/// GPUVerify flags that `alpine verify` honours in its race checker (see
+/// [`check_races`]); `alpine parse` ignores them like the others.
+const RACE_CHECKER_FLAGS: &[&str] = &[
+    "--check-array-bounds",
+    "--only-divergence",
+    "--only-log",
+    "--only-intra-group",
+    "--no-infer",
+    "--no-annotations",
+    "--only-requires",
+    "--invariants-as-candidates",
+];
+
 impl KernelArgs {
     /// One line per GPUVerify-only flag, on standard error.
     pub fn notices(&self) {
-        for f in &self.gpuverify_only {
+        self.notices_except(&[]);
+    }
+
+    /// The notices of `alpine verify`, which honours some of GPUVerify's flags.
+    pub fn verify_notices(&self) {
+        self.notices_except(RACE_CHECKER_FLAGS);
+    }
+
+    fn notices_except(&self, honoured: &[&str]) {
+        for f in self.gpuverify_only.iter().filter(|f| !honoured.contains(&f.as_str())) {
             errln!("note: `{f}` is a GPUVerify flag that does not apply to alpine; ignored");
         }
     }

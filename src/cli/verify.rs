@@ -56,7 +56,7 @@ pub fn run(args: VerifyArgs, reporter: &Reporter) -> i32 {
     let mut summary = Summary::new("verify", &["verified", "failed", "bad input"]);
     let mut progress = reporter.progress("verifying", inputs.files.len());
     if inputs.files.iter().any(|p| kernel::language(p).is_some()) {
-        args.kernel.notices();
+        args.kernel.verify_notices();
     }
     for path in &inputs.files {
         progress.file(path);
@@ -97,7 +97,20 @@ fn verify_kernel_file(path: &str, lang: alpine::cfront::ir::Language, args: &Ker
     };
     let failures = kernel::check_races(&module, args);
     reporter.report(&file, &failures);
-    if failures.iter().any(|d| d.is_error()) {
+    let failed = failures.iter().any(|d| d.is_error());
+    if !reporter.json() {
+        let errors = failures.iter().filter(|d| d.is_error()).count();
+        if failed {
+            outln!("✗ {}: not proved ({})", file.name, super::count(errors, "error", "errors"));
+        } else {
+            // GPUVerify's assumption, said out loud where it matters.
+            let pointers = |f: &alpine::cfront::ir::Function| f.params.iter().filter(|p| matches!(p.ty, alpine::cfront::ir::Type::Pointer { .. })).count();
+            let aliasing = module.kernels().any(|k| pointers(k) > 1);
+            let assumption = if aliasing { " (assuming distinct pointer arguments do not alias)" } else { "" };
+            outln!("✓ {}: no data race, no barrier divergence, annotations hold{assumption}", file.name);
+        }
+    }
+    if failed {
         FAILED
     } else {
         VERIFIED
