@@ -104,7 +104,9 @@ fn verify_kernel_file(path: &str, lang: alpine::cfront::ir::Language, args: &Ker
             outln!("✗ {}: not proved ({})", file.name, super::count(errors, "error", "errors"));
         } else {
             // GPUVerify's assumption, said out loud where it matters.
-            let pointers = |f: &alpine::cfront::ir::Function| f.params.iter().filter(|p| matches!(p.ty, alpine::cfront::ir::Type::Pointer { .. })).count();
+            let pointers = |f: &alpine::cfront::ir::Function| {
+                f.params.iter().filter(|p| matches!(p.ty, alpine::cfront::ir::Type::Pointer { .. })).count()
+            };
             let aliasing = module.kernels().any(|k| pointers(k) > 1);
             let assumption = if aliasing { " (assuming distinct pointer arguments do not alias)" } else { "" };
             outln!("✓ {}: no data race, no barrier divergence, annotations hold{assumption}", file.name);

@@ -320,13 +320,18 @@ impl Exec<'_, '_> {
                 }
             }
         }
-        let accesses: Vec<&Expr> = exprs
+        // The body's accesses, with its once-defined locals put in place (so
+        // that `C[index]` after `int index = i + 20;` can be evaluated here).
+        let defs = single_definitions(lp.body, &exprs);
+        let accesses: Vec<Expr> = exprs
             .iter()
             .filter(|e| {
                 matches!(e.kind, ExprKind::Index { .. } | ExprKind::Unary { op: UnaryOp::Deref, .. } | ExprKind::Member { arrow: true, .. })
             })
             .filter(|e| !has_effects(e))
+            .map(|e| inline_definitions(e, &defs, 0))
             .collect();
+        let accesses: Vec<&Expr> = accesses.iter().collect();
         // Strides of every counter of the loop (nested loops' too), on entry.
         let mut all_steps: Vec<BV> = Vec::new();
         for e in &exprs {
@@ -342,6 +347,29 @@ impl Exec<'_, '_> {
                 }
             }
         }
+        // Residues of the thread's own id, for every array the loop logs (an
+        // access through a variable of the body cannot be evaluated here).
+        {
+            let g = self.chk.geometry.clone();
+            let steps: Vec<u64> = all_steps.iter().filter_map(|m| constant(m).and_then(|c| c.as_u64())).collect();
+            for region in &regions {
+                let Some(logs) = region.logs else { continue };
+                for size in &sizes {
+                    for step in &steps {
+                        let Some(m) = step.checked_mul(*size) else { continue };
+                        let ids = [
+                            g.local[0][0].bvmul(offset(*size)),
+                            g.group[0][0].bvmul(&g.block[0]).bvadd(&g.local[0][0]).bvmul(offset(*size)),
+                        ];
+                        for log in logs.iter().filter(|l| modified.contains(&l.has)) {
+                            for id in &ids {
+                                out.push(Template::AccessResidue { has: log.has, off: log.off, modulus: offset(m), entry: id.clone() });
+                            }
+                        }
+                    }
+                }
+            }
+        }
         let mut seen: Vec<String> = Vec::new();
         for a in accesses {
             let key = format!("{:?}", a.kind);
@@ -349,7 +377,12 @@ impl Exec<'_, '_> {
                 continue;
             }
             seen.push(key);
-            let Some(addr) = self.pure(|x| x.address(a)) else { continue };
+            let Some(addr) = self.pure(|x| x.address(a)) else {
+                if std::env::var_os("ALPINE_RACES_DEBUG").is_some() {
+                    eprintln!("races: no address at entry for {:?}", a.span);
+                }
+                continue;
+            };
             let Val::Ptr { base, off: entry_off } = &addr[0] else { continue };
             let targets = self.regions_of(base);
             let [(r, cond)] = targets.as_slice() else { continue };
@@ -496,6 +529,80 @@ impl Exec<'_, '_> {
             }
         })
     }
+}
+
+/// The body's locals defined once by a side-effect-free initialiser and never
+/// assigned again (`int index = i + 20;`), by name.
+fn single_definitions(s: &Stmt, exprs: &[Expr]) -> std::collections::HashMap<String, Expr> {
+    fn decls(s: &Stmt, out: &mut Vec<(String, Expr)>) {
+        match &s.kind {
+            StmtKind::Decl(v) => {
+                if let Some(init) = &v.init {
+                    out.push((v.name.clone(), init.clone()));
+                }
+            }
+            StmtKind::Block(b) => b.iter().for_each(|s| decls(s, out)),
+            StmtKind::If { then, otherwise, .. } => {
+                decls(then, out);
+                if let Some(o) = otherwise {
+                    decls(o, out);
+                }
+            }
+            _ => {}
+        }
+    }
+    let mut found = Vec::new();
+    decls(s, &mut found);
+    let assigned = |name: &str| {
+        exprs
+            .iter()
+            .any(|e| matches!(&e.kind, ExprKind::Assign { target, .. } | ExprKind::IncDec { target, .. } if var_name(target) == Some(name)))
+    };
+    let mut out = std::collections::HashMap::new();
+    for (name, init) in found {
+        if !has_effects(&init) && !assigned(&name) && !out.contains_key(&name) {
+            out.insert(name, init);
+        } else {
+            out.remove(&name);
+        }
+    }
+    out
+}
+
+/// `e` with the body's single definitions put in place of their names.
+fn inline_definitions(e: &Expr, defs: &std::collections::HashMap<String, Expr>, depth: u32) -> Expr {
+    let mut out = e.clone();
+    if depth > 4 {
+        return out;
+    }
+    match &mut out.kind {
+        ExprKind::Var { name, kind: crate::cfront::ir::VarKind::Local } => {
+            if let Some(d) = defs.get(name.as_str()) {
+                let mut d = inline_definitions(d, defs, depth + 1);
+                if d.ty != e.ty {
+                    d = Expr { kind: ExprKind::Cast { operand: Box::new(d), implicit: true }, ty: e.ty.clone(), span: e.span };
+                }
+                return d;
+            }
+        }
+        ExprKind::Unary { operand, .. } | ExprKind::Cast { operand, .. } => **operand = inline_definitions(operand, defs, depth),
+        ExprKind::Binary { lhs, rhs, .. } => {
+            **lhs = inline_definitions(lhs, defs, depth);
+            **rhs = inline_definitions(rhs, defs, depth);
+        }
+        ExprKind::Index { base, index } => {
+            **base = inline_definitions(base, defs, depth);
+            **index = inline_definitions(index, defs, depth);
+        }
+        ExprKind::Member { base, .. } | ExprKind::Swizzle { base, .. } => **base = inline_definitions(base, defs, depth),
+        ExprKind::Conditional { cond, then, otherwise } => {
+            **cond = inline_definitions(cond, defs, depth);
+            **then = inline_definitions(then, defs, depth);
+            **otherwise = inline_definitions(otherwise, defs, depth);
+        }
+        _ => {}
+    }
+    out
 }
 
 /// The variables whose address `s` takes (`&x`, `&x.f`, `&x[i]`).
