@@ -462,13 +462,42 @@ impl Exec<'_, '_> {
 
     pub(crate) fn place(&mut self, e: &Expr) -> R<Place> {
         if let Some((uid, uniform, path)) = self.field_path(e) {
-            if matches!(e.ty, Type::Struct(_) | Type::Vector { .. } | Type::Array { .. }) {
+            if matches!(e.ty, Type::Struct(_) | Type::Vector { .. }) {
                 return Ok(Place::Aggregate(uid));
             }
             let slots = match self.st.fields.get(&(uid, path.clone())) {
                 Some(s) => *s,
                 None => {
-                    let v = if uniform {
+                    let v = if let Type::Array { .. } = &e.ty {
+                        // An array inside a struct variable: an array of its
+                        // own, with the same contents in both threads when
+                        // the struct is a kernel argument.
+                        let module = self.chk.module;
+                        let mut elem_ty = &e.ty;
+                        while let Type::Array { elem, .. } = elem_ty {
+                            elem_ty = elem;
+                        }
+                        let elem = bits_of(elem_ty).and_then(|_| Some((elem_ty.clone(), size_of(module, elem_ty)?)));
+                        let r = self.st.add_region(&path, crate::cfront::ir::AddressSpace::Private, elem, size_of(module, &e.ty), e.span);
+                        if let (true, Some(mem)) = (uniform, self.st.regions[r].mem) {
+                            self.st.slots[mem[1]] = self.st.slots[mem[0]].clone();
+                        }
+                        let p = Val::Ptr { base: self.st.regions[r].base(), off: offset(0) };
+                        [p.clone(), p]
+                    } else if let (true, Type::Pointer { pointee, space }) = (uniform, &e.ty) {
+                        // A pointer inside a struct kernel argument: like a
+                        // pointer argument, its own array (not aliased).
+                        let module = self.chk.module;
+                        let space = if *space == crate::cfront::ir::AddressSpace::Constant {
+                            *space
+                        } else {
+                            crate::cfront::ir::AddressSpace::Global
+                        };
+                        let elem = bits_of(pointee).and_then(|_| Some(((**pointee).clone(), size_of(module, pointee)?)));
+                        let r = self.st.add_region(&path, space, elem, None, e.span);
+                        let p = Val::Ptr { base: self.st.regions[r].base(), off: offset(0) };
+                        [p.clone(), p]
+                    } else if uniform {
                         [named_of(&e.ty, &format!("arg.{path}")), named_of(&e.ty, &format!("arg.{path}"))]
                     } else {
                         [fresh_of(&e.ty, &path), fresh_of(&e.ty, &path)]
