@@ -51,12 +51,33 @@
 //!    that may point nowhere the checker knows (null, cast from an integer,
 //!    read from memory) makes any access through it a failure. Reads of
 //!    struct or vector values the checker does not track give arbitrary values.
-//! 6. **Z3**: only `unsat` proves; `sat` is a defect with a model, `unknown`
+//!    Pointer (and array) fields of struct kernel arguments are arrays of
+//!    their own, under the same assumption. Private variables whose address
+//!    is taken live in private memory, so pointers to them are followed.
+//! 6. **Benign races.** As GPUVerify does by default, two writes of the same
+//!    bits to the same bytes are not reported (memory ends the same in either
+//!    order); every other pair of conflicting accesses is.
+//! 7. **Read-only arrays.** An array that no statement of the two-thread
+//!    program ever writes (the driver learns this and reruns when a run finds
+//!    a write to an array it treated as read-only) keeps its contents across
+//!    barriers: no thread can have changed them.
+//! 8. **Z3**: only `unsat` proves; `sat` is a defect with a model, `unknown`
 //!    and timeouts are failures at their assertion's place (`vc.rs`).
-//! 7. **Not handled → not proved.** A construct outside what is modelled
+//! 9. **Not handled → not proved.** A construct outside what is modelled
 //!    (function pointers, recursion, barrier invariants, taking the address of
 //!    a private variable, …) is an `alpine::races::unsupported` error at its
-//!    place, never a silent success.
+//!    place, never a silent success. Calls of functions without a body are
+//!    pure functions of their scalar arguments (library math); one given a
+//!    pointer is refused.
+//!
+//! Device functions no function calls are checked on their own (GPUVerify
+//! checks every function); their scalar arguments may differ per thread.
+//! GPUVerify's flags that change what is checked are honoured
+//! (`--check-array-bounds`, `--only-divergence`, `--only-log`,
+//! `--only-intra-group`, `--no-infer`, `--no-annotations`, `--only-requires`,
+//! `--invariants-as-candidates`); `--no-inline` is ignored (calls are always
+//! inlined, which is more precise than checking callees on their own) and
+//! `--warp-sync` too (warps are not modelled: intra-warp races are reported).
 
 mod exec;
 mod expr;
