@@ -348,6 +348,14 @@ impl<'c, 'm> Exec<'c, 'm> {
             }
             return Ok(());
         }
+        if matches!(v.ty, Type::Pointer { .. })
+            && self.chk.module.language == crate::cfront::ir::Language::Cuda
+            && matches!(v.space, AddressSpace::Shared | AddressSpace::Global | AddressSpace::Constant)
+        {
+            // A pointer variable that itself lives in shared or global memory
+            // (OpenCL's `__local float *p` is a private pointer to local memory).
+            return Err(self.unsupported(v.span, "pointer variables in shared or global memory"));
+        }
         match (&v.ty, v.space) {
             (Type::Array { .. }, _)
             | (
@@ -614,6 +622,7 @@ impl<'c, 'm> Exec<'c, 'm> {
         self.pred = entry_l.clone();
         self.check_invariants(id, &templates, &invariants, &entry_l, &entered, false)?;
         // Head: havoc, assume.
+        let entry_sites = self.log_sites(&modified);
         for &i in &modified {
             self.st.slots[i] = self.st.slots[i].havoc("loop");
         }
@@ -626,7 +635,10 @@ impl<'c, 'm> Exec<'c, 'm> {
         self.pred = iterating.clone();
         self.assume_invariants(id, &templates, &invariants, &iterating, &entered)?;
         // One arbitrary iteration; the invariants hold after it.
+        let sites_before = self.chk.sites.len();
+        let head_sites = self.log_sites(&modified);
         let (next, after_test, test) = self.iterate(lp, &iterating)?;
+        self.place_havocked_sites(&entry_sites, &head_sites, sites_before);
         self.pred = next.clone();
         self.check_invariants(id, &templates, &invariants, &next, &entered, true)?;
         // Exit: the head state where no thread iterates.
@@ -637,6 +649,44 @@ impl<'c, 'm> Exec<'c, 'm> {
         }
         self.pred = and2(&entered, &self.not_returned());
         Ok(())
+    }
+
+    /// The havocked site slots of the loop's logs: (slot, kind, value on entry).
+    fn log_sites(&self, modified: &[usize]) -> Vec<(usize, crate::races::vc::AccessKind, Val)> {
+        use crate::races::vc::AccessKind;
+        let mut out = Vec::new();
+        for region in &self.st.regions {
+            let Some(logs) = region.logs else { continue };
+            for (log, kind) in logs.iter().zip([AccessKind::Read, AccessKind::Write, AccessKind::Atomic]) {
+                if modified.contains(&log.site) {
+                    out.push((log.site, kind, self.st.slots[log.site].clone()));
+                }
+            }
+        }
+        out
+    }
+
+    /// A havocked log site is one of the sites of its kind the loop has (or
+    /// what it was), so that a race report names a real access. Only reports
+    /// read sites: no assertion mentions them, and the constraint is
+    /// satisfiable whatever else holds (the slot is a fresh constant).
+    fn place_havocked_sites(
+        &mut self,
+        entry: &[(usize, crate::races::vc::AccessKind, Val)],
+        head: &[(usize, crate::races::vc::AccessKind, Val)],
+        sites_before: usize,
+    ) {
+        for ((_, kind, before), (_, _, at_head)) in entry.iter().zip(head) {
+            let (Val::Bits(before), Val::Bits(at_head)) = (before, at_head) else { continue };
+            let mut options = vec![at_head.eq(before)];
+            for (id, (_, k)) in self.chk.sites.iter().enumerate().skip(sites_before) {
+                if k == kind {
+                    options.push(at_head.eq(BV::from_u64(id as u64, 32)));
+                }
+            }
+            let fact = Bool::or(&options);
+            self.assume(&fact);
+        }
     }
 
     fn check_invariants(
