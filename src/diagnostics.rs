@@ -189,6 +189,24 @@ pub mod codes {
     /// libclang could not be loaded or failed as a whole (no span).
     pub const CFRONT_LIBCLANG: &str = "alpine::cfront::libclang";
 
+    // -- race and barrier-divergence checking of kernels (src/races) --
+    /// Two threads' accesses may conflict without a barrier between them.
+    pub const RACES_RACE: &str = "alpine::races::race";
+    /// Two threads of a group may not reach a barrier alike.
+    pub const RACES_DIVERGENCE: &str = "alpine::races::barrier_divergence";
+    /// A GPUVerify `__assert`/`__ensures`/callee `__requires` may fail.
+    pub const RACES_ASSERT: &str = "alpine::races::assert";
+    /// A loop invariant (`__invariant`) may not hold on entry or be preserved.
+    pub const RACES_INVARIANT: &str = "alpine::races::invariant";
+    /// An access through a null pointer or one the checker cannot follow.
+    pub const RACES_POINTER: &str = "alpine::races::pointer";
+    /// An access may be outside its array (`--check-array-bounds`).
+    pub const RACES_BOUNDS: &str = "alpine::races::bounds";
+    /// Z3 answered unknown or ran out of time: not proved.
+    pub const RACES_UNKNOWN: &str = "alpine::races::unknown";
+    /// A construct the race checker does not model: not proved (exit 1).
+    pub const RACES_UNSUPPORTED: &str = "alpine::races::unsupported";
+
     // -- input/output (src/main.rs) --
     pub const IO: &str = "alpine::io";
 

@@ -16,6 +16,7 @@ pub mod interp;
 pub mod kernels;
 pub mod lsp;
 pub mod printer;
+pub mod races;
 pub mod resolve;
 pub mod scan;
 pub mod syntax;

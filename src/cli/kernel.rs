@@ -67,12 +67,39 @@ pub struct KernelArgs {
     gpuverify_only: Vec<String>,
 }
 
+/// GPUVerify flags that `alpine verify` honours in its race checker (see
+/// [`check_races`]); `alpine parse` ignores them like the others.
+const RACE_CHECKER_FLAGS: &[&str] = &[
+    "--check-array-bounds",
+    "--only-divergence",
+    "--only-log",
+    "--only-intra-group",
+    "--no-infer",
+    "--no-annotations",
+    "--only-requires",
+    "--invariants-as-candidates",
+];
+
 impl KernelArgs {
     /// One line per GPUVerify-only flag, on standard error.
     pub fn notices(&self) {
-        for f in &self.gpuverify_only {
+        self.notices_except(&[]);
+    }
+
+    /// The notices of `alpine verify`, which honours some of GPUVerify's flags.
+    pub fn verify_notices(&self) {
+        self.notices_except(RACE_CHECKER_FLAGS);
+    }
+
+    fn notices_except(&self, honoured: &[&str]) {
+        for f in self.gpuverify_only.iter().filter(|f| !honoured.contains(&f.as_str())) {
             errln!("note: `{f}` is a GPUVerify flag that does not apply to alpine; ignored");
         }
+    }
+
+    /// Whether a GPUVerify-only flag was given (`--check-array-bounds`).
+    pub fn gpuverify_flag(&self, name: &str) -> bool {
+        self.gpuverify_only.iter().any(|f| f == name)
     }
 
     /// The front end's options, or a usage error.
@@ -87,6 +114,22 @@ impl KernelArgs {
         let clang = ClangArgs { defines: self.defines.clone(), include_dirs: self.include_dirs.clone(), extra: self.clang_opt.clone() };
         Ok(cfront::Options { clang, launch })
     }
+}
+
+/// The race and barrier-divergence check of a kernel file (`alpine::races`):
+/// its failures, empty when everything was proved.
+pub fn check_races(module: &Module, args: &KernelArgs) -> Vec<alpine::diagnostics::Diagnostic> {
+    let options = alpine::races::Options {
+        check_array_bounds: args.gpuverify_flag("--check-array-bounds"),
+        skip_race_checks: args.gpuverify_flag("--only-divergence") || args.gpuverify_flag("--only-log"),
+        only_intra_group: args.gpuverify_flag("--only-intra-group"),
+        no_infer: args.gpuverify_flag("--no-infer"),
+        no_annotations: args.gpuverify_flag("--no-annotations"),
+        only_requires: args.gpuverify_flag("--only-requires"),
+        invariants_as_candidates: args.gpuverify_flag("--invariants-as-candidates"),
+        ..Default::default()
+    };
+    alpine::races::check_module(module, &options)
 }
 
 /// The kernel language of a path, if it names a CUDA or OpenCL file.

@@ -1,5 +1,6 @@
 // b = a over a grid of blocks, one element per thread, with an early exit for
 // the threads past the end.
+//:: flags --blockDim=32 --gridDim=8
 #include <cuda.h>
 
 /*@

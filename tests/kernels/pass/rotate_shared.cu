@@ -1,7 +1,7 @@
 // Each block rotates its slice of `a` left by one through shared memory:
 // thread t writes its element to shared memory, the barrier hands each thread
 // its right neighbour's cell, and the thread writes that back.
-//:: flags --blockDim=64
+//:: flags --blockDim=64 --gridDim=8
 #include <cuda.h>
 
 /*@

@@ -1,6 +1,6 @@
 // OpenCL: a work-group of 32 shifts its slice right by one through __local
 // memory; work-item 0 writes a zero.
-//:: flags --local_size=32
+//:: flags --local_size=32 --num_groups=8
 /*@
   context_everywhere a != null ** a.length == 32 * get_num_groups(0);
   context Perm(a[get_group_id(0) * 32 + get_local_id(0)], 1);

@@ -1,0 +1,157 @@
+//! Data-race and barrier-divergence freedom of CUDA and OpenCL kernels without
+//! annotations: the GPUVerify method (Betts, Chong, Donaldson, Qadeer,
+//! Thomson, "GPUVerify: a verifier for GPU kernels", OOPSLA 2012; Donaldson,
+//! "The GPUVerify method: a tutorial overview", AVoCS 2014) over alpine's
+//! kernel IR (`cfront::ir`), for the launch geometry given on the command line.
+//!
+//! One job per module: `exec.rs` (the two-thread, lock-step, predicated
+//! execution of statements and loops), `expr.rs` (expressions of both threads),
+//! `memory.rs` (arrays, pointers, access logs and the race assertions),
+//! `houdini.rs` (candidate loop invariants and the fixpoint driver), `vc.rs`
+//! (the Z3 solver of one run), `state.rs` (thread ids, arrays, slots),
+//! `value.rs` (C values and operations as bit-vector terms), `report.rs`
+//! (failures as located diagnostics with concrete thread ids).
+//!
+//! # Why a proof here means the kernel is free of races and divergence
+//!
+//! 1. **Two threads suffice.** A race is a pair of conflicting accesses by two
+//!    distinct threads not ordered by a barrier; a divergence is a barrier that
+//!    two threads of a group do not reach alike. Both are properties of a
+//!    *pair* of threads, so the kernel is checked for two arbitrary distinct
+//!    threads (symbolic ids constrained only by the launch). Every other
+//!    thread's effect on shared state is over-approximated: at a barrier, the
+//!    memory a thread reads next is havocked (`memory.rs`), and between
+//!    barriers a value written by a third thread and read by one of the two is
+//!    a race of another pair, reported when that pair is checked.
+//! 2. **Lock-step is enough.** For a barrier-synchronised kernel free of races,
+//!    every interleaving gives the same result as lock-step execution
+//!    (Collingborne, Donaldson, Ketema, Qadeer, "Interleaving and lock-step
+//!    semantics for analysis and verification of GPU kernels", ESOP 2013); and
+//!    the race check looks for the *first* race, before which the executions
+//!    agree. Control flow is predicated: structured C control flow (the IR has
+//!    no `goto`) gives reducible graphs, which the lock-step paper's
+//!    predication handles; `break`/`continue`/`return` are predicate updates
+//!    (`exec.rs`).
+//! 3. **Access logs.** Thread 1 may record any one of its accesses per array
+//!    and kind since the last barrier (nondeterministic choice), thread 2
+//!    checks each of its accesses against the record; by symmetry of the ids
+//!    this covers both orders (`memory.rs`). Logs are emptied only by a
+//!    barrier both threads pass in one group; threads of different groups keep
+//!    their logs for the whole kernel (inter-group races on global memory).
+//!    Shared memory is compared only within a group.
+//! 4. **Loops** are cut by invariants (the user's, checked, and Houdini's, see
+//!    `houdini.rs`): everything the body may change is havocked at the head,
+//!    so the result holds for any number of iterations.
+//! 5. **Values.** Integers are bit-vectors of their C width, so unsigned wrap
+//!    (which offsets do use) is exact. Signed overflow, undefined in C, is
+//!    assumed not to happen. Floats are opaque bit patterns under
+//!    uninterpreted operations. Each kernel pointer parameter points to its own
+//!    array, distinct from the others' (GPUVerify's assumption too: kernels
+//!    whose pointer arguments alias are outside what is proved). A pointer
+//!    that may point nowhere the checker knows (null, cast from an integer,
+//!    read from memory) makes any access through it a failure. Reads of
+//!    struct or vector values the checker does not track give arbitrary values.
+//!    Pointer (and array) fields of struct kernel arguments are arrays of
+//!    their own, under the same assumption. Private variables whose address
+//!    is taken live in private memory, so pointers to them are followed.
+//! 6. **Benign races.** As GPUVerify does by default, two writes of the same
+//!    bits to the same bytes are not reported (memory ends the same in either
+//!    order); every other pair of conflicting accesses is.
+//! 7. **Read-only arrays.** An array that no statement of the two-thread
+//!    program ever writes (the driver learns this and reruns when a run finds
+//!    a write to an array it treated as read-only) keeps its contents across
+//!    barriers: no thread can have changed them.
+//! 8. **Z3**: only `unsat` proves; `sat` is a defect with a model, `unknown`
+//!    and timeouts are failures at their assertion's place (`vc.rs`).
+//! 9. **Not handled → not proved.** A construct outside what is modelled
+//!    (function pointers, recursion, barrier invariants, taking the address of
+//!    a private variable, …) is an `alpine::races::unsupported` error at its
+//!    place, never a silent success. Calls of functions without a body are
+//!    pure functions of their scalar arguments (library math); one given a
+//!    pointer is refused.
+//!
+//! Device functions no function calls are checked on their own (GPUVerify
+//! checks every function); their scalar arguments may differ per thread.
+//! GPUVerify's flags that change what is checked are honoured
+//! (`--check-array-bounds`, `--only-divergence`, `--only-log`,
+//! `--only-intra-group`, `--no-infer`, `--no-annotations`, `--only-requires`,
+//! `--invariants-as-candidates`); `--no-inline` is ignored (calls are always
+//! inlined, which is more precise than checking callees on their own) and
+//! `--warp-sync` too (warps are not modelled: intra-warp races are reported).
+
+mod exec;
+mod expr;
+mod houdini;
+mod memory;
+mod report;
+mod state;
+mod value;
+mod vc;
+
+use crate::cfront::ir::Module;
+use crate::diagnostics::Diagnostic;
+use std::time::Duration;
+
+/// How the checker runs.
+#[derive(Clone, Debug)]
+pub struct Options {
+    /// GPUVerify's `--check-array-bounds`: accesses to arrays of known size
+    /// are checked to be in bounds.
+    pub check_array_bounds: bool,
+    /// GPUVerify's `--only-divergence`/`--only-log`: races are not checked
+    /// (barrier divergence and annotations still are).
+    pub skip_race_checks: bool,
+    /// GPUVerify's `--only-intra-group`: races between threads of different
+    /// groups are not checked.
+    pub only_intra_group: bool,
+    /// GPUVerify's `--no-infer`: no candidate invariants (only the user's
+    /// `__invariant`s cut loops).
+    pub no_infer: bool,
+    /// GPUVerify's `--no-annotations`: the kernel's annotations are ignored.
+    pub no_annotations: bool,
+    /// GPUVerify's `--only-requires`: only `__requires` annotations are used.
+    pub only_requires: bool,
+    /// GPUVerify's `--invariants-as-candidates`: `__invariant`s are Houdini
+    /// candidates (dropped when they fail) instead of obligations.
+    pub invariants_as_candidates: bool,
+    /// Wall-clock limit of one Z3 check.
+    pub check_limit: Duration,
+    /// Wall-clock limit of one kernel (all Houdini runs).
+    pub kernel_limit: Duration,
+}
+
+impl Default for Options {
+    fn default() -> Options {
+        Options {
+            check_array_bounds: false,
+            skip_race_checks: false,
+            only_intra_group: false,
+            no_infer: false,
+            no_annotations: false,
+            only_requires: false,
+            invariants_as_candidates: false,
+            check_limit: Duration::from_secs(10),
+            kernel_limit: Duration::from_secs(60),
+        }
+    }
+}
+
+/// Checks every kernel of a module for data races (intra- and inter-group, on
+/// global and shared memory), barrier divergence and its GPUVerify
+/// annotations. The result is empty when everything was proved; otherwise
+/// every error says what was not proved and where.
+///
+/// Device functions that no function calls are checked too, as if they were
+/// kernels (their `__requires` assumed): GPUVerify verifies every function, and
+/// a function kept in a kernel file is meant to be called by some kernel.
+/// Functions that are called are checked where they are called (inlined).
+pub fn check_module(module: &Module, options: &Options) -> Vec<Diagnostic> {
+    let mut called = std::collections::HashSet::new();
+    for f in &module.functions {
+        for s in f.body.iter().flatten() {
+            houdini::calls_in(s, &mut called);
+        }
+    }
+    let entries = module.functions.iter().filter(|f| f.body.is_some() && (f.is_kernel || !called.contains(f.name.as_str())));
+    entries.flat_map(|k| houdini::check_kernel(module, k, options)).collect()
+}

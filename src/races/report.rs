@@ -1,0 +1,125 @@
+//! Failures as diagnostics people can act on: a race names both accesses (kind,
+//! place), the array and element, and the two threads' concrete ids from Z3's
+//! model; a divergence names the barrier and two threads that disagree.
+
+use super::vc::{AccessKind, Checker};
+use crate::ast::Span;
+use crate::diagnostics::{codes, Diagnostic};
+use z3::ast::BV;
+
+pub(crate) struct RaceReport {
+    pub(crate) array: String,
+    pub(crate) elem_size: u64,
+    /// Thread 1's (logged) access kind and thread 2's.
+    pub(crate) first: AccessKind,
+    pub(crate) second: AccessKind,
+    pub(crate) site1: BV,
+    pub(crate) off1: BV,
+    pub(crate) off2: BV,
+    pub(crate) span2: Span,
+}
+
+/// What an assertion of the two-thread program stands for.
+pub(crate) enum Goal {
+    Race(Box<RaceReport>),
+    Divergence {
+        span: Span,
+    },
+    Assert {
+        span: Span,
+        what: &'static str,
+        thread: usize,
+    },
+    Invariant {
+        span: Span,
+        preserved: bool,
+    },
+    /// The access's pointer may not point into any of the kernel's arrays.
+    Untracked {
+        span: Span,
+    },
+    Bounds {
+        span: Span,
+        array: String,
+    },
+    ConstantWrite {
+        span: Span,
+    },
+}
+
+fn value(model: Option<&z3::Model>, v: &BV) -> Option<u64> {
+    model?.eval(v, true)?.as_u64()
+}
+
+fn dim(model: Option<&z3::Model>, v: &[BV; 3]) -> String {
+    let parts: Vec<String> = v.iter().map(|x| value(model, x).map_or("?".into(), |n| n.to_string())).collect();
+    if parts[1] == "0" && parts[2] == "0" {
+        parts[0].clone()
+    } else {
+        format!("({})", parts.join(", "))
+    }
+}
+
+fn thread(chk: &Checker, model: Option<&z3::Model>, t: usize) -> String {
+    let g = &chk.geometry;
+    format!("thread {} of block {}", dim(model, &g.local[t]), dim(model, &g.group[t]))
+}
+
+/// The diagnostic for a failed assertion (`model`: Z3's counterexample, when
+/// there is one).
+pub(crate) fn failure(chk: &Checker, goal: &Goal, model: Option<&z3::Model>) -> Diagnostic {
+    match goal {
+        Goal::Race(r) => {
+            let (t1, t2) = (thread(chk, model, 0), thread(chk, model, 1));
+            let index = value(model, &r.off2).map(|o| o.checked_div(r.elem_size).unwrap_or(o));
+            let element = index.map_or(format!("{}[…]", r.array), |i| format!("{}[{i}]", r.array));
+            let site = value(model, &r.site1).and_then(|s| chk.sites.get(s as usize)).map(|(span, _)| *span);
+            if std::env::var_os("ALPINE_RACES_DEBUG").is_some() {
+                eprintln!("races: off1 {:?} off2 {:?} site1 {:?}", value(model, &r.off1), value(model, &r.off2), value(model, &r.site1));
+                if let Some(m) = model {
+                    eprintln!("{m}");
+                }
+            }
+            let mut d =
+                Diagnostic::error(codes::RACES_RACE, format!("possible {}-{} race on {element}", r.first.word(), r.second.word()), r.span2)
+                    .with_label(format!("{} by {t2}", r.second.word()));
+            if let Some(span) = site {
+                d = d.with_related(span, format!("{} by {t1}", r.first.word()));
+            }
+            d.with_help("the two accesses are not separated by a barrier; make them touch different elements or put a barrier between them")
+        }
+        Goal::Divergence { span } => {
+            let (t1, t2) = (thread(chk, model, 0), thread(chk, model, 1));
+            Diagnostic::error(codes::RACES_DIVERGENCE, "possible barrier divergence", *span)
+                .with_label(format!("{t1} and {t2} may not both reach this barrier"))
+                .with_help(
+                    "every thread of a block must reach the same barriers; move the barrier out of the thread-dependent condition or loop",
+                )
+        }
+        Goal::Assert { span, what, thread: t } => {
+            let who = thread(chk, model, *t);
+            Diagnostic::error(codes::RACES_ASSERT, format!("this {what} might not hold"), *span).with_label(format!("for {who}"))
+        }
+        Goal::Invariant { span, preserved } => {
+            let msg = if *preserved {
+                "loop invariant might not be maintained by the loop"
+            } else {
+                "loop invariant might not hold on loop entry"
+            };
+            Diagnostic::error(codes::RACES_INVARIANT, msg, *span).with_label("this invariant")
+        }
+        Goal::Untracked { span } => {
+            Diagnostic::error(codes::RACES_POINTER, "possible access through a null pointer or a pointer alpine cannot track", *span)
+                .with_label("this access")
+                .with_help("the race checker follows pointers into the kernel's parameters and arrays only")
+        }
+        Goal::ConstantWrite { span } => Diagnostic::error(codes::RACES_POINTER, "possible attempt to modify constant memory", *span)
+            .with_label("this write")
+            .with_help("`__constant` memory is read-only on the device"),
+        Goal::Bounds { span, array } => {
+            let who = thread(chk, model, 0);
+            Diagnostic::error(codes::RACES_BOUNDS, format!("possible out-of-bounds access on array {array}"), *span)
+                .with_label(format!("by {who}"))
+        }
+    }
+}
