@@ -232,12 +232,7 @@ impl Body<'_, '_> {
     fn decl(&mut self, v: &ir::Variable, out: &mut Vec<Stmt>) {
         let span = v.span;
         if v.space == ir::AddressSpace::Shared {
-            // libclang lists an array's size among a declaration's children, so
-            // phase 1 may read `int s[64]` as initialised with 64: a declaration
-            // without `=` has no initialiser.
-            let declared = self.cx.text.get(span.start()..span.end()).unwrap_or("");
-            let init = v.init.as_ref().filter(|_| declared.contains('='));
-            match (&v.ty, init) {
+            match (&v.ty, &v.init) {
                 (Type::Array { elem, len: Some(n) }, None) if scalar(elem).is_some() => {
                     let elem = scalar(elem).expect("checked");
                     self.shared.push(Shared { name: v.name.clone(), elem, len: *n, span });

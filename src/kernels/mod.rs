@@ -47,7 +47,7 @@ pub use annotations::has_annotations;
 pub use expr::Check;
 
 use crate::ast::{self, Span};
-use crate::cfront::ir::Module;
+use crate::cfront::ir::{self, Module};
 use crate::diagnostics::{codes, Diagnostic};
 
 /// A kernel file as a PVL program, ready for `verify::verify_program`.
@@ -67,20 +67,23 @@ pub fn lower(text: &str, module: &Module) -> Result<Lowered, Vec<Diagnostic>> {
     let mut members = Vec::new();
     let mut checks = Vec::new();
     let mut from = 0usize;
-    for f in &module.functions {
-        if f.body.is_none() {
-            continue;
-        }
-        if !f.is_kernel {
-            if let Some(a) = anns.take_between(from, f.span.end(), text) {
+    // Host functions take their annotations (before and inside them) too, so
+    // that none is taken for the next kernel's contract.
+    let mut items: Vec<(Span, Option<&ir::Function>)> = module.host_functions.iter().map(|(_, s)| (*s, None)).collect();
+    items.extend(module.functions.iter().filter(|f| f.body.is_some()).map(|f| (f.span, Some(f))));
+    items.sort_by_key(|(s, _)| s.start());
+    for (span, f) in items {
+        let Some(f) = f.filter(|f| f.is_kernel) else {
+            let what = if f.is_some() { "device functions" } else { "host code" };
+            if let Some(a) = anns.take_between(from, span.end(), text) {
                 errors.push(
-                    Diagnostic::error(codes::CFRONT_UNSUPPORTED, "annotations of device functions are not supported yet", a.span())
+                    Diagnostic::error(codes::CFRONT_UNSUPPORTED, format!("annotations of {what} are not supported yet"), a.span())
                         .with_label("not checked"),
                 );
             }
-            from = f.span.end();
+            from = span.end();
             continue;
-        }
+        };
         let contract = match kernel::contract_of(f, from, &geo, text, &mut anns) {
             Ok(c) => c.unwrap_or_default(),
             Err(mut ds) => {
