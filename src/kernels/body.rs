@@ -13,6 +13,7 @@
 
 use super::annotations::Annotations;
 use super::expr::{int_range, Cx};
+use super::float::{float_type, is_float};
 use super::geometry::{int_lit, var};
 use super::spec::{self, Parsed, Place};
 use crate::ast::{self, BinOp, Block, Contract, ExprKind as P, Ident, Span, Stmt, StmtKind, Type as PType, TypeKind};
@@ -40,6 +41,7 @@ pub fn scalar(ty: &Type) -> Option<TypeKind> {
     match ty {
         Type::Int { .. } => Some(TypeKind::Int),
         Type::Bool => Some(TypeKind::Boolean),
+        Type::Float { .. } => Some(float_type()),
         _ => None,
     }
 }
@@ -210,6 +212,11 @@ impl Body<'_, '_> {
     fn while_loop(&mut self, cond: &ir::Expr, body: &ir::Stmt, step: &[ir::Stmt], contract: Contract, span: Span, out: &mut Vec<Stmt>) {
         let c = self.cx.cond(cond);
         let checks = std::mem::take(&mut self.cx.pending);
+        // The checks run again after each iteration: a fresh local among them
+        // would be declared twice.
+        if checks.iter().any(|s| matches!(s.kind, StmtKind::LocalDecl { .. })) {
+            self.cx.unsupported("a floating-point value in a loop condition", cond.span);
+        }
         out.extend(checks.iter().cloned());
         let mut b = match self.sub(body).kind {
             StmtKind::Block(b) => b.stmts,
@@ -234,12 +241,13 @@ impl Body<'_, '_> {
         if v.space == ir::AddressSpace::Shared {
             match (&v.ty, &v.init) {
                 (Type::Array { elem, len: Some(n) }, None) if scalar(elem).is_some() => {
+                    self.cx.uses_float |= is_float(elem);
                     let elem = scalar(elem).expect("checked");
                     self.shared.push(Shared { name: v.name.clone(), elem, len: *n, span });
                     self.cx.shared.push(v.name.clone());
                 }
                 _ => {
-                    self.cx.unsupported("a `__shared__`/`__local` variable other than an array of integers of constant size", span);
+                    self.cx.unsupported("a `__shared__`/`__local` variable other than an array of scalars of constant size", span);
                 }
             }
             return;
@@ -248,6 +256,7 @@ impl Body<'_, '_> {
             self.cx.unsupported(format!("a local of type {:?}", v.ty), span);
             return;
         };
+        self.cx.uses_float |= is_float(&v.ty);
         if let Some(init) = &v.init {
             if let C::Atomic { op, args } = &init.kind {
                 out.push(Stmt::new(StmtKind::LocalDecl { ty: PType::new(ty, span), name: Ident::new(&v.name, span), init: None }, span));
@@ -263,6 +272,8 @@ impl Body<'_, '_> {
     fn value_as(&mut self, e: &ir::Expr, ty: &Type) -> ast::Expr {
         if *ty == Type::Bool {
             self.cx.cond(e)
+        } else if is_float(ty) {
+            self.cx.float(e)
         } else {
             self.cx.int(e)
         }
@@ -299,7 +310,15 @@ impl Body<'_, '_> {
                 // (clang's implicit conversions are on `value`), then stored.
                 let combined =
                     ir::Expr { kind: C::Binary { op: *op, lhs: target.clone(), rhs: value.clone() }, ty: target.ty.clone(), span };
-                let v = self.cx.int(&combined);
+                let v = self.value_as(&combined, &target.ty);
+                self.assign(t, v, span, out);
+            }
+            C::IncDec { increment, target, .. } if is_float(&target.ty) => {
+                let Some(t) = self.target(target) else { return };
+                let op = if *increment { ir::BinaryOp::Add } else { ir::BinaryOp::Sub };
+                let one = Box::new(ir::Expr { kind: C::Float(1.0), ty: target.ty.clone(), span });
+                let changed = ir::Expr { kind: C::Binary { op, lhs: target.clone(), rhs: one }, ty: target.ty.clone(), span };
+                let v = self.cx.float(&changed);
                 self.assign(t, v, span, out);
             }
             C::IncDec { increment, target, .. } => {

@@ -17,10 +17,12 @@
 //!
 //! Booleans: C's conditions are integers (OpenCL C) or `bool` (CUDA, C++);
 //! a PVL condition is `e != 0` for an integer `e`, an integer from a
-//! condition `c ? 1 : 0`. Floating point, bitwise operators, shifts, pointer
-//! arithmetic, calls and the other constructs are refused at their place
-//! (`alpine::cfront::unsupported`), never approximated.
+//! condition `c ? 1 : 0`. Floating point is uninterpreted (`float.rs`).
+//! Bitwise operators, shifts, pointer arithmetic, calls and the other
+//! constructs are refused at their place (`alpine::cfront::unsupported`),
+//! never approximated.
 
+use super::float::is_float;
 use super::geometry::{bin, int_lit, var, Geometry};
 use crate::ast::{self, BinOp, ExprKind as P, Span, Stmt, StmtKind, UnOp};
 use crate::cfront::ir::{self, BinaryOp, Builtin, ExprKind as C, Type, UnaryOp};
@@ -45,6 +47,13 @@ pub struct Cx<'a> {
     pub pending: Vec<Stmt>,
     /// Names of the `__shared__` arrays of the kernel.
     pub shared: Vec<String>,
+    /// Names of the functions the file defines (the others are library functions).
+    pub defined: Vec<String>,
+    /// Fresh locals made so far (`float.rs`), for unique names.
+    pub fresh_count: usize,
+    /// Whether the kernel has a floating-point value (its program then declares
+    /// `float::FLOAT_CLASS`).
+    pub uses_float: bool,
 }
 
 /// The range of a C integer type.
@@ -116,7 +125,18 @@ pub struct Value {
 
 impl<'a> Cx<'a> {
     pub fn new(geo: &'a Geometry, text: &'a str) -> Cx<'a> {
-        Cx { geo, text, errors: Vec::new(), checks: Vec::new(), guards: Vec::new(), pending: Vec::new(), shared: Vec::new() }
+        Cx {
+            geo,
+            text,
+            errors: Vec::new(),
+            checks: Vec::new(),
+            guards: Vec::new(),
+            pending: Vec::new(),
+            shared: Vec::new(),
+            defined: Vec::new(),
+            fresh_count: 0,
+            uses_float: false,
+        }
     }
 
     pub fn unsupported(&mut self, what: impl Into<String>, span: Span) -> ast::Expr {
@@ -150,8 +170,17 @@ impl<'a> Cx<'a> {
         self.assert_guarded(cond, span);
     }
 
+    /// The conjunction of the conditions under which the expression being
+    /// lowered is evaluated (`None`: always).
+    pub fn guard(&self) -> Option<ast::Expr> {
+        self.guards.iter().cloned().reduce(|a, b| {
+            let span = b.span;
+            bin(BinOp::And, a, b, span)
+        })
+    }
+
     fn assert_guarded(&mut self, cond: ast::Expr, span: Span) {
-        let expr = match self.guards.iter().cloned().reduce(|a, b| bin(BinOp::And, a, b, span)) {
+        let expr = match self.guard() {
             Some(g) => bin(BinOp::Implies, g, cond, span),
             None => cond,
         };
@@ -159,6 +188,9 @@ impl<'a> Cx<'a> {
     }
 
     pub fn int(&mut self, e: &ir::Expr) -> ast::Expr {
+        if is_float(&e.ty) {
+            return self.unsupported("a floating-point value where an integer is expected", e.span);
+        }
         let v = self.value(e);
         self.int_of(v, e.span)
     }
@@ -184,7 +216,7 @@ impl<'a> Cx<'a> {
         }
     }
 
-    fn guarded<T>(&mut self, guard: ast::Expr, f: impl FnOnce(&mut Self) -> T) -> T {
+    pub fn guarded<T>(&mut self, guard: ast::Expr, f: impl FnOnce(&mut Self) -> T) -> T {
         self.guards.push(guard);
         let out = f(self);
         self.guards.pop();
@@ -210,15 +242,15 @@ impl<'a> Cx<'a> {
         let span = e.span;
         let int = |expr| Value { expr, boolean: false };
         let boolean = |expr| Value { expr, boolean: true };
+        if is_float(&e.ty) {
+            return Value { expr: self.float(e), boolean: false };
+        }
         match &e.kind {
             C::Int(n) => int(signed_lit(*n, span)),
             C::Bool(b) => boolean(ast::Expr::new(P::BoolLit(*b), span)),
             C::Var { name, kind } => {
                 if *kind == ir::VarKind::Global && !self.shared.contains(name) {
                     return int(self.unsupported(format!("the global variable `{name}`"), span));
-                }
-                if matches!(e.ty, Type::Float { .. }) {
-                    return int(self.unsupported("floating point", span));
                 }
                 Value { expr: var(name, span), boolean: e.ty == Type::Bool }
             }
@@ -228,9 +260,6 @@ impl<'a> Cx<'a> {
             },
             C::Cast { operand, .. } => self.cast(operand, &e.ty, span),
             C::Index { base, index } => {
-                if matches!(e.ty, Type::Float { .. }) {
-                    return int(self.unsupported("floating point", span));
-                }
                 let x = self.element(base, index, span);
                 Value { expr: x, boolean: e.ty == Type::Bool }
             }
@@ -260,7 +289,7 @@ impl<'a> Cx<'a> {
                 let (t, o) = if both { (t.expr, o.expr) } else { (self.int_of(t, span), self.int_of(o, span)) };
                 Value { expr: ast::Expr::new(P::Cond { cond: c.boxed(), then_expr: t.boxed(), else_expr: o.boxed() }, span), boolean: both }
             }
-            C::Float(_) => int(self.unsupported("floating point", span)),
+            C::Float(_) => int(self.float(e)),
             C::Assign { .. } | C::IncDec { .. } => int(self.unsupported("an assignment inside an expression", span)),
             C::Atomic { .. } => int(self.unsupported("an atomic operation inside an expression", span)),
             C::Call { callee, .. } => int(self.unsupported(format!("the call of `{callee}`"), span)),
@@ -275,6 +304,7 @@ impl<'a> Cx<'a> {
 
     fn cast(&mut self, operand: &ir::Expr, to: &Type, span: Span) -> Value {
         match (to, &operand.ty) {
+            (Type::Bool, Type::Float { .. }) => Value { expr: self.float_truth(operand), boolean: true },
             (Type::Bool, _) => {
                 let c = self.cond(operand);
                 Value { expr: c, boolean: true }
@@ -290,7 +320,10 @@ impl<'a> Cx<'a> {
                 Value { expr: x, boolean: false }
             }
             (Type::Pointer { .. }, Type::Array { .. } | Type::Pointer { .. }) => self.value(operand),
-            (Type::Float { .. }, _) | (_, Type::Float { .. }) => Value { expr: self.unsupported("floating point", span), boolean: false },
+            (_, Type::Float { .. }) => Value {
+                expr: self.unsupported("a conversion of a floating-point value to an integer (undefined outside its range)", span),
+                boolean: false,
+            },
             _ => Value { expr: self.unsupported("this conversion", span), boolean: false },
         }
     }
@@ -314,8 +347,11 @@ impl<'a> Cx<'a> {
             BinaryOp::Ge => Some(BinOp::Ge),
             _ => None,
         };
-        if matches!(e.ty, Type::Float { .. }) || matches!(lhs.ty, Type::Float { .. }) {
-            return Value { expr: self.unsupported("floating point", span), boolean: false };
+        if is_float(&lhs.ty) || is_float(&rhs.ty) {
+            if compare(op).is_some() {
+                return Value { expr: self.float_comparison(lhs, rhs, span), boolean: true };
+            }
+            return Value { expr: self.unsupported("this floating-point operation", span), boolean: false };
         }
         if let Some(p) = arith(op) {
             let (l, r) = (self.int(lhs), self.int(rhs));

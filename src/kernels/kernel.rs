@@ -37,6 +37,23 @@ use crate::ast::{
 use crate::cfront::ir::{self, Function};
 use crate::diagnostics::{codes, Diagnostic};
 
+/// What lowering the kernels of a file collects besides their methods.
+#[derive(Default)]
+pub struct Outputs {
+    /// The integer checks, by span (see [`super::Check`]).
+    pub checks: Vec<super::expr::Check>,
+    /// Whether a kernel has a floating-point value.
+    pub uses_float: bool,
+}
+
+fn mentions_float(ty: &ir::Type) -> bool {
+    match ty {
+        ir::Type::Float { .. } => true,
+        ir::Type::Pointer { pointee: t, .. } | ir::Type::Array { elem: t, .. } => mentions_float(t),
+        _ => false,
+    }
+}
+
 /// A kernel's contract split by level.
 #[derive(Default)]
 struct Levels {
@@ -62,11 +79,13 @@ pub fn lower(
     geo: &Geometry,
     text: &str,
     anns: &mut Annotations,
-    cx_out: &mut Vec<super::expr::Check>,
+    module: &ir::Module,
+    out: &mut Outputs,
 ) -> Result<Method, Vec<Diagnostic>> {
     let span = f.span;
     let mut errors = Vec::new();
     let mut cx = Cx::new(geo, text);
+    cx.defined = module.functions.iter().filter(|g| g.body.is_some()).map(|g| g.name.clone()).collect();
     // Globals that are `__shared__`/`__local` arrays are per block too.
     let mut levels = Levels::default();
     let iter_names: Vec<String> = geo.thread_iters(span).into_iter().chain(geo.block_iters(span)).map(|(n, _)| n).collect();
@@ -104,7 +123,7 @@ pub fn lower(
             ir::Type::Pointer { pointee, space } if *space != ir::AddressSpace::Shared => match scalar(pointee) {
                 Some(k) => TypeKind::Array(Box::new(Type::new(k, p.span)), None),
                 None => {
-                    errors.push(unsupported(format!("the parameter `{}`: pointers to other than integers", p.name), p.span));
+                    errors.push(unsupported(format!("the parameter `{}`: pointers to other than scalars", p.name), p.span));
                     continue;
                 }
             },
@@ -119,7 +138,7 @@ pub fn lower(
                 }
                 None => {
                     errors.push(unsupported(
-                        format!("the parameter `{}` of this type (integers, booleans and pointers to integers are)", p.name),
+                        format!("the parameter `{}` of this type (scalars and pointers to scalars are)", p.name),
                         p.span,
                     ));
                     continue;
@@ -139,7 +158,8 @@ pub fn lower(
     body.stmts(stmts, span.start(), span.end(), &mut thread_stmts);
     let shared = std::mem::take(&mut body.shared);
     errors.append(&mut cx.errors);
-    cx_out.append(&mut cx.checks);
+    out.checks.append(&mut cx.checks);
+    out.uses_float |= cx.uses_float || f.params.iter().any(|p| mentions_float(&p.ty));
     if !errors.is_empty() {
         return Err(errors);
     }

@@ -7,7 +7,8 @@
 //! text and handing them out by position), `spec.rs` (parsing one annotation
 //! with the PVL parser, spans exact; C names of the geometry), `geometry.rs`
 //! (launch sizes, iterators, thread-level clauses over all threads),
-//! `expr.rs` (C expressions and their integer checks), `body.rs` (statements),
+//! `expr.rs` (C expressions and their integer checks), `float.rs` (floating
+//! point as uninterpreted values), `body.rs` (statements),
 //! `kernel.rs` (one kernel: the method, the grid of blocks of threads).
 //!
 //! Modelling choices and why they are sound (never ✓ a wrong kernel):
@@ -29,7 +30,11 @@
 //!   exact under that permission (no other thread can touch the element).
 //!   Contended atomics, which need a resource invariant, fail verification with
 //!   a permission error at the call.
-//! * **Floating point**, bitwise operators, structs, device-function calls,
+//! * **Floating point** values are uninterpreted (`float.rs`): values of an
+//!   abstract class, equal only when they are the same value; arithmetic,
+//!   conversions, literals and math functions give fresh values, comparisons
+//!   fresh booleans, so no claim about float arithmetic is provable.
+//! * Bitwise operators, structs, device-function calls,
 //!   `break`/`continue`/`switch` and GPUVerify annotations are refused with an
 //!   `alpine::cfront::unsupported` diagnostic at their place.
 //! * **Launch**: sizes from the command line, else symbolic with `0 < size`
@@ -39,6 +44,7 @@
 mod annotations;
 mod body;
 mod expr;
+mod float;
 mod geometry;
 mod kernel;
 mod spec;
@@ -65,7 +71,7 @@ pub fn lower(text: &str, module: &Module) -> Result<Lowered, Vec<Diagnostic>> {
     let mut anns = annotations::Annotations::scan(text);
     let mut errors = Vec::new();
     let mut members = Vec::new();
-    let mut checks = Vec::new();
+    let mut outputs = kernel::Outputs::default();
     let mut from = 0usize;
     // Host functions take their annotations (before and inside them) too, so
     // that none is taken for the next kernel's contract.
@@ -91,7 +97,7 @@ pub fn lower(text: &str, module: &Module) -> Result<Lowered, Vec<Diagnostic>> {
                 ast::Contract::default()
             }
         };
-        match kernel::lower(f, contract, &geo, text, &mut anns, &mut checks) {
+        match kernel::lower(f, contract, &geo, text, &mut anns, module, &mut outputs) {
             Ok(m) => members.push(ast::Member::Method(m)),
             Err(mut ds) => errors.append(&mut ds),
         }
@@ -113,13 +119,19 @@ pub fn lower(text: &str, module: &Module) -> Result<Lowered, Vec<Diagnostic>> {
         members,
         span: Span::new(0, text.len()),
     };
-    let mut program = ast::Program { classes: vec![class], comments: Vec::new(), blank_lines: Vec::new(), span: Span::new(0, text.len()) };
+    let mut classes = vec![class];
+    if outputs.uses_float {
+        // Floating-point values: references of a class with no members (`float.rs`).
+        let name = ast::Ident::new(float::FLOAT_CLASS, Span::DUMMY);
+        classes.push(ast::Class { contract: ast::Contract::default(), name, members: Vec::new(), span: Span::DUMMY });
+    }
+    let mut program = ast::Program { classes, comments: Vec::new(), blank_lines: Vec::new(), span: Span::new(0, text.len()) };
     let diags = crate::resolve::check_program(&mut program);
     let errs: Vec<Diagnostic> = diags.into_iter().filter(|d| d.severity == crate::diagnostics::Severity::Error).collect();
     if !errs.is_empty() {
         return Err(errs);
     }
-    Ok(Lowered { program, checks, launch: describe_launch(&geo) })
+    Ok(Lowered { program, checks: outputs.checks, launch: describe_launch(&geo) })
 }
 
 fn describe_launch(geo: &geometry::Geometry) -> String {
