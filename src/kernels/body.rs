@@ -15,6 +15,7 @@ use super::annotations::Annotations;
 use super::expr::{int_range, Cx};
 use super::float::{float_type, is_float};
 use super::geometry::{int_lit, var};
+use super::inline::{Inliner, MAX_DEPTH};
 use super::spec::{self, Parsed, Place};
 use crate::ast::{self, BinOp, Block, Contract, ExprKind as P, Ident, Span, Stmt, StmtKind, Type as PType, TypeKind};
 use crate::cfront::ir::{self, AtomicOp, ExprKind as C, StmtKind as S, Type};
@@ -34,6 +35,11 @@ pub struct Body<'a, 'c> {
     pub cx: &'c mut Cx<'a>,
     pub anns: &'c mut Annotations,
     pub shared: Vec<Shared>,
+    /// Calls of device functions (`inline.rs`).
+    pub inliner: Inliner<'a>,
+    /// How many inlined calls the statement being lowered is inside: their
+    /// statements take no annotations (those of device functions are refused).
+    pub inline_depth: usize,
 }
 
 /// The PVL type of a C scalar, if alpine models it.
@@ -85,8 +91,24 @@ impl Body<'_, '_> {
     pub fn stmts(&mut self, ss: &[ir::Stmt], start: usize, end: usize, out: &mut Vec<Stmt>) {
         let mut at = start;
         for (i, s) in ss.iter().enumerate() {
-            let ann = self.anns.take_between(at, s.span.start(), self.cx.text);
+            let ann = if self.inline_depth == 0 { self.anns.take_between(at, s.span.start(), self.cx.text) } else { None };
             at = s.span.end();
+            let hoisted;
+            let s = if self.inliner.calls_in(s) {
+                match self.inliner.hoist(s) {
+                    Ok((before, rest)) => {
+                        self.inlined(&before, out);
+                        hoisted = rest;
+                        &hoisted
+                    }
+                    Err((what, span)) => {
+                        self.cx.unsupported(what, span);
+                        continue;
+                    }
+                }
+            } else {
+                s
+            };
             let place = match &s.kind {
                 S::While { .. } | S::For { .. } | S::DoWhile { .. } => Place::Loop,
                 S::Barrier(_) => Place::Barrier,
@@ -120,7 +142,7 @@ impl Body<'_, '_> {
             }
             self.stmt(s, contract, out);
         }
-        if let Some(a) = self.anns.take_between(at, end, self.cx.text) {
+        if let Some(a) = self.anns.take_between(at, end, self.cx.text).filter(|_| self.inline_depth == 0) {
             match spec::parse(&a, Place::Statements, self.cx.geo) {
                 Ok(Parsed::Stmts(ghost)) => match spec::check_ghost(&ghost) {
                     Ok(()) => out.extend(ghost),
@@ -130,6 +152,25 @@ impl Body<'_, '_> {
                 Err(ds) => self.cx.errors.extend(ds),
             }
         }
+    }
+
+    /// The statements of inlined calls (`inline.rs`), run before a statement.
+    fn inlined(&mut self, before: &[ir::Stmt], out: &mut Vec<Stmt>) {
+        let Some(first) = before.first() else { return };
+        if self.inline_depth >= MAX_DEPTH {
+            self.cx.unsupported("recursion (device functions inlined more than 16 deep)", first.span);
+            return;
+        }
+        self.inline_depth += 1;
+        for st in before {
+            self.stmts(std::slice::from_ref(st), st.span.start(), st.span.end(), out);
+        }
+        self.inline_depth -= 1;
+    }
+
+    /// One statement, its calls of device functions inlined first.
+    fn stmt_with_calls(&mut self, s: &ir::Stmt, out: &mut Vec<Stmt>) {
+        self.stmts(std::slice::from_ref(s), s.span.start(), s.span.end(), out);
     }
 
     fn sub(&mut self, s: &ir::Stmt) -> Stmt {
@@ -170,7 +211,7 @@ impl Body<'_, '_> {
                 }
                 let mut scope = Vec::new();
                 for st in init {
-                    self.stmt(st, Contract::default(), &mut scope);
+                    self.stmt_with_calls(st, &mut scope);
                 }
                 let step: Vec<ir::Stmt> = step.iter().map(|e| ir::Stmt { kind: S::Expr(e.clone()), span: e.span }).collect();
                 let truth = ir::Expr { kind: C::Bool(true), ty: Type::Bool, span };
@@ -188,6 +229,9 @@ impl Body<'_, '_> {
             }
             S::Return(_) => {
                 self.cx.unsupported("`return` other than as an early exit `if (…) { …; return; }`", span);
+            }
+            S::Barrier(_) if self.inline_depth > 0 => {
+                self.cx.unsupported("a barrier inside a device function", span);
             }
             S::Barrier(ir::Barrier::Block { .. }) => {
                 let label = Ident::new(THREADS, span);
@@ -223,7 +267,7 @@ impl Body<'_, '_> {
             k => vec![Stmt::new(k, span)],
         };
         for st in step {
-            self.stmt(st, Contract::default(), &mut b);
+            self.stmt_with_calls(st, &mut b);
         }
         b.extend(checks);
         let lp = ast::Loop {

@@ -152,7 +152,7 @@ pub fn lower(
     }
     let launch = geo.preconditions(span).map_err(|m| vec![Diagnostic::error(codes::USAGE, m, span)])?;
     // The body: one thread's statements.
-    let mut body = Body { cx: &mut cx, anns, shared: Vec::new() };
+    let mut body = Body { cx: &mut cx, anns, shared: Vec::new(), inliner: super::inline::Inliner::new(module), inline_depth: 0 };
     let mut thread_stmts = Vec::new();
     let stmts = f.body.as_deref().unwrap_or(&[]);
     body.stmts(stmts, span.start(), span.end(), &mut thread_stmts);

@@ -8,7 +8,8 @@
 //! with the PVL parser, spans exact; C names of the geometry), `geometry.rs`
 //! (launch sizes, iterators, thread-level clauses over all threads),
 //! `expr.rs` (C expressions and their integer checks), `float.rs` (floating
-//! point as uninterpreted values), `body.rs` (statements),
+//! point as uninterpreted values), `inline.rs` (calls of device functions),
+//! `body.rs` (statements),
 //! `kernel.rs` (one kernel: the method, the grid of blocks of threads).
 //!
 //! Modelling choices and why they are sound (never ✓ a wrong kernel):
@@ -34,7 +35,9 @@
 //!   abstract class, equal only when they are the same value; arithmetic,
 //!   conversions, literals and math functions give fresh values, comparisons
 //!   fresh booleans, so no claim about float arithmetic is provable.
-//! * Bitwise operators, structs, device-function calls,
+//! * **Device functions** are inlined at their calls (`inline.rs`), which is
+//!   C's call semantics (arguments evaluated once, passed by value).
+//! * Bitwise operators, structs,
 //!   `break`/`continue`/`switch` and GPUVerify annotations are refused with an
 //!   `alpine::cfront::unsupported` diagnostic at their place.
 //! * **Launch**: sizes from the command line, else symbolic with `0 < size`
@@ -46,6 +49,7 @@ mod body;
 mod expr;
 mod float;
 mod geometry;
+mod inline;
 mod kernel;
 mod spec;
 
