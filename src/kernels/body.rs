@@ -9,13 +9,17 @@
 //! then-branch of an `if` without `else` is an early exit: the rest of the
 //! block becomes the `else` branch (the same runs, without a `return` in a par
 //! block). Loops are lowered to `while` loops with the update at the end of the
-//! body, which is exact because `continue` (and `break`) are refused.
+//! body, which is exact because `break`/`continue` are rewritten into flags
+//! first (`jumps.rs`, which also turns `switch` into an `if` chain); `do B
+//! while (c)` is `B; while (c) B`. Calls of device functions are inlined
+//! before their statement (`inline.rs`).
 
 use super::annotations::Annotations;
 use super::expr::{int_range, Cx};
 use super::float::{float_type, is_float};
 use super::geometry::{int_lit, var};
 use super::inline::{Inliner, MAX_DEPTH};
+use super::jumps;
 use super::spec::{self, Parsed, Place};
 use crate::ast::{self, BinOp, Block, Contract, ExprKind as P, Ident, Span, Stmt, StmtKind, Type as PType, TypeKind};
 use crate::cfront::ir::{self, AtomicOp, ExprKind as C, StmtKind as S, Type};
@@ -199,6 +203,22 @@ impl Body<'_, '_> {
                 let o = otherwise.as_ref().map(|o| Box::new(self.sub(o)));
                 out.push(Stmt::new(StmtKind::If { cond: c, then_branch: Box::new(t), else_branch: o }, span));
             }
+            S::While { .. } | S::For { .. } | S::DoWhile { .. } if jumps::loop_jumps(s) => {
+                self.cx.fresh_count += 1;
+                match jumps::rewrite_loop(s, self.cx.fresh_count) {
+                    Ok((before, lp)) => {
+                        let mut scope = Vec::new();
+                        for st in &before {
+                            self.stmt_with_calls(st, &mut scope);
+                        }
+                        self.stmt(&lp, contract, &mut scope);
+                        out.push(block(scope, span));
+                    }
+                    Err((what, at)) => {
+                        self.cx.unsupported(what, at);
+                    }
+                }
+            }
             S::While { invariants, cond, body } => {
                 if let Some(i) = invariants.first() {
                     self.cx.unsupported("GPUVerify's `__invariant` in a VerCors-annotated kernel", i.span);
@@ -218,14 +238,36 @@ impl Body<'_, '_> {
                 self.while_loop(cond.as_ref().unwrap_or(&truth), body, &step, contract, span, &mut scope);
                 out.push(block(scope, span));
             }
-            S::DoWhile { .. } => {
-                self.cx.unsupported("`do … while`", span);
+            S::DoWhile { invariants, body, cond } => {
+                if let Some(i) = invariants.first() {
+                    self.cx.unsupported("GPUVerify's `__invariant` in a VerCors-annotated kernel", i.span);
+                }
+                // `do B while (c)` is `B; while (c) B`: the loop head (where its
+                // invariants hold) is each test of `c`. The second copy takes
+                // the body's annotations again, so both check them.
+                let saved = self.anns.clone();
+                let once = self.sub(body);
+                *self.anns = saved;
+                let mut scope = vec![once];
+                self.while_loop(cond, body, &[], contract, span, &mut scope);
+                out.push(block(scope, span));
             }
             S::Switch { .. } => {
-                self.cx.unsupported("`switch`", span);
+                self.cx.fresh_count += 1;
+                match jumps::rewrite_switch(s, self.cx.fresh_count) {
+                    Ok((scrutinee, chain)) => {
+                        let mut scope = Vec::new();
+                        self.stmt_with_calls(&scrutinee, &mut scope);
+                        self.stmts(std::slice::from_ref(&chain), chain.span.start(), chain.span.end(), &mut scope);
+                        out.push(block(scope, span));
+                    }
+                    Err((what, at)) => {
+                        self.cx.unsupported(what, at);
+                    }
+                }
             }
             S::Break | S::Continue => {
-                self.cx.unsupported("`break` and `continue`", span);
+                self.cx.unsupported("`break` or `continue` outside a loop's body (or inside a `switch` arm other than at its end)", span);
             }
             S::Return(_) => {
                 self.cx.unsupported("`return` other than as an early exit `if (…) { …; return; }`", span);

@@ -9,7 +9,7 @@
 //! (launch sizes, iterators, thread-level clauses over all threads),
 //! `expr.rs` (C expressions and their integer checks), `float.rs` (floating
 //! point as uninterpreted values), `inline.rs` (calls of device functions),
-//! `body.rs` (statements),
+//! `jumps.rs` (`break`, `continue`, `switch`), `body.rs` (statements),
 //! `kernel.rs` (one kernel: the method, the grid of blocks of threads).
 //!
 //! Modelling choices and why they are sound (never ✓ a wrong kernel):
@@ -37,8 +37,10 @@
 //!   fresh booleans, so no claim about float arithmetic is provable.
 //! * **Device functions** are inlined at their calls (`inline.rs`), which is
 //!   C's call semantics (arguments evaluated once, passed by value).
-//! * Bitwise operators, structs,
-//!   `break`/`continue`/`switch` and GPUVerify annotations are refused with an
+//! * **Control flow**: `break`/`continue` become flags and `switch` an `if`
+//!   chain (`jumps.rs`), `do B while (c)` is `B; while (c) B` — the same runs.
+//! * Bitwise operators, structs, fall-through between `case`s
+//!   and GPUVerify annotations are refused with an
 //!   `alpine::cfront::unsupported` diagnostic at their place.
 //! * **Launch**: sizes from the command line, else symbolic with `0 < size`
 //!   and `gridDim * blockDim <= INT_MAX` per axis; an axis the file never
@@ -50,6 +52,7 @@ mod expr;
 mod float;
 mod geometry;
 mod inline;
+mod jumps;
 mod kernel;
 mod spec;
 
