@@ -411,7 +411,7 @@ impl Body<'_, '_> {
                 let Some(t) = self.target(target) else { return };
                 let p = if *increment { BinOp::Add } else { BinOp::Sub };
                 let v = super::geometry::bin(p, t.clone(), int_lit(1, span), span);
-                self.cx.check_range(&v, &target.ty, span);
+                let v = self.cx.in_range(v, &target.ty, span);
                 self.assign(t, v, span, out);
             }
             C::Atomic { op, args } => self.atomic(*op, args, None, e, out),
@@ -440,14 +440,12 @@ impl Body<'_, '_> {
                 let Some(v) = arg(self.cx, 1) else { return };
                 let p = if op == AtomicOp::Add { BinOp::Add } else { BinOp::Sub };
                 let x = super::geometry::bin(p, old.clone(), v, span);
-                self.cx.check_range(&x, &elem_ty, span);
-                x
+                self.cx.in_range(x, &elem_ty, span)
             }
             AtomicOp::Inc | AtomicOp::Dec if args.len() == 1 => {
                 let p = if op == AtomicOp::Inc { BinOp::Add } else { BinOp::Sub };
                 let x = super::geometry::bin(p, old.clone(), int_lit(1, span), span);
-                self.cx.check_range(&x, &elem_ty, span);
-                x
+                self.cx.in_range(x, &elem_ty, span)
             }
             AtomicOp::Exchange => {
                 let Some(v) = arg(self.cx, 1) else { return };

@@ -8,9 +8,9 @@
 //! guarded by the conditions under which C evaluates the operation (`&&`,
 //! `||`, `?:`). Within range, C's result equals the mathematical one (`/` and
 //! `%` truncate in both), so the model is exact where the asserts hold. A
-//! signed overflow is undefined behaviour: reported. An unsigned wrap-around
-//! is defined, but not modelled: reported too (sound; a kernel that relies on
-//! wrap-around is rejected, never wrongly accepted). One exemption, argued in
+//! signed overflow is undefined behaviour: reported. Unsigned arithmetic and
+//! conversions to unsigned types wrap around: their value is the mathematical
+//! one modulo 2^bits (`wrap`), which is C's definition, so exact. One exemption, argued in
 //! `geometry.rs`: sums and products of the launch geometry of one axis of the
 //! form `blockIdx * blockDim + threadIdx` are below `gridDim * blockDim <=
 //! INT_MAX` by the launch precondition.
@@ -79,6 +79,22 @@ fn strip_casts(e: &ir::Expr) -> &ir::Expr {
         C::Cast { operand, .. } => strip_casts(operand),
         _ => e,
     }
+}
+
+/// `v` modulo 2^bits, in [0, 2^bits): `(\let int w = v; 0 <= w && w < M ? w
+/// : ((w % M) + M) % M)` (PVL's `%` truncates like C's, so the second `%`
+/// makes a negative remainder non-negative). The binder's name has a `.`,
+/// which no C or PVL name has; `v` is written once.
+fn wrap(v: ast::Expr, bits: u16, span: Span, count: &mut usize) -> ast::Expr {
+    *count += 1;
+    let name = format!("wrap.{count}");
+    let w = || var(&name, span);
+    let m = || int_lit(1u128 << bits, span);
+    let in_range = bin(BinOp::And, bin(BinOp::Le, int_lit(0, span), w(), span), bin(BinOp::Lt, w(), m(), span), span);
+    let reduced = bin(BinOp::Mod, bin(BinOp::Add, bin(BinOp::Mod, w(), m(), span), m(), span), m(), span);
+    let body = ast::Expr::new(P::Cond { cond: in_range.boxed(), then_expr: w().boxed(), else_expr: reduced.boxed() }, span);
+    let binder = ast::Param { ty: ast::Type::new(ast::TypeKind::Int, span), name: ast::Ident::new(&name, span), span };
+    ast::Expr::new(P::Let { binder, value: v.boxed(), body: body.boxed() }, span)
 }
 
 /// `blockIdx * blockDim (+ threadIdx)` of one axis, or a single geometry
@@ -151,6 +167,20 @@ impl<'a> Cx<'a> {
         self.text.get(span.start()..span.end()).unwrap_or("this operation")
     }
 
+    /// The C value of the mathematical result `v` of an operation of type
+    /// `ty`: for an unsigned type, `v` modulo 2^bits (C's wrap-around, exact);
+    /// for a signed one `v` itself, checked to be in range (an overflow is
+    /// undefined behaviour, reported).
+    pub fn in_range(&mut self, v: ast::Expr, ty: &Type, span: Span) -> ast::Expr {
+        match ty {
+            Type::Int { bits, signed: false } if *bits <= 64 => wrap(v, *bits, span, &mut self.fresh_count),
+            _ => {
+                self.check_range(&v, ty, span);
+                v
+            }
+        }
+    }
+
     /// `assert guards ==> min <= v && v <= max;` before the statement.
     pub fn check_range(&mut self, v: &ast::Expr, ty: &Type, span: Span) {
         let Some((min, max)) = int_range(ty) else { return };
@@ -160,9 +190,7 @@ impl<'a> Cx<'a> {
             Type::Int { signed: true, bits } => {
                 format!("signed overflow: `{}` may be outside the range of a {bits}-bit `int`", self.source(span))
             }
-            Type::Int { bits, .. } => {
-                format!("`{}` may wrap around its {bits}-bit unsigned type (alpine does not model wrap-around)", self.source(span))
-            }
+            Type::Int { bits, .. } => format!("`{}` may be outside the range of a {bits}-bit unsigned type", self.source(span)),
             _ => format!("`{}` may be out of range", self.source(span)),
         };
         self.checks.push(Check { span, message: what });
@@ -272,8 +300,7 @@ impl<'a> Cx<'a> {
                 UnaryOp::Neg => {
                     let x = self.int(operand);
                     let r = ast::Expr::new(P::Unary { op: UnOp::Neg, operand: x.boxed() }, span);
-                    self.check_range(&r, &e.ty, span);
-                    int(r)
+                    int(self.in_range(r, &e.ty, span))
                 }
                 UnaryOp::BitNot => int(self.unsupported("bitwise `~`", span)),
                 UnaryOp::Deref => int(self.unsupported("pointer dereference `*p` (write `p[0]`)", span)),
@@ -314,9 +341,9 @@ impl<'a> Cx<'a> {
                 let x = self.int_of(v, span);
                 let (fmin, fmax) = int_range(from).unwrap_or((i128::MIN, i128::MAX));
                 let (tmin, tmax) = int_range(to).unwrap_or((i128::MIN, i128::MAX));
-                if (fmin < tmin || fmax > tmax) && !bounded_by_launch(operand) {
-                    self.check_range(&x, to, operand.span);
-                }
+                // A conversion to an unsigned type is modulo 2^bits; to a signed
+                // type, a value out of its range is implementation-defined: reported.
+                let x = if (fmin < tmin || fmax > tmax) && !bounded_by_launch(operand) { self.in_range(x, to, operand.span) } else { x };
                 Value { expr: x, boolean: false }
             }
             (Type::Pointer { .. }, Type::Array { .. } | Type::Pointer { .. }) => self.value(operand),
@@ -326,6 +353,38 @@ impl<'a> Cx<'a> {
             },
             _ => Value { expr: self.unsupported("this conversion", span), boolean: false },
         }
+    }
+
+    /// `x << k` and `x >> k` by a constant `k` (0 <= k < the width of `x`'s
+    /// type, else undefined: refused) as `x * 2^k` (wrapped for unsigned
+    /// types, range-checked for signed ones) and `x / 2^k` (exact for `x >= 0`).
+    /// A signed `x` must be non-negative (a negative one is undefined for `<<`
+    /// and implementation-defined for `>>`): checked.
+    fn shift(&mut self, op: BinaryOp, lhs: &ir::Expr, rhs: &ir::Expr, e: &ir::Expr) -> ast::Expr {
+        let span = e.span;
+        let Type::Int { bits, signed } = e.ty else { return self.unsupported("a shift of this type", span) };
+        let k = match &strip_casts(rhs).kind {
+            C::Int(k) if (0..i128::from(bits)).contains(k) => *k as u32,
+            C::Int(_) => return self.unsupported("a shift by a negative amount or by the width of its type or more (undefined)", rhs.span),
+            _ => return self.unsupported("a shift by an amount that is not a constant", rhs.span),
+        };
+        let x = self.int(lhs);
+        let factor = int_lit(1u128 << k, span);
+        let shifted = if op == BinaryOp::Shl { bin(BinOp::Mul, x.clone(), factor, span) } else { bin(BinOp::Div, x.clone(), factor, span) };
+        if !signed {
+            return if op == BinaryOp::Shl { self.in_range(shifted, &e.ty, span) } else { shifted };
+        }
+        // One check per place (failures are worded by span): the operand is
+        // non-negative and, for `<<`, the result in range.
+        let (_, max) = int_range(&e.ty).unwrap_or((i128::MIN, i128::MAX));
+        let mut ok = bin(BinOp::Le, int_lit(0, span), x, span);
+        if op == BinaryOp::Shl {
+            ok = bin(BinOp::And, ok, bin(BinOp::Le, shifted.clone(), signed_lit(max, span), span), span);
+        }
+        let message = format!("`{}` may shift a negative value or overflow (undefined or implementation-defined in C)", self.source(span));
+        self.checks.push(Check { span, message });
+        self.assert_guarded(ok, span);
+        shifted
     }
 
     fn binary(&mut self, op: BinaryOp, lhs: &ir::Expr, rhs: &ir::Expr, e: &ir::Expr) -> Value {
@@ -357,9 +416,7 @@ impl<'a> Cx<'a> {
             let (l, r) = (self.int(lhs), self.int(rhs));
             let x = bin(p, l, r, span);
             // `%` stays within its operands' range; `/` only overflows on INT_MIN / -1.
-            if p != BinOp::Mod && !bounded_by_launch(e) {
-                self.check_range(&x, &e.ty, span);
-            }
+            let x = if p != BinOp::Mod && !bounded_by_launch(e) { self.in_range(x, &e.ty, span) } else { x };
             return Value { expr: x, boolean: false };
         }
         if let Some(p) = compare(op) {
@@ -383,8 +440,9 @@ impl<'a> Cx<'a> {
                 let p = if op == BinaryOp::And { BinOp::And } else { BinOp::Or };
                 Value { expr: bin(p, l, r, span), boolean: true }
             }
+            BinaryOp::Shl | BinaryOp::Shr => Value { expr: self.shift(op, lhs, rhs, e), boolean: false },
             BinaryOp::Comma => Value { expr: self.unsupported("the comma operator", span), boolean: false },
-            _ => Value { expr: self.unsupported("bitwise operators and shifts", span), boolean: false },
+            _ => Value { expr: self.unsupported("bitwise operators", span), boolean: false },
         }
     }
 }

@@ -16,8 +16,9 @@
 //! * **Threads**: a par over blocks around a par over threads, shared memory
 //!   allocated per block, barriers per block (`kernel.rs`), as VerCors does.
 //! * **Integers** are exact within range and every operation that could leave
-//!   its C type's range is checked (`expr.rs`); unsigned wrap-around is reported,
-//!   not modelled.
+//!   its C type's range is checked (`expr.rs`); unsigned arithmetic wraps
+//!   around modulo 2^bits (C's definition), shifts by constants are products
+//!   and quotients by powers of two.
 //! * **Pointers**: a pointer parameter is a PVL array (`int *a` is `int[] a`):
 //!   `a[i]` reads element `i` of the buffer `a` points to, whose length is
 //!   `a.length`; pointer arithmetic and `*p` are refused. Two parameters may
@@ -39,7 +40,7 @@
 //!   C's call semantics (arguments evaluated once, passed by value).
 //! * **Control flow**: `break`/`continue` become flags and `switch` an `if`
 //!   chain (`jumps.rs`), `do B while (c)` is `B; while (c) B` — the same runs.
-//! * Bitwise operators, structs, fall-through between `case`s
+//! * Bitwise operators (shifts by a constant are modelled), structs, fall-through between `case`s
 //!   and GPUVerify annotations are refused with an
 //!   `alpine::cfront::unsupported` diagnostic at their place.
 //! * **Launch**: sizes from the command line, else symbolic with `0 < size`
