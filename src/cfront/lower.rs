@@ -158,7 +158,7 @@ impl<'tu> Lowerer<'tu> {
                 // as nvcc's device pass does. A kernel cannot reach it (clang
                 // rejects a call of a host function from device code), so leaving
                 // it out changes no kernel's meaning.
-                if self.lang == Language::Cuda && is_host_only(&e) {
+                if self.lang == Language::Cuda && is_host_only(&e) && !self.is_constexpr(span) {
                     if e.is_definition() {
                         module.host_functions.push((name, span));
                     }
@@ -181,6 +181,15 @@ impl<'tu> Lowerer<'tu> {
             k => return Err(Unsupported::new(format!("the declaration `{}` ({k:?})", e.get_name().unwrap_or_default()), span)),
         }
         Ok(())
+    }
+
+    /// Whether the declaration at `span` is written `constexpr` (before its
+    /// parameters): clang lets device code call such a function (it is
+    /// implicitly `__host__ __device__`), so it is lowered.
+    fn is_constexpr(&self, span: Span) -> bool {
+        let head = self.map.text().get(span.start()..span.end()).unwrap_or("");
+        let head = head.split('(').next().unwrap_or("");
+        head.split(|c: char| !(c.is_ascii_alphanumeric() || c == '_')).any(|w| w == "constexpr")
     }
 
     fn is_kernel(&mut self, f: &Entity<'tu>) -> bool {
@@ -507,7 +516,8 @@ fn is_array_size(ty: &Type, c: &Entity) -> bool {
 }
 
 /// A CUDA function that runs on the host only: neither `__global__` nor
-/// `__device__` (a function without qualifier is `__host__`).
+/// `__device__` (a function without qualifier is `__host__`; a `constexpr`
+/// one is the exception, see `Lowerer::is_constexpr`).
 fn is_host_only(f: &Entity) -> bool {
     !f.get_children().iter().any(|a| matches!(a.get_kind(), EntityKind::CudaGlobalAttr | EntityKind::CudaDeviceAttr))
 }

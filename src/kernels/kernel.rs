@@ -85,7 +85,9 @@ pub fn lower(
     let span = f.span;
     let mut errors = Vec::new();
     let mut cx = Cx::new(geo, text);
-    cx.defined = module.functions.iter().filter(|g| g.body.is_some()).map(|g| g.name.clone()).collect();
+    // Host functions count as defined: a call of one is refused, never a library call.
+    let host = module.host_functions.iter().map(|(name, _)| name.clone());
+    cx.defined = module.functions.iter().filter(|g| g.body.is_some()).map(|g| g.name.clone()).chain(host).collect();
     // Globals that are `__shared__`/`__local` arrays are per block too.
     let mut levels = Levels::default();
     let iter_names: Vec<String> = geo.thread_iters(span).into_iter().chain(geo.block_iters(span)).map(|(n, _)| n).collect();

@@ -6,6 +6,9 @@ __device__ int twice(int x) { return 2 * x; }
 
 __host__ __device__ int both(int x) { return x + 1; }
 
+// constexpr functions are implicitly __host__ __device__ for clang.
+constexpr int square(int x) { return x * x; }
+
 __global__ void scale(int *a, int n) {
     int sized[4];
     int listed[2] = {1, 2};
