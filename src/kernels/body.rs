@@ -5,9 +5,9 @@
 //! expressions need (`expr.rs`). Annotations are attached by position
 //! (`annotations.rs`): before a loop, its invariants; before a barrier, its
 //! contract; elsewhere, ghost `assert`/`assume`. `__shared__` declarations are
-//! hoisted to the block (`Body::shared`). A `return;` that ends the
-//! then-branch of an `if` without `else` is an early exit: the rest of the
-//! block becomes the `else` branch (the same runs, without a `return` in a par
+//! hoisted to the block (`Body::shared`). A `return;` that ends one branch
+//! of an `if` (whose other branch has none) is an early exit: the rest of the
+//! block joins the other branch (the same runs, without a `return` in a par
 //! block). Loops are lowered to `while` loops with the update at the end of the
 //! body, which is exact because `break`/`continue` are rewritten into flags
 //! first (`jumps.rs`, which also turns `switch` into an `if` chain); `do B
@@ -80,6 +80,14 @@ fn has_return(s: &ir::Stmt) -> bool {
     }
 }
 
+/// The statements of `s` (a block's, or `s` itself).
+fn statements(s: &ir::Stmt) -> Vec<ir::Stmt> {
+    match &s.kind {
+        S::Block(ss) => ss.clone(),
+        _ => vec![s.clone()],
+    }
+}
+
 /// The statements of `s` without its final `return;`.
 fn without_return(s: &ir::Stmt) -> Vec<ir::Stmt> {
     match &s.kind {
@@ -129,17 +137,35 @@ impl Body<'_, '_> {
                     Err(ds) => self.cx.errors.extend(ds),
                 }
             }
-            // Early exit: `if (c) { …; return; }` followed by the rest.
-            if let S::If { cond, then, otherwise: None } = &s.kind {
-                if ends_in_return(then) {
+            // Early exit: `if (c) { …; return; } [else { … }]` (or the `else`
+            // returning) followed by the rest: the rest joins the branch that
+            // does not return.
+            if let S::If { cond, then, otherwise } = &s.kind {
+                let then_exits = ends_in_return(then) && otherwise.as_deref().is_none_or(|o| !has_return(o));
+                let else_exits = otherwise.as_deref().is_some_and(ends_in_return) && !has_return(then);
+                if then_exits || else_exits {
                     let c = self.cx.cond(cond);
                     out.append(&mut self.cx.pending);
+                    let branch = |b: &ir::Stmt| if ends_in_return(b) { without_return(b) } else { statements(b) };
                     let mut t = Vec::new();
-                    self.stmts(&without_return(then), then.span.start(), then.span.end(), &mut t);
+                    self.stmts(&branch(then), then.span.start(), then.span.end(), &mut t);
+                    let mut o = Vec::new();
+                    if let Some(ob) = otherwise {
+                        self.stmts(&branch(ob), ob.span.start(), ob.span.end(), &mut o);
+                    }
                     let mut rest = Vec::new();
                     self.stmts(&ss[i + 1..], at, end, &mut rest);
-                    let els = block(rest, Span::new(at, end));
-                    let kind = StmtKind::If { cond: c, then_branch: Box::new(block(t, then.span)), else_branch: Some(Box::new(els)) };
+                    if then_exits {
+                        o.extend(rest);
+                    } else {
+                        t.extend(rest);
+                    }
+                    let else_span = otherwise.as_ref().map_or(Span::new(at, end), |ob| Span::new(ob.span.start(), end));
+                    let kind = StmtKind::If {
+                        cond: c,
+                        then_branch: Box::new(block(t, then.span)),
+                        else_branch: Some(Box::new(block(o, else_span))),
+                    };
                     out.push(Stmt::new(kind, s.span));
                     return;
                 }
@@ -270,7 +296,7 @@ impl Body<'_, '_> {
                 self.cx.unsupported("`break` or `continue` outside a loop's body (or inside a `switch` arm other than at its end)", span);
             }
             S::Return(_) => {
-                self.cx.unsupported("`return` other than as an early exit `if (…) { …; return; }`", span);
+                self.cx.unsupported("`return` other than at the end of one branch of an `if` (an early exit)", span);
             }
             S::Barrier(_) if self.inline_depth > 0 => {
                 self.cx.unsupported("a barrier inside a device function", span);
