@@ -1,5 +1,11 @@
-//! `switch`, `break` and `continue` rewritten into C without them, on the
-//! kernel IR, before a statement is lowered (PVL has none of the three).
+//! `switch`, `break`, `continue` and `return` inside loops rewritten into C
+//! without them, on the kernel IR, before a statement is lowered (PVL has
+//! none of them in a par block).
+//!
+//! * A kernel with a `return` inside a loop: every `return;` sets the flag
+//!   `returned.0` and leaves its loops by `break` (see [`flag_returns`]); the
+//!   rest of a block after a statement that may return runs under `if
+//!   (!returned.0)`. Without one, `body.rs` lowers early exits as branches.
 //!
 //! * `switch (e) { case 1: A; break; case 2: case 3: B; break; default: C; }`
 //!   is `{ int switch.N = e; if (switch.N == 1) { A } else if (switch.N == 2
@@ -97,7 +103,9 @@ fn body(ss: &[Stmt], brk: &str, cnt: &str) -> Result<Vec<Stmt>, Refusal> {
     for (i, s) in ss.iter().enumerate() {
         out.push(stmt(s, brk, cnt)?);
         if jumps_out(s, true) && i + 1 < ss.len() {
-            let span = ss[i + 1].span;
+            // From the end of `s`: an annotation before the next statement is
+            // that statement's (a loop's invariants), not the guard's.
+            let span = Span::new(s.span.end(), ss[ss.len() - 1].span.end());
             let go_on = and(not(local(brk, Type::Bool, span)), not(local(cnt, Type::Bool, span)));
             let rest = block(body(&ss[i + 1..], brk, cnt)?, span);
             out.push(Stmt { kind: S::If { cond: go_on, then: Box::new(rest), otherwise: None }, span });
@@ -138,7 +146,10 @@ pub fn rewrite_loop(s: &Stmt, n: usize) -> Result<(Vec<Stmt>, Stmt), Refusal> {
             S::Block(ss) => ss.clone(),
             _ => vec![b.clone()],
         };
-        let mut ss = vec![decl(&cnt, Type::Bool, boolean(false, b.span), b.span)];
+        // Zero-width at the body's start: the annotations inside the body
+        // belong to its statements.
+        let top = Span::new(b.span.start(), b.span.start());
+        let mut ss = vec![decl(&cnt, Type::Bool, boolean(false, top), top)];
         ss.extend(body(&inner, &brk, &cnt)?);
         if let Some(step) = step {
             let st = Stmt { kind: S::Expr(step.clone()), span: step.span };
@@ -220,4 +231,103 @@ pub fn rewrite_switch(s: &Stmt, n: usize) -> Result<(Stmt, Stmt), Refusal> {
     }
     let chain = chain.unwrap_or(Stmt { kind: S::Empty, span });
     Ok((decl(&name, scrutinee.ty.clone(), scrutinee.clone(), scrutinee.span), chain))
+}
+
+/// Whether a `return` of `ss` is inside a loop (the early exits of `body.rs`
+/// cannot express it; [`flag_returns`] can).
+pub fn return_in_loop(ss: &[Stmt]) -> bool {
+    fn walk(s: &Stmt, in_loop: bool) -> bool {
+        match &s.kind {
+            S::Return(_) => in_loop,
+            S::Block(ss) => ss.iter().any(|s| walk(s, in_loop)),
+            S::If { then, otherwise, .. } => walk(then, in_loop) || otherwise.as_deref().is_some_and(|o| walk(o, in_loop)),
+            S::While { body, .. } | S::DoWhile { body, .. } | S::For { body, .. } => walk(body, true),
+            S::Switch { arms, .. } => arms.iter().any(|a| a.body.iter().any(|s| walk(s, in_loop))),
+            _ => false,
+        }
+    }
+    ss.iter().any(|s| walk(s, false))
+}
+
+fn has_return(s: &Stmt) -> bool {
+    match &s.kind {
+        S::Return(_) => true,
+        S::Block(ss) => ss.iter().any(has_return),
+        S::If { then, otherwise, .. } => has_return(then) || otherwise.as_deref().is_some_and(has_return),
+        S::While { body, .. } | S::DoWhile { body, .. } | S::For { body, .. } => has_return(body),
+        S::Switch { arms, .. } => arms.iter().any(|a| a.body.iter().any(has_return)),
+        _ => false,
+    }
+}
+
+/// A kernel body whose `return;`s set the flag `returned` (declared `false`
+/// first) instead: inside a loop `{ returned = true; break; }`, and after a
+/// statement that may return, `if (returned) break;` inside a loop or the
+/// rest of the block under `if (!returned)` outside one. The `break`s are
+/// then rewritten by [`rewrite_loop`] (a `for` step does not run after one),
+/// so no statement runs after a `return` that C would not run.
+pub fn flag_returns(ss: &[Stmt], returned: &str, start: usize) -> Vec<Stmt> {
+    let at = Span::new(start, start);
+    let mut out = vec![decl(returned, Type::Bool, boolean(false, at), at)];
+    out.extend(returns_seq(ss, returned, false));
+    out
+}
+
+fn returns_seq(ss: &[Stmt], flag: &str, in_loop: bool) -> Vec<Stmt> {
+    let mut out = Vec::new();
+    for (i, s) in ss.iter().enumerate() {
+        out.push(returns_stmt(s, flag, in_loop));
+        if has_return(s) && i + 1 < ss.len() {
+            let end = s.span.end();
+            let after = Span::new(end, end);
+            let returned = local(flag, Type::Bool, after);
+            if in_loop {
+                let leave = Stmt { kind: S::Break, span: after };
+                out.push(Stmt { kind: S::If { cond: returned, then: Box::new(leave), otherwise: None }, span: after });
+            } else {
+                let rest_span = Span::new(end, ss[ss.len() - 1].span.end());
+                let rest = block(returns_seq(&ss[i + 1..], flag, in_loop), rest_span);
+                out.push(Stmt { kind: S::If { cond: not(returned), then: Box::new(rest), otherwise: None }, span: rest_span });
+                return out;
+            }
+        }
+    }
+    out
+}
+
+fn returns_stmt(s: &Stmt, flag: &str, in_loop: bool) -> Stmt {
+    let span = s.span;
+    match &s.kind {
+        S::Return(None) if in_loop => block(vec![set(flag, span), Stmt { kind: S::Break, span }], span),
+        S::Return(None) => set(flag, span),
+        S::Block(ss) => block(returns_seq(ss, flag, in_loop), span),
+        S::If { cond, then, otherwise } => Stmt {
+            kind: S::If {
+                cond: cond.clone(),
+                then: Box::new(returns_stmt(then, flag, in_loop)),
+                otherwise: otherwise.as_ref().map(|o| Box::new(returns_stmt(o, flag, in_loop))),
+            },
+            span,
+        },
+        S::While { invariants, cond, body } if has_return(body) => Stmt {
+            kind: S::While { invariants: invariants.clone(), cond: cond.clone(), body: Box::new(returns_stmt(body, flag, true)) },
+            span,
+        },
+        S::DoWhile { invariants, body, cond } if has_return(body) => Stmt {
+            kind: S::DoWhile { invariants: invariants.clone(), body: Box::new(returns_stmt(body, flag, true)), cond: cond.clone() },
+            span,
+        },
+        S::For { init, invariants, cond, step, body } if has_return(body) => Stmt {
+            kind: S::For {
+                init: init.clone(),
+                invariants: invariants.clone(),
+                cond: cond.clone(),
+                step: step.clone(),
+                body: Box::new(returns_stmt(body, flag, true)),
+            },
+            span,
+        },
+        // A `return` in a `switch` arm stays (refused by the lowering).
+        _ => s.clone(),
+    }
 }

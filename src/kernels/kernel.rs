@@ -157,6 +157,15 @@ pub fn lower(
     let mut body = Body { cx: &mut cx, anns, shared: Vec::new(), inliner: super::inline::Inliner::new(module), inline_depth: 0 };
     let mut thread_stmts = Vec::new();
     let stmts = f.body.as_deref().unwrap_or(&[]);
+    // A `return` inside a loop: every `return` becomes a flag (`jumps.rs`);
+    // otherwise `body.rs` lowers early exits as branches.
+    let flagged;
+    let stmts = if super::jumps::return_in_loop(stmts) {
+        flagged = super::jumps::flag_returns(stmts, "returned.0", span.start());
+        &flagged[..]
+    } else {
+        stmts
+    };
     body.stmts(stmts, span.start(), span.end(), &mut thread_stmts);
     let shared = std::mem::take(&mut body.shared);
     errors.append(&mut cx.errors);
@@ -214,7 +223,7 @@ pub fn lower(
         Stmt::new(StmtKind::Par(p), unit_span)
     };
     // The thread par's span is the kernel's body (distinct from the block par's).
-    let body_span = stmts.first().map_or(span, |s| Span::new(s.span.start(), span.end()));
+    let body_span = f.body.as_deref().and_then(|b| b.first()).map_or(span, |s| Span::new(s.span.start(), span.end()));
     let mut block_stmts: Vec<Stmt> = shared
         .iter()
         .map(|s| {
