@@ -364,6 +364,11 @@ impl Body<'_, '_> {
             }
             return;
         }
+        if let Type::Pointer { .. } = v.ty {
+            self.cx.pointer_local(v);
+            out.append(&mut self.cx.pending);
+            return;
+        }
         let Some(ty) = scalar(&v.ty) else {
             self.cx.unsupported(format!("a local of type {:?}", v.ty), span);
             return;
@@ -396,6 +401,9 @@ impl Body<'_, '_> {
         match &t.kind {
             C::Var { name, kind: ir::VarKind::Local | ir::VarKind::Param } if scalar(&t.ty).is_some() => Some(var(name, t.span)),
             C::Index { base, index } if scalar(&t.ty).is_some() => Some(self.cx.element(base, index, t.span)),
+            C::Unary { op: ir::UnaryOp::Deref, operand } if scalar(&t.ty).is_some() => {
+                Some(self.cx.element(operand, &super::expr::zero(operand.span), t.span))
+            }
             _ => {
                 self.cx.unsupported("this assignment target", t.span);
                 None

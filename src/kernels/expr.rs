@@ -54,6 +54,16 @@ pub struct Cx<'a> {
     /// Whether the kernel has a floating-point value (its program then declares
     /// `float::FLOAT_CLASS`).
     pub uses_float: bool,
+    /// Pointer locals into arrays (`int *p = a + k;`), see [`Cx::pointer_local`].
+    pub pointers: Vec<PointerLocal>,
+}
+
+/// A local pointer into an array: `p[i]` is `base[offset + i]`, where
+/// `offset` is a PVL local holding the offset at the declaration.
+pub struct PointerLocal {
+    pub name: String,
+    pub base: String,
+    pub offset: String,
 }
 
 /// The range of a C integer type.
@@ -79,6 +89,11 @@ fn strip_casts(e: &ir::Expr) -> &ir::Expr {
         C::Cast { operand, .. } => strip_casts(operand),
         _ => e,
     }
+}
+
+/// The C literal `0` (the index of `*p`, which is `p[0]`).
+pub fn zero(span: Span) -> ir::Expr {
+    ir::Expr { kind: C::Int(0), ty: Type::Int { bits: 32, signed: true }, span }
 }
 
 /// `v` modulo 2^bits, in [0, 2^bits): `(\let int w = v; 0 <= w && w < M ? w
@@ -152,6 +167,7 @@ impl<'a> Cx<'a> {
             defined: Vec::new(),
             fresh_count: 0,
             uses_float: false,
+            pointers: Vec::new(),
         }
     }
 
@@ -254,16 +270,112 @@ impl<'a> Cx<'a> {
     /// An array element `base[index]` as a PVL array read or write target.
     pub fn element(&mut self, base: &ir::Expr, index: &ir::Expr, span: Span) -> ast::Expr {
         let b = match &strip_casts(base).kind {
+            C::Var { name, kind: ir::VarKind::Local } if self.pointers.iter().any(|p| p.name == *name) => {
+                let p = self.pointers.iter().find(|p| p.name == *name).expect("checked");
+                let (arr, off) = (var(&p.base, base.span), var(&p.offset, base.span));
+                let i = self.int(index);
+                return ast::Expr::new(P::Index { base: arr.boxed(), index: bin(BinOp::Add, off, i, span).boxed() }, span);
+            }
             C::Var { name, kind } => {
                 if *kind == ir::VarKind::Global && !self.shared.contains(name) {
                     return self.unsupported(format!("the global variable `{name}`"), base.span);
                 }
                 var(name, base.span)
             }
-            _ => return self.unsupported("indexing anything but a pointer parameter or an array variable", base.span),
+            _ => match self.pointer_parts(base) {
+                // `(a + k)[i]`, `*(a + k)`: the pointer must be inside the array too.
+                Some((arr, off)) => {
+                    let o = self.pointer_in_array(&arr, off, base.span);
+                    let i = self.int(index);
+                    return ast::Expr::new(
+                        P::Index { base: var(&arr, base.span).boxed(), index: bin(BinOp::Add, o, i, span).boxed() },
+                        span,
+                    );
+                }
+                None => return self.unsupported("indexing anything but a pointer parameter, an array or a pointer into one", base.span),
+            },
         };
         let i = self.int(index);
         ast::Expr::new(P::Index { base: b.boxed(), index: i.boxed() }, span)
+    }
+
+    /// The array and offset a pointer expression points to: a pointer
+    /// parameter or array (offset 0), a pointer local, `q + k`, `k + q`,
+    /// `q - k`, `&q[k]`. `None` for anything else.
+    fn pointer_parts(&mut self, e: &ir::Expr) -> Option<(String, ast::Expr)> {
+        let span = e.span;
+        match &strip_casts(e).kind {
+            C::Var { name, kind } => {
+                if let Some(p) = self.pointers.iter().find(|p| p.name == *name) {
+                    return Some((p.base.clone(), var(&p.offset, span)));
+                }
+                let array = *kind == ir::VarKind::Param || self.shared.contains(name);
+                array.then(|| (name.clone(), int_lit(0, span)))
+            }
+            C::Binary { op: op @ (BinaryOp::Add | BinaryOp::Sub), lhs, rhs } => {
+                let (ptr, k, op) = match (&lhs.ty, &rhs.ty) {
+                    (Type::Pointer { .. } | Type::Array { .. }, _) => (lhs, rhs, *op),
+                    (_, Type::Pointer { .. } | Type::Array { .. }) if *op == BinaryOp::Add => (rhs, lhs, *op),
+                    _ => return None,
+                };
+                let (base, off) = self.pointer_parts(ptr)?;
+                let k = self.int(k);
+                let p = if op == BinaryOp::Add { BinOp::Add } else { BinOp::Sub };
+                Some((base, bin(p, off, k, span)))
+            }
+            C::Unary { op: UnaryOp::AddrOf, operand } => match &operand.kind {
+                C::Index { base, index } => {
+                    let (b, off) = self.pointer_parts(base)?;
+                    let k = self.int(index);
+                    Some((b, bin(BinOp::Add, off, k, span)))
+                }
+                _ => None,
+            },
+            _ => None,
+        }
+    }
+
+    /// `T *name = init;` of a pointer into an array: the offset is kept in a
+    /// local (`name.offset`, a `.` no C name has) and `name[i]` is read as
+    /// `base[name.offset + i]`. C allows a pointer from the array's start to
+    /// one past its end: checked. The pointer is never reassigned (an
+    /// assignment to a pointer is refused as a target), and a second pointer
+    /// local of the same name (another scope) is refused, so the name means
+    /// one pointer. The declaration of the offset is returned.
+    pub fn pointer_local(&mut self, v: &ir::Variable) {
+        let span = v.span;
+        let Some(init) = &v.init else {
+            self.unsupported("a pointer local without initialiser", span);
+            return;
+        };
+        if self.pointers.iter().any(|p| p.name == v.name) {
+            self.unsupported("two pointer locals with one name", span);
+            return;
+        }
+        let Some((base, off)) = self.pointer_parts(init) else {
+            self.unsupported(
+                "this pointer (a pointer local must point into a pointer parameter or array: `a`, `a + k`, `&a[k]`)",
+                init.span,
+            );
+            return;
+        };
+        let offset = format!("{}.offset", v.name);
+        let decl =
+            StmtKind::LocalDecl { ty: ast::Type::new(ast::TypeKind::Int, span), name: ast::Ident::new(&offset, span), init: Some(off) };
+        self.pending.push(Stmt::new(decl, span));
+        self.pointer_in_array(&base, var(&offset, span), span);
+        self.pointers.push(PointerLocal { name: v.name.clone(), base, offset });
+    }
+
+    /// Checks that the offset `off` into array `arr` is within `[0,
+    /// arr.length]` (C allows one past the end, not further); returns `off`.
+    fn pointer_in_array(&mut self, arr: &str, off: ast::Expr, span: Span) -> ast::Expr {
+        let length = ast::Expr::new(P::Field { obj: var(arr, span).boxed(), field: ast::Ident::new("length", span) }, span);
+        let inside = bin(BinOp::And, bin(BinOp::Le, int_lit(0, span), off.clone(), span), bin(BinOp::Le, off.clone(), length, span), span);
+        let message = format!("`{}` may point outside its array", self.source(span));
+        self.checks.push(Check { span, message });
+        self.assert_guarded(inside, span);
+        off
     }
 
     pub fn value(&mut self, e: &ir::Expr) -> Value {
@@ -303,7 +415,10 @@ impl<'a> Cx<'a> {
                     int(self.in_range(r, &e.ty, span))
                 }
                 UnaryOp::BitNot => int(self.unsupported("bitwise `~`", span)),
-                UnaryOp::Deref => int(self.unsupported("pointer dereference `*p` (write `p[0]`)", span)),
+                UnaryOp::Deref => {
+                    let x = self.element(operand, &zero(operand.span), span);
+                    Value { expr: x, boolean: e.ty == Type::Bool }
+                }
                 UnaryOp::AddrOf => int(self.unsupported("taking an address `&`", span)),
             },
             C::Binary { op, lhs, rhs } => self.binary(*op, lhs, rhs, e),

@@ -98,6 +98,7 @@ impl Cx<'_> {
                 var(name, span)
             }
             C::Index { base, index } => self.element(base, index, span),
+            C::Unary { op: ir::UnaryOp::Deref, operand } => self.element(operand, &super::expr::zero(operand.span), span),
             C::Cast { operand, .. } if operand.ty == e.ty => self.float(operand),
             C::Cast { operand, .. } => {
                 // A conversion (int → float, float → double, …): a fresh value.

@@ -21,7 +21,9 @@
 //!   and quotients by powers of two.
 //! * **Pointers**: a pointer parameter is a PVL array (`int *a` is `int[] a`):
 //!   `a[i]` reads element `i` of the buffer `a` points to, whose length is
-//!   `a.length`; pointer arithmetic and `*p` are refused. Two parameters may
+//!   `a.length`. A pointer local into an array (`int *p = a + k;`) is the
+//!   array and an offset fixed at its declaration, checked to lie within
+//!   `[0, a.length]`; `p[i]` is `a[off + i]`, `*p` is `p[0]`. Two parameters may
 //!   point to the same buffer: nothing assumes they do not, but permissions
 //!   make it moot — holding write permission to `a[i]` and any permission to
 //!   `b[i]` implies they are different locations, and a contract that asks for
