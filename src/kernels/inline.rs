@@ -15,8 +15,9 @@
 //! the body, and passed by value (clang's implicit conversions to the
 //! parameter types are on the arguments); the body's locals are its own
 //! (renamed with a `.`, which no C name has). A pointer parameter is the
-//! argument's buffer: the argument must be a pointer parameter or array of the
-//! caller (pointer arithmetic is refused), whose name replaces the parameter's.
+//! argument's buffer: a buffer's name replaces the parameter's; another
+//! pointer (`a + k`) becomes a pointer local, which the lowering reads as an
+//! array and an offset (`expr.rs`) or refuses.
 //!
 //! Refused (`alpine::cfront::unsupported`), never approximated: a call that C
 //! evaluates only under a condition (right of `&&`/`||`, a branch of `?:`) or
@@ -175,10 +176,10 @@ impl<'m> Inliner<'m> {
         let mut inner = Vec::new();
         for (p, a) in f.params.iter().zip(args) {
             match &p.ty {
-                Type::Pointer { .. } | Type::Array { .. } => match &strip_casts(a).kind {
-                    C::Var { .. } => renames.push((p.name.clone(), strip_casts(a).clone())),
-                    _ => return Err(("a pointer argument other than a pointer parameter or an array (pointer arithmetic)".into(), a.span)),
-                },
+                Type::Pointer { .. } | Type::Array { .. } if matches!(strip_casts(a).kind, C::Var { .. }) => {
+                    renames.push((p.name.clone(), strip_casts(a).clone()));
+                }
+                // `f(a + k)`: a pointer local (the lowering checks it points into an array).
                 _ => {
                     let name = format!("{}.{n}", p.name);
                     renames.push((

@@ -31,4 +31,5 @@ __global__ void device_calls(const float *a, float *b, int *c) {
   int t = threadIdx.x;
   store(b, t, pick(a, t));
   c[t] = t > 0 && clamp_below(t, 64) > 0; //~ ERROR cfront::unsupported
+  store(b + t, 0, pick(a, t));
 }

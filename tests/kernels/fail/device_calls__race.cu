@@ -31,4 +31,5 @@ __global__ void device_calls(const float *a, float *b, int *c) {
   int t = threadIdx.x;
   store(b, 0, pick(a, t));
   c[t] = twice_plus_one(clamp_below(t, 64));
+  store(b + t, 0, pick(a, t));
 }

@@ -1,6 +1,7 @@
 // Calls of __device__ functions are inlined: arguments evaluated once and
 // passed by value, pointer parameters are the caller's buffers, early returns
-// are branches. One block of 64 threads.
+// are branches; a pointer argument `b + t` is a pointer into b. One block of
+// 64 threads.
 //:: flags --blockDim=64 --gridDim=1
 #include <cuda.h>
 
@@ -33,4 +34,5 @@ __global__ void device_calls(const float *a, float *b, int *c) {
   int t = threadIdx.x;
   store(b, t, pick(a, t));
   c[t] = twice_plus_one(clamp_below(t, 64));
+  store(b + t, 0, pick(a, t));
 }
