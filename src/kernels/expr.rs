@@ -240,6 +240,10 @@ impl<'a> Cx<'a> {
     }
 
     pub fn cond(&mut self, e: &ir::Expr) -> ast::Expr {
+        // OpenCL C tests a float as a condition without a conversion node.
+        if is_float(&e.ty) {
+            return self.float_truth(e);
+        }
         let v = self.value(e);
         Self::bool_of(v, e.span)
     }
@@ -521,9 +525,9 @@ impl<'a> Cx<'a> {
             BinaryOp::Ge => Some(BinOp::Ge),
             _ => None,
         };
-        if is_float(&lhs.ty) || is_float(&rhs.ty) {
+        if (is_float(&lhs.ty) || is_float(&rhs.ty)) && !matches!(op, BinaryOp::And | BinaryOp::Or) {
             if compare(op).is_some() {
-                return Value { expr: self.float_comparison(lhs, rhs, span), boolean: true };
+                return Value { expr: self.float_comparison(op, lhs, rhs, span), boolean: true };
             }
             return Value { expr: self.unsupported("this floating-point operation", span), boolean: false };
         }

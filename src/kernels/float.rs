@@ -6,8 +6,11 @@
 //! and a contract can say `a[i] == b[i]`, which means *the same value* (the same
 //! bits), not IEEE comparison (under which a NaN is not equal to itself).
 //! Nothing else is known about a value: the result of every arithmetic
-//! operation, conversion, literal or math function is a fresh value, and every
-//! comparison a fresh boolean. Claims about float arithmetic are therefore
+//! operation, conversion, literal or math function is a fresh value, and a
+//! comparison is an uninterpreted predicate of the two values (exact
+//! comparisons do not round: the same bits always compare the same; `a > b`
+//! is `lt(b, a)`, `a != b` is `!eq(a, b)`, which IEEE guarantees, and nothing
+//! else is assumed — not even `eq(x, x)`, false for a NaN). Claims about float arithmetic are therefore
 //! never provable, and the type checker rejects arithmetic or ordering on them
 //! in a contract (a class has neither).
 //!
@@ -17,7 +20,7 @@
 //! flush-to-zero modes differ between builds), so even `x*y+z == x*y+z` is not
 //! a fact about every compilation. Fresh values make no such claim.
 //!
-//! The operands of an operation are still read, in C's order and under the
+//! The operands of an arithmetic operation are still read, in C's order and under the
 //! conditions C evaluates them (`&&`, `||`, `?:`), so a read without permission
 //! (a race) is reported as for integers: each operand that reads memory is
 //! assigned to a temporary before the statement, under the current guards.
@@ -32,6 +35,39 @@ use crate::cfront::ir::{self, ExprKind as C, Type};
 /// The PVL class of floating-point values (declared empty in every program
 /// that uses one).
 pub const FLOAT_CLASS: &str = "alpine_float";
+
+/// The uninterpreted predicates of comparisons (declared with the class).
+const EQ: &str = "alpine_float_eq";
+const LT: &str = "alpine_float_lt";
+const LE: &str = "alpine_float_le";
+const NONZERO: &str = "alpine_float_nonzero";
+
+fn predicate(name: &str, args: Vec<ast::Expr>, span: Span) -> ast::Expr {
+    ast::Expr::new(P::Call { receiver: None, method: Ident::new(name, span), args }, span)
+}
+
+/// The declarations of the comparison predicates: abstract pure functions
+/// (no contract: nothing is known about them but that they are functions).
+pub fn predicates() -> Vec<ast::Member> {
+    let span = Span::DUMMY;
+    let param = |n: &str| ast::Param { ty: ast::Type::new(float_type(), span), name: Ident::new(n, span), span };
+    [(EQ, 2), (LT, 2), (LE, 2), (NONZERO, 1)]
+        .into_iter()
+        .map(|(name, arity)| {
+            ast::Member::Method(ast::Method {
+                directives: Vec::new(),
+                contract: ast::Contract::default(),
+                modifiers: ast::Modifiers { is_static: true, is_pure: true, ..Default::default() },
+                ret: Some(ast::Type::new(TypeKind::Boolean, span)),
+                name: Ident::new(name, span),
+                params: ["x", "y"][..arity].iter().map(|n| param(n)).collect(),
+                body: ast::MethodBody::Abstract,
+                keyword_form: false,
+                span,
+            })
+        })
+        .collect()
+}
 
 /// The PVL type of a floating-point value.
 pub fn float_type() -> TypeKind {
@@ -134,17 +170,32 @@ impl Cx<'_> {
         }
     }
 
-    /// A comparison of floating-point values: a fresh boolean (its operands read).
-    pub fn float_comparison(&mut self, lhs: &ir::Expr, rhs: &ir::Expr, span: Span) -> ast::Expr {
-        self.read_operand(lhs);
-        self.read_operand(rhs);
-        self.fresh(TypeKind::Boolean, span)
+    /// A comparison of floating-point values: an uninterpreted predicate of the
+    /// two values (`a > b` is `lt(b, a)`, `a != b` is `!eq(a, b)`, as in IEEE).
+    /// A comparison does not round, so it is a function of the operands' bits.
+    pub fn float_comparison(&mut self, op: ir::BinaryOp, lhs: &ir::Expr, rhs: &ir::Expr, span: Span) -> ast::Expr {
+        let (l, r) = (self.float(lhs), self.float(rhs));
+        let (name, a, b, negate) = match op {
+            ir::BinaryOp::Eq => (EQ, l, r, false),
+            ir::BinaryOp::Ne => (EQ, l, r, true),
+            ir::BinaryOp::Lt => (LT, l, r, false),
+            ir::BinaryOp::Gt => (LT, r, l, false),
+            ir::BinaryOp::Le => (LE, l, r, false),
+            _ => (LE, r, l, false),
+        };
+        let call = predicate(name, vec![a, b], span);
+        if negate {
+            ast::Expr::new(P::Unary { op: ast::UnOp::Not, operand: call.boxed() }, span)
+        } else {
+            call
+        }
     }
 
-    /// A floating-point value as a condition (`if (f)`): a fresh boolean.
+    /// A floating-point value as a condition (`if (f)`: `f != 0`): an
+    /// uninterpreted predicate of the value.
     pub fn float_truth(&mut self, e: &ir::Expr) -> ast::Expr {
-        self.read_operand(e);
-        self.fresh(TypeKind::Boolean, e.span)
+        let x = self.float(e);
+        predicate(NONZERO, vec![x], e.span)
     }
 
     /// Whether `callee` is a function the file declares without defining it

@@ -37,7 +37,8 @@
 //! * **Floating point** values are uninterpreted (`float.rs`): values of an
 //!   abstract class, equal only when they are the same value; arithmetic,
 //!   conversions, literals and math functions give fresh values, comparisons
-//!   fresh booleans, so no claim about float arithmetic is provable.
+//!   are uninterpreted predicates, so no claim about float arithmetic is
+//!   provable.
 //! * **Device functions** are inlined at their calls (`inline.rs`), which is
 //!   C's call semantics (arguments evaluated once, passed by value).
 //! * **Control flow**: `break`/`continue` become flags and `switch` an `if`
@@ -122,6 +123,9 @@ pub fn lower(text: &str, module: &Module) -> Result<Lowered, Vec<Diagnostic>> {
     }
     if !errors.is_empty() {
         return Err(errors);
+    }
+    if outputs.uses_float {
+        members.extend(float::predicates());
     }
     let class = ast::Class {
         contract: ast::Contract::default(),
