@@ -199,7 +199,12 @@ impl<'a> Cx<'a> {
 
     /// `assert guards ==> min <= v && v <= max;` before the statement.
     pub fn check_range(&mut self, v: &ast::Expr, ty: &Type, span: Span) {
-        let Some((min, max)) = int_range(ty) else { return };
+        let Some((min, max)) = int_range(ty) else {
+            if matches!(ty, Type::Int { .. }) {
+                self.unsupported("arithmetic on integers wider than 64 bits", span);
+            }
+            return;
+        };
         let lo = bin(BinOp::Le, signed_lit(min, span), v.clone(), span);
         let hi = bin(BinOp::Le, v.clone(), signed_lit(max, span), span);
         let what = match ty {
