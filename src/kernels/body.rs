@@ -19,7 +19,7 @@ use super::expr::{int_range, Cx};
 use super::float::{float_type, is_float};
 use super::geometry::{int_lit, var};
 use super::inline::{Inliner, MAX_DEPTH};
-use super::jumps;
+use super::jumps::{self, has_return};
 use super::spec::{self, Parsed, Place};
 use crate::ast::{self, BinOp, Block, Contract, ExprKind as P, Ident, Span, Stmt, StmtKind, Type as PType, TypeKind};
 use crate::cfront::ir::{self, AtomicOp, ExprKind as C, StmtKind as S, Type};
@@ -65,17 +65,6 @@ fn ends_in_return(s: &ir::Stmt) -> bool {
     match &s.kind {
         S::Return(None) => true,
         S::Block(ss) => ss.last().is_some_and(ends_in_return) && !ss[..ss.len() - 1].iter().any(has_return),
-        _ => false,
-    }
-}
-
-fn has_return(s: &ir::Stmt) -> bool {
-    match &s.kind {
-        S::Return(_) => true,
-        S::Block(ss) => ss.iter().any(has_return),
-        S::If { then, otherwise, .. } => has_return(then) || otherwise.as_deref().is_some_and(has_return),
-        S::While { body, .. } | S::DoWhile { body, .. } | S::For { body, .. } => has_return(body),
-        S::Switch { arms, .. } => arms.iter().any(|a| a.body.iter().any(has_return)),
         _ => false,
     }
 }

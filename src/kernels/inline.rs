@@ -26,6 +26,7 @@
 //! e; }`, a call of a kernel or of a function without body (other than
 //! library math on floats, `float.rs`), recursion (a depth bound).
 
+use super::jumps::has_return;
 use crate::ast::Span;
 use crate::cfront::ir::{self, BinaryOp, Expr, ExprKind as C, Module, Stmt, StmtKind as S, Type, VarKind};
 
@@ -364,18 +365,6 @@ fn rename_expr(e: &mut Expr, renames: &[(String, Expr)]) {
     }
 }
 
-/// Whether `s` contains a `return`.
-fn returns(s: &Stmt) -> bool {
-    match &s.kind {
-        S::Return(_) => true,
-        S::Block(ss) => ss.iter().any(returns),
-        S::If { then, otherwise, .. } => returns(then) || otherwise.as_deref().is_some_and(returns),
-        S::While { body, .. } | S::DoWhile { body, .. } | S::For { body, .. } => returns(body),
-        S::Switch { arms, .. } => arms.iter().any(|a| a.body.iter().any(returns)),
-        _ => false,
-    }
-}
-
 /// The statements `ss` of a function body with each `return e;` in tail
 /// position replaced by `result = e;` (and what follows a `return` left out:
 /// it never runs). An `if` whose branch returns takes the rest of the block
@@ -391,12 +380,12 @@ fn tail(ss: &[Stmt], result: Option<&Expr>) -> Result<Vec<Stmt>, Refusal> {
                 }
                 return Ok(out);
             }
-            S::Block(inner) if returns(s) => {
+            S::Block(inner) if has_return(s) => {
                 let rest: Vec<Stmt> = inner.iter().chain(&ss[i + 1..]).cloned().collect();
                 out.extend(tail(&rest, result)?);
                 return Ok(out);
             }
-            S::If { cond, then, otherwise } if returns(s) => {
+            S::If { cond, then, otherwise } if has_return(s) => {
                 let rest = &ss[i + 1..];
                 let branch = |b: &Stmt| -> Result<Stmt, Refusal> {
                     let mut stmts = match &b.kind {
@@ -414,7 +403,7 @@ fn tail(ss: &[Stmt], result: Option<&Expr>) -> Result<Vec<Stmt>, Refusal> {
                 out.push(Stmt { kind: S::If { cond: cond.clone(), then: Box::new(t), otherwise: Some(Box::new(o)) }, span: s.span });
                 return Ok(out);
             }
-            _ if returns(s) => return Err(("a `return` inside a loop or `switch` of a device function".into(), s.span)),
+            _ if has_return(s) => return Err(("a `return` inside a loop or `switch` of a device function".into(), s.span)),
             _ => out.push(s.clone()),
         }
     }

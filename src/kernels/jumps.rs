@@ -249,7 +249,8 @@ pub fn return_in_loop(ss: &[Stmt]) -> bool {
     ss.iter().any(|s| walk(s, false))
 }
 
-fn has_return(s: &Stmt) -> bool {
+/// Whether `s` contains a `return` (at any depth).
+pub fn has_return(s: &Stmt) -> bool {
     match &s.kind {
         S::Return(_) => true,
         S::Block(ss) => ss.iter().any(has_return),
