@@ -172,6 +172,8 @@ fn cuda_memory_spaces_and_types() {
         .unwrap();
     assert_eq!(partial.space, AddressSpace::Shared);
     assert_eq!(partial.ty, Type::Array { elem: Box::new(Type::Int { bits: 32, signed: true }), len: Some(256) });
+    // The array's size is not an initialiser (libclang lists it as a child).
+    assert_eq!(partial.init, None);
     // CUDA's float4 is a struct with fields x, y, z, w.
     assert!(m.structs.iter().any(|s| s.name == "float4" && s.fields.len() == 4));
     assert!(n.exprs.iter().any(|e| matches!(&e.kind, ExprKind::Member { field, arrow: false, .. } if field == "w")));
@@ -298,4 +300,30 @@ fn opencl_kernels_are_found_however_kernel_is_spelled_and_local_arrays_are_share
     let n = Nodes::of(k);
     let cache = n.stmts.iter().find_map(|s| if let StmtKind::Decl(v) = &s.kind { Some(v) } else { None }).unwrap();
     assert_eq!((cache.name.as_str(), cache.space), ("cache", AddressSpace::Shared));
+}
+
+/// Host code around kernels (the runtime API, `<<<…>>>` launches, `goto`) is
+/// type-checked by clang but left out of the IR, as nvcc's device pass does;
+/// a local array keeps its initialiser and a sized one has none.
+#[test]
+fn cuda_host_code_is_read_but_not_lowered() {
+    let (_, m) = read("host_code.cu");
+    let names: Vec<&str> = m.functions.iter().map(|f| f.name.as_str()).collect();
+    assert_eq!(names, ["twice", "both", "square", "scale"], "host functions are left out");
+    let host: Vec<&str> = m.host_functions.iter().map(|(n, _)| n.as_str()).collect();
+    assert_eq!(host, ["run", "main"]);
+    let k = m.function("scale").unwrap();
+    let n = Nodes::of(k);
+    let decl = |name: &str| {
+        n.stmts
+            .iter()
+            .find_map(|s| match &s.kind {
+                StmtKind::Decl(v) if v.name == name => Some(v),
+                _ => None,
+            })
+            .unwrap()
+    };
+    assert_eq!(decl("sized").init, None);
+    assert!(matches!(decl("listed").init.as_ref().map(|e| &e.kind), Some(ExprKind::Aggregate(parts)) if parts.len() == 2));
+    assert!(matches!(decl("counted").init.as_ref().map(|e| &e.kind), Some(ExprKind::Int(3))));
 }

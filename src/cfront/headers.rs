@@ -16,6 +16,7 @@ use super::ir::Language;
 pub const INCLUDE_DIR: &str = "/__alpine__/include";
 
 const CUDA_PRELUDE: &str = include_str!("include/cuda_prelude.h");
+const CUDA_RUNTIME_API: &str = include_str!("include/cuda_runtime_api.h");
 const CUDA_H: &str = include_str!("include/cuda.h");
 const OPENCL_PRELUDE: &str = include_str!("include/opencl_prelude.h");
 const GPUVERIFY: &str = include_str!("include/gpuverify.h");
@@ -28,7 +29,9 @@ const MAX_BARRIER_INSTANTIATIONS: usize = 32;
 /// that is force-included before the user's file.
 pub fn headers(lang: Language) -> Vec<(String, String)> {
     let prelude = match lang {
-        Language::Cuda => format!("{CUDA_PRELUDE}\n{GPUVERIFY}\n{}", barrier_invariants(lang)),
+        // nvcc includes the runtime API before every .cu file, so host code
+        // (`cudaMalloc`, `<<<…>>>`) needs no `#include` either.
+        Language::Cuda => format!("{CUDA_PRELUDE}\n{CUDA_RUNTIME_API}\n{GPUVERIFY}\n{}", barrier_invariants(lang)),
         Language::OpenCl => format!("{OPENCL_PRELUDE}\n{GPUVERIFY}\n{}", barrier_invariants(lang)),
     };
     let mut out = vec![(format!("{INCLUDE_DIR}/alpine_prelude.h"), prelude)];

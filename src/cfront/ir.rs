@@ -145,6 +145,10 @@ pub struct Module {
     /// File-scope variables (`__shared__`/`__local`/`__constant`/`__device__`).
     pub globals: Vec<Variable>,
     pub functions: Vec<Function>,
+    /// CUDA host functions (neither `__global__` nor `__device__`), by name and
+    /// span: clang type-checked them, but they are not GPU code and are not
+    /// lowered (no kernel can call one).
+    pub host_functions: Vec<(String, Span)>,
 }
 
 impl Module {

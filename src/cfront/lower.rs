@@ -89,8 +89,13 @@ pub fn user_declarations<'tu>(tu: &'tu TranslationUnit<'tu>, map: &SourceMap<'tu
         if e.is_preprocessing() || e.get_location().is_none_or(|loc| map.offset(loc).is_none()) {
             continue;
         }
-        if e.get_kind() == EntityKind::LinkageSpec {
-            stack.extend(e.get_children().into_iter().rev());
+        // libclang 14 shows `extern "C" <one declaration>` as an unexposed
+        // declaration around it (a braced `extern "C" { … }` is a linkage spec).
+        let children = e.get_children();
+        let linkage = e.get_kind() == EntityKind::LinkageSpec
+            || (e.get_kind() == EntityKind::UnexposedDecl && !children.is_empty() && children.iter().all(|c| c.is_declaration()));
+        if linkage {
+            stack.extend(children.into_iter().rev());
         } else {
             out.push(e);
         }
@@ -101,7 +106,8 @@ pub fn user_declarations<'tu>(tu: &'tu TranslationUnit<'tu>, map: &SourceMap<'tu
 /// Lowers the user's part of a translation unit.
 pub fn lower_unit<'tu>(tu: &'tu TranslationUnit<'tu>, map: &'tu SourceMap<'tu>, lang: Language, launch: Launch) -> Lowering {
     let mut l = Lowerer::new(lang, map, None);
-    let mut module = Module { language: lang, launch, structs: Vec::new(), globals: Vec::new(), functions: Vec::new() };
+    let mut module =
+        Module { language: lang, launch, structs: Vec::new(), globals: Vec::new(), functions: Vec::new(), host_functions: Vec::new() };
     let mut errors = Vec::new();
     for e in user_declarations(tu, map) {
         if let Err(u) = l.lower_top(e, &mut module) {
@@ -147,6 +153,17 @@ impl<'tu> Lowerer<'tu> {
                 if !e.is_definition() && e.get_definition().is_some() {
                     return Ok(());
                 }
+                // CUDA host code (no `__global__`/`__device__`) is type-checked by
+                // clang but is not GPU code: alpine reads a .cu file's device side,
+                // as nvcc's device pass does. A kernel cannot reach it (clang
+                // rejects a call of a host function from device code), so leaving
+                // it out changes no kernel's meaning.
+                if self.lang == Language::Cuda && is_host_only(&e) && !self.is_constexpr(span) {
+                    if e.is_definition() {
+                        module.host_functions.push((name, span));
+                    }
+                    return Ok(());
+                }
                 let f = self.lower_function(e, span)?;
                 module.functions.retain(|g| g.name != name);
                 module.functions.push(f);
@@ -164,6 +181,15 @@ impl<'tu> Lowerer<'tu> {
             k => return Err(Unsupported::new(format!("the declaration `{}` ({k:?})", e.get_name().unwrap_or_default()), span)),
         }
         Ok(())
+    }
+
+    /// Whether the declaration at `span` is written `constexpr` (before its
+    /// parameters): clang lets device code call such a function (it is
+    /// implicitly `__host__ __device__`), so it is lowered.
+    fn is_constexpr(&self, span: Span) -> bool {
+        let head = self.map.text().get(span.start()..span.end()).unwrap_or("");
+        let head = head.split('(').next().unwrap_or("");
+        head.split(|c: char| !(c.is_ascii_alphanumeric() || c == '_')).any(|w| w == "constexpr")
     }
 
     fn is_kernel(&mut self, f: &Entity<'tu>) -> bool {
@@ -235,10 +261,15 @@ impl<'tu> Lowerer<'tu> {
                 *s = AddressSpace::Global;
             }
         }
+        // libclang lists the size expressions of an array declarator among a
+        // declaration's children too (`int s[64];` has the child `64`) and has
+        // no call for the initialiser (before libclang 17): the last
+        // expression child is the initialiser unless it is one of those sizes,
+        // which have integer type where the declared type is not a scalar.
         let init = match e.get_kind() {
             EntityKind::VarDecl => match e.get_children().into_iter().rfind(|c| c.is_expression()) {
-                Some(init) => Some(self.lower_expr(init, span)?).filter(|x| !is_default_construction(x)),
-                None => None,
+                Some(init) if !is_array_size(&ty, &init) => Some(self.lower_expr(init, span)?).filter(|x| !is_default_construction(x)),
+                _ => None,
             },
             _ => None,
         };
@@ -327,6 +358,12 @@ impl<'tu> Lowerer<'tu> {
                 return Err(Unsupported::new("a `goto` or label", span));
             }
             EntityKind::AsmStmt | EntityKind::MsAsmStmt => return Err(Unsupported::new("inline assembly", span)),
+            // A statement with attributes (`#pragma unroll` before a loop,
+            // `[[likely]]`): libclang 14 has no kind for it. Statement attributes
+            // are hints that do not change what the statement does.
+            EntityKind::UnexposedStmt if children.len() == 1 && children[0].is_statement() && !children[0].is_expression() => {
+                return self.lower_stmt(children[0], span);
+            }
             _ if e.is_expression() => return self.lower_expr_stmt(e, span),
             k => return Err(Unsupported::new(format!("the statement {k:?}"), span)),
         };
@@ -466,6 +503,23 @@ impl<'tu> Lowerer<'tu> {
         }
         Ok(StmtKind::Switch { scrutinee, arms })
     }
+}
+
+/// Whether the expression child `c` of a declaration of type `ty` is the size
+/// of an array declarator rather than the initialiser: an initialiser of an
+/// array, pointer, struct or vector is never of integer type (`int a[2] =
+/// {…}` is an initialiser list; a pointer's integer initialiser has clang's
+/// conversion around it), an array size always is.
+fn is_array_size(ty: &Type, c: &Entity) -> bool {
+    let integer = c.get_type().is_some_and(|t| t.get_canonical_type().is_integer());
+    integer && matches!(ty, Type::Array { .. } | Type::Pointer { .. } | Type::Struct(_) | Type::Vector { .. })
+}
+
+/// A CUDA function that runs on the host only: neither `__global__` nor
+/// `__device__` (a function without qualifier is `__host__`; a `constexpr`
+/// one is the exception, see `Lowerer::is_constexpr`).
+fn is_host_only(f: &Entity) -> bool {
+    !f.get_children().iter().any(|a| matches!(a.get_kind(), EntityKind::CudaGlobalAttr | EntityKind::CudaDeviceAttr))
 }
 
 /// `T x;` of a CUDA struct type: C++ default-constructs it, which leaves it

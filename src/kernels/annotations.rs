@@ -29,7 +29,7 @@ impl Annotation {
 }
 
 /// The annotations of a file not yet attached, in text order.
-#[derive(Debug, Default)]
+#[derive(Clone, Debug, Default)]
 pub struct Annotations {
     pending: Vec<Annotation>,
 }

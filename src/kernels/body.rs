@@ -5,15 +5,21 @@
 //! expressions need (`expr.rs`). Annotations are attached by position
 //! (`annotations.rs`): before a loop, its invariants; before a barrier, its
 //! contract; elsewhere, ghost `assert`/`assume`. `__shared__` declarations are
-//! hoisted to the block (`Body::shared`). A `return;` that ends the
-//! then-branch of an `if` without `else` is an early exit: the rest of the
-//! block becomes the `else` branch (the same runs, without a `return` in a par
+//! hoisted to the block (`Body::shared`). A `return;` that ends one branch
+//! of an `if` (whose other branch has none) is an early exit: the rest of the
+//! block joins the other branch (the same runs, without a `return` in a par
 //! block). Loops are lowered to `while` loops with the update at the end of the
-//! body, which is exact because `continue` (and `break`) are refused.
+//! body, which is exact because `break`/`continue` are rewritten into flags
+//! first (`jumps.rs`, which also turns `switch` into an `if` chain); `do B
+//! while (c)` is `B; while (c) B`. Calls of device functions are inlined
+//! before their statement (`inline.rs`).
 
 use super::annotations::Annotations;
 use super::expr::{int_range, Cx};
+use super::float::{float_type, is_float};
 use super::geometry::{int_lit, var};
+use super::inline::{Inliner, MAX_DEPTH};
+use super::jumps::{self, has_return};
 use super::spec::{self, Parsed, Place};
 use crate::ast::{self, BinOp, Block, Contract, ExprKind as P, Ident, Span, Stmt, StmtKind, Type as PType, TypeKind};
 use crate::cfront::ir::{self, AtomicOp, ExprKind as C, StmtKind as S, Type};
@@ -33,6 +39,11 @@ pub struct Body<'a, 'c> {
     pub cx: &'c mut Cx<'a>,
     pub anns: &'c mut Annotations,
     pub shared: Vec<Shared>,
+    /// Calls of device functions (`inline.rs`).
+    pub inliner: Inliner<'a>,
+    /// How many inlined calls the statement being lowered is inside: their
+    /// statements take no annotations (those of device functions are refused).
+    pub inline_depth: usize,
 }
 
 /// The PVL type of a C scalar, if alpine models it.
@@ -40,6 +51,7 @@ pub fn scalar(ty: &Type) -> Option<TypeKind> {
     match ty {
         Type::Int { .. } => Some(TypeKind::Int),
         Type::Bool => Some(TypeKind::Boolean),
+        Type::Float { .. } => Some(float_type()),
         _ => None,
     }
 }
@@ -57,14 +69,11 @@ fn ends_in_return(s: &ir::Stmt) -> bool {
     }
 }
 
-fn has_return(s: &ir::Stmt) -> bool {
+/// The statements of `s` (a block's, or `s` itself).
+fn statements(s: &ir::Stmt) -> Vec<ir::Stmt> {
     match &s.kind {
-        S::Return(_) => true,
-        S::Block(ss) => ss.iter().any(has_return),
-        S::If { then, otherwise, .. } => has_return(then) || otherwise.as_deref().is_some_and(has_return),
-        S::While { body, .. } | S::DoWhile { body, .. } | S::For { body, .. } => has_return(body),
-        S::Switch { arms, .. } => arms.iter().any(|a| a.body.iter().any(has_return)),
-        _ => false,
+        S::Block(ss) => ss.clone(),
+        _ => vec![s.clone()],
     }
 }
 
@@ -83,8 +92,24 @@ impl Body<'_, '_> {
     pub fn stmts(&mut self, ss: &[ir::Stmt], start: usize, end: usize, out: &mut Vec<Stmt>) {
         let mut at = start;
         for (i, s) in ss.iter().enumerate() {
-            let ann = self.anns.take_between(at, s.span.start(), self.cx.text);
+            let ann = if self.inline_depth == 0 { self.anns.take_between(at, s.span.start(), self.cx.text) } else { None };
             at = s.span.end();
+            let hoisted;
+            let s = if self.inliner.calls_in(s) {
+                match self.inliner.hoist(s) {
+                    Ok((before, rest)) => {
+                        self.inlined(&before, out);
+                        hoisted = rest;
+                        &hoisted
+                    }
+                    Err((what, span)) => {
+                        self.cx.unsupported(what, span);
+                        continue;
+                    }
+                }
+            } else {
+                s
+            };
             let place = match &s.kind {
                 S::While { .. } | S::For { .. } | S::DoWhile { .. } => Place::Loop,
                 S::Barrier(_) => Place::Barrier,
@@ -101,24 +126,42 @@ impl Body<'_, '_> {
                     Err(ds) => self.cx.errors.extend(ds),
                 }
             }
-            // Early exit: `if (c) { …; return; }` followed by the rest.
-            if let S::If { cond, then, otherwise: None } = &s.kind {
-                if ends_in_return(then) {
+            // Early exit: `if (c) { …; return; } [else { … }]` (or the `else`
+            // returning) followed by the rest: the rest joins the branch that
+            // does not return.
+            if let S::If { cond, then, otherwise } = &s.kind {
+                let then_exits = ends_in_return(then) && otherwise.as_deref().is_none_or(|o| !has_return(o));
+                let else_exits = otherwise.as_deref().is_some_and(ends_in_return) && !has_return(then);
+                if then_exits || else_exits {
                     let c = self.cx.cond(cond);
                     out.append(&mut self.cx.pending);
+                    let branch = |b: &ir::Stmt| if ends_in_return(b) { without_return(b) } else { statements(b) };
                     let mut t = Vec::new();
-                    self.stmts(&without_return(then), then.span.start(), then.span.end(), &mut t);
+                    self.stmts(&branch(then), then.span.start(), then.span.end(), &mut t);
+                    let mut o = Vec::new();
+                    if let Some(ob) = otherwise {
+                        self.stmts(&branch(ob), ob.span.start(), ob.span.end(), &mut o);
+                    }
                     let mut rest = Vec::new();
                     self.stmts(&ss[i + 1..], at, end, &mut rest);
-                    let els = block(rest, Span::new(at, end));
-                    let kind = StmtKind::If { cond: c, then_branch: Box::new(block(t, then.span)), else_branch: Some(Box::new(els)) };
+                    if then_exits {
+                        o.extend(rest);
+                    } else {
+                        t.extend(rest);
+                    }
+                    let else_span = otherwise.as_ref().map_or(Span::new(at, end), |ob| Span::new(ob.span.start(), end));
+                    let kind = StmtKind::If {
+                        cond: c,
+                        then_branch: Box::new(block(t, then.span)),
+                        else_branch: Some(Box::new(block(o, else_span))),
+                    };
                     out.push(Stmt::new(kind, s.span));
                     return;
                 }
             }
             self.stmt(s, contract, out);
         }
-        if let Some(a) = self.anns.take_between(at, end, self.cx.text) {
+        if let Some(a) = self.anns.take_between(at, end, self.cx.text).filter(|_| self.inline_depth == 0) {
             match spec::parse(&a, Place::Statements, self.cx.geo) {
                 Ok(Parsed::Stmts(ghost)) => match spec::check_ghost(&ghost) {
                     Ok(()) => out.extend(ghost),
@@ -128,6 +171,25 @@ impl Body<'_, '_> {
                 Err(ds) => self.cx.errors.extend(ds),
             }
         }
+    }
+
+    /// The statements of inlined calls (`inline.rs`), run before a statement.
+    fn inlined(&mut self, before: &[ir::Stmt], out: &mut Vec<Stmt>) {
+        let Some(first) = before.first() else { return };
+        if self.inline_depth >= MAX_DEPTH {
+            self.cx.unsupported("recursion (device functions inlined more than 16 deep)", first.span);
+            return;
+        }
+        self.inline_depth += 1;
+        for st in before {
+            self.stmts(std::slice::from_ref(st), st.span.start(), st.span.end(), out);
+        }
+        self.inline_depth -= 1;
+    }
+
+    /// One statement, its calls of device functions inlined first.
+    fn stmt_with_calls(&mut self, s: &ir::Stmt, out: &mut Vec<Stmt>) {
+        self.stmts(std::slice::from_ref(s), s.span.start(), s.span.end(), out);
     }
 
     fn sub(&mut self, s: &ir::Stmt) -> Stmt {
@@ -156,6 +218,22 @@ impl Body<'_, '_> {
                 let o = otherwise.as_ref().map(|o| Box::new(self.sub(o)));
                 out.push(Stmt::new(StmtKind::If { cond: c, then_branch: Box::new(t), else_branch: o }, span));
             }
+            S::While { .. } | S::For { .. } | S::DoWhile { .. } if jumps::loop_jumps(s) => {
+                self.cx.fresh_count += 1;
+                match jumps::rewrite_loop(s, self.cx.fresh_count) {
+                    Ok((before, lp)) => {
+                        let mut scope = Vec::new();
+                        for st in &before {
+                            self.stmt_with_calls(st, &mut scope);
+                        }
+                        self.stmt(&lp, contract, &mut scope);
+                        out.push(block(scope, span));
+                    }
+                    Err((what, at)) => {
+                        self.cx.unsupported(what, at);
+                    }
+                }
+            }
             S::While { invariants, cond, body } => {
                 if let Some(i) = invariants.first() {
                     self.cx.unsupported("GPUVerify's `__invariant` in a VerCors-annotated kernel", i.span);
@@ -168,24 +246,49 @@ impl Body<'_, '_> {
                 }
                 let mut scope = Vec::new();
                 for st in init {
-                    self.stmt(st, Contract::default(), &mut scope);
+                    self.stmt_with_calls(st, &mut scope);
                 }
                 let step: Vec<ir::Stmt> = step.iter().map(|e| ir::Stmt { kind: S::Expr(e.clone()), span: e.span }).collect();
                 let truth = ir::Expr { kind: C::Bool(true), ty: Type::Bool, span };
                 self.while_loop(cond.as_ref().unwrap_or(&truth), body, &step, contract, span, &mut scope);
                 out.push(block(scope, span));
             }
-            S::DoWhile { .. } => {
-                self.cx.unsupported("`do … while`", span);
+            S::DoWhile { invariants, body, cond } => {
+                if let Some(i) = invariants.first() {
+                    self.cx.unsupported("GPUVerify's `__invariant` in a VerCors-annotated kernel", i.span);
+                }
+                // `do B while (c)` is `B; while (c) B`: the loop head (where its
+                // invariants hold) is each test of `c`. The second copy takes
+                // the body's annotations again, so both check them.
+                let saved = self.anns.clone();
+                let once = self.sub(body);
+                *self.anns = saved;
+                let mut scope = vec![once];
+                self.while_loop(cond, body, &[], contract, span, &mut scope);
+                out.push(block(scope, span));
             }
             S::Switch { .. } => {
-                self.cx.unsupported("`switch`", span);
+                self.cx.fresh_count += 1;
+                match jumps::rewrite_switch(s, self.cx.fresh_count) {
+                    Ok((scrutinee, chain)) => {
+                        let mut scope = Vec::new();
+                        self.stmt_with_calls(&scrutinee, &mut scope);
+                        self.stmts(std::slice::from_ref(&chain), chain.span.start(), chain.span.end(), &mut scope);
+                        out.push(block(scope, span));
+                    }
+                    Err((what, at)) => {
+                        self.cx.unsupported(what, at);
+                    }
+                }
             }
             S::Break | S::Continue => {
-                self.cx.unsupported("`break` and `continue`", span);
+                self.cx.unsupported("`break` or `continue` outside a loop's body (or inside a `switch` arm other than at its end)", span);
             }
             S::Return(_) => {
-                self.cx.unsupported("`return` other than as an early exit `if (…) { …; return; }`", span);
+                self.cx.unsupported("`return` other than at the end of one branch of an `if` (an early exit)", span);
+            }
+            S::Barrier(_) if self.inline_depth > 0 => {
+                self.cx.unsupported("a barrier inside a device function", span);
             }
             S::Barrier(ir::Barrier::Block { .. }) => {
                 let label = Ident::new(THREADS, span);
@@ -210,13 +313,18 @@ impl Body<'_, '_> {
     fn while_loop(&mut self, cond: &ir::Expr, body: &ir::Stmt, step: &[ir::Stmt], contract: Contract, span: Span, out: &mut Vec<Stmt>) {
         let c = self.cx.cond(cond);
         let checks = std::mem::take(&mut self.cx.pending);
+        // The checks run again after each iteration: a fresh local among them
+        // would be declared twice.
+        if checks.iter().any(|s| matches!(s.kind, StmtKind::LocalDecl { .. })) {
+            self.cx.unsupported("a floating-point value in a loop condition", cond.span);
+        }
         out.extend(checks.iter().cloned());
         let mut b = match self.sub(body).kind {
             StmtKind::Block(b) => b.stmts,
             k => vec![Stmt::new(k, span)],
         };
         for st in step {
-            self.stmt(st, Contract::default(), &mut b);
+            self.stmt_with_calls(st, &mut b);
         }
         b.extend(checks);
         let lp = ast::Loop {
@@ -232,27 +340,29 @@ impl Body<'_, '_> {
     fn decl(&mut self, v: &ir::Variable, out: &mut Vec<Stmt>) {
         let span = v.span;
         if v.space == ir::AddressSpace::Shared {
-            // libclang lists an array's size among a declaration's children, so
-            // phase 1 may read `int s[64]` as initialised with 64: a declaration
-            // without `=` has no initialiser.
-            let declared = self.cx.text.get(span.start()..span.end()).unwrap_or("");
-            let init = v.init.as_ref().filter(|_| declared.contains('='));
-            match (&v.ty, init) {
+            match (&v.ty, &v.init) {
                 (Type::Array { elem, len: Some(n) }, None) if scalar(elem).is_some() => {
+                    self.cx.uses_float |= is_float(elem);
                     let elem = scalar(elem).expect("checked");
                     self.shared.push(Shared { name: v.name.clone(), elem, len: *n, span });
                     self.cx.shared.push(v.name.clone());
                 }
                 _ => {
-                    self.cx.unsupported("a `__shared__`/`__local` variable other than an array of integers of constant size", span);
+                    self.cx.unsupported("a `__shared__`/`__local` variable other than an array of scalars of constant size", span);
                 }
             }
+            return;
+        }
+        if let Type::Pointer { .. } = v.ty {
+            self.cx.pointer_local(v);
+            out.append(&mut self.cx.pending);
             return;
         }
         let Some(ty) = scalar(&v.ty) else {
             self.cx.unsupported(format!("a local of type {:?}", v.ty), span);
             return;
         };
+        self.cx.uses_float |= is_float(&v.ty);
         if let Some(init) = &v.init {
             if let C::Atomic { op, args } = &init.kind {
                 out.push(Stmt::new(StmtKind::LocalDecl { ty: PType::new(ty, span), name: Ident::new(&v.name, span), init: None }, span));
@@ -268,6 +378,8 @@ impl Body<'_, '_> {
     fn value_as(&mut self, e: &ir::Expr, ty: &Type) -> ast::Expr {
         if *ty == Type::Bool {
             self.cx.cond(e)
+        } else if is_float(ty) {
+            self.cx.float(e)
         } else {
             self.cx.int(e)
         }
@@ -278,6 +390,9 @@ impl Body<'_, '_> {
         match &t.kind {
             C::Var { name, kind: ir::VarKind::Local | ir::VarKind::Param } if scalar(&t.ty).is_some() => Some(var(name, t.span)),
             C::Index { base, index } if scalar(&t.ty).is_some() => Some(self.cx.element(base, index, t.span)),
+            C::Unary { op: ir::UnaryOp::Deref, operand } if scalar(&t.ty).is_some() => {
+                Some(self.cx.element(operand, &super::expr::zero(operand.span), t.span))
+            }
             _ => {
                 self.cx.unsupported("this assignment target", t.span);
                 None
@@ -304,14 +419,22 @@ impl Body<'_, '_> {
                 // (clang's implicit conversions are on `value`), then stored.
                 let combined =
                     ir::Expr { kind: C::Binary { op: *op, lhs: target.clone(), rhs: value.clone() }, ty: target.ty.clone(), span };
-                let v = self.cx.int(&combined);
+                let v = self.value_as(&combined, &target.ty);
+                self.assign(t, v, span, out);
+            }
+            C::IncDec { increment, target, .. } if is_float(&target.ty) => {
+                let Some(t) = self.target(target) else { return };
+                let op = if *increment { ir::BinaryOp::Add } else { ir::BinaryOp::Sub };
+                let one = Box::new(ir::Expr { kind: C::Float(1.0), ty: target.ty.clone(), span });
+                let changed = ir::Expr { kind: C::Binary { op, lhs: target.clone(), rhs: one }, ty: target.ty.clone(), span };
+                let v = self.cx.float(&changed);
                 self.assign(t, v, span, out);
             }
             C::IncDec { increment, target, .. } => {
                 let Some(t) = self.target(target) else { return };
                 let p = if *increment { BinOp::Add } else { BinOp::Sub };
                 let v = super::geometry::bin(p, t.clone(), int_lit(1, span), span);
-                self.cx.check_range(&v, &target.ty, span);
+                let v = self.cx.in_range(v, &target.ty, span);
                 self.assign(t, v, span, out);
             }
             C::Atomic { op, args } => self.atomic(*op, args, None, e, out),
@@ -340,14 +463,12 @@ impl Body<'_, '_> {
                 let Some(v) = arg(self.cx, 1) else { return };
                 let p = if op == AtomicOp::Add { BinOp::Add } else { BinOp::Sub };
                 let x = super::geometry::bin(p, old.clone(), v, span);
-                self.cx.check_range(&x, &elem_ty, span);
-                x
+                self.cx.in_range(x, &elem_ty, span)
             }
             AtomicOp::Inc | AtomicOp::Dec if args.len() == 1 => {
                 let p = if op == AtomicOp::Inc { BinOp::Add } else { BinOp::Sub };
                 let x = super::geometry::bin(p, old.clone(), int_lit(1, span), span);
-                self.cx.check_range(&x, &elem_ty, span);
-                x
+                self.cx.in_range(x, &elem_ty, span)
             }
             AtomicOp::Exchange => {
                 let Some(v) = arg(self.cx, 1) else { return };

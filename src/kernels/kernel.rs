@@ -37,6 +37,23 @@ use crate::ast::{
 use crate::cfront::ir::{self, Function};
 use crate::diagnostics::{codes, Diagnostic};
 
+/// What lowering the kernels of a file collects besides their methods.
+#[derive(Default)]
+pub struct Outputs {
+    /// The integer checks, by span (see [`super::Check`]).
+    pub checks: Vec<super::expr::Check>,
+    /// Whether a kernel has a floating-point value.
+    pub uses_float: bool,
+}
+
+fn mentions_float(ty: &ir::Type) -> bool {
+    match ty {
+        ir::Type::Float { .. } => true,
+        ir::Type::Pointer { pointee: t, .. } | ir::Type::Array { elem: t, .. } => mentions_float(t),
+        _ => false,
+    }
+}
+
 /// A kernel's contract split by level.
 #[derive(Default)]
 struct Levels {
@@ -62,11 +79,15 @@ pub fn lower(
     geo: &Geometry,
     text: &str,
     anns: &mut Annotations,
-    cx_out: &mut Vec<super::expr::Check>,
+    module: &ir::Module,
+    out: &mut Outputs,
 ) -> Result<Method, Vec<Diagnostic>> {
     let span = f.span;
     let mut errors = Vec::new();
     let mut cx = Cx::new(geo, text);
+    // Host functions count as defined: a call of one is refused, never a library call.
+    let host = module.host_functions.iter().map(|(name, _)| name.clone());
+    cx.defined = module.functions.iter().filter(|g| g.body.is_some()).map(|g| g.name.clone()).chain(host).collect();
     // Globals that are `__shared__`/`__local` arrays are per block too.
     let mut levels = Levels::default();
     let iter_names: Vec<String> = geo.thread_iters(span).into_iter().chain(geo.block_iters(span)).map(|(n, _)| n).collect();
@@ -104,7 +125,7 @@ pub fn lower(
             ir::Type::Pointer { pointee, space } if *space != ir::AddressSpace::Shared => match scalar(pointee) {
                 Some(k) => TypeKind::Array(Box::new(Type::new(k, p.span)), None),
                 None => {
-                    errors.push(unsupported(format!("the parameter `{}`: pointers to other than integers", p.name), p.span));
+                    errors.push(unsupported(format!("the parameter `{}`: pointers to other than scalars", p.name), p.span));
                     continue;
                 }
             },
@@ -119,7 +140,7 @@ pub fn lower(
                 }
                 None => {
                     errors.push(unsupported(
-                        format!("the parameter `{}` of this type (integers, booleans and pointers to integers are)", p.name),
+                        format!("the parameter `{}` of this type (scalars and pointers to scalars are)", p.name),
                         p.span,
                     ));
                     continue;
@@ -133,13 +154,23 @@ pub fn lower(
     }
     let launch = geo.preconditions(span).map_err(|m| vec![Diagnostic::error(codes::USAGE, m, span)])?;
     // The body: one thread's statements.
-    let mut body = Body { cx: &mut cx, anns, shared: Vec::new() };
+    let mut body = Body { cx: &mut cx, anns, shared: Vec::new(), inliner: super::inline::Inliner::new(module), inline_depth: 0 };
     let mut thread_stmts = Vec::new();
     let stmts = f.body.as_deref().unwrap_or(&[]);
+    // A `return` inside a loop: every `return` becomes a flag (`jumps.rs`);
+    // otherwise `body.rs` lowers early exits as branches.
+    let flagged;
+    let stmts = if super::jumps::return_in_loop(stmts) {
+        flagged = super::jumps::flag_returns(stmts, "returned.0", span.start());
+        &flagged[..]
+    } else {
+        stmts
+    };
     body.stmts(stmts, span.start(), span.end(), &mut thread_stmts);
     let shared = std::mem::take(&mut body.shared);
     errors.append(&mut cx.errors);
-    cx_out.append(&mut cx.checks);
+    out.checks.append(&mut cx.checks);
+    out.uses_float |= cx.uses_float || f.params.iter().any(|p| mentions_float(&p.ty));
     if !errors.is_empty() {
         return Err(errors);
     }
@@ -192,7 +223,7 @@ pub fn lower(
         Stmt::new(StmtKind::Par(p), unit_span)
     };
     // The thread par's span is the kernel's body (distinct from the block par's).
-    let body_span = stmts.first().map_or(span, |s| Span::new(s.span.start(), span.end()));
+    let body_span = f.body.as_deref().and_then(|b| b.first()).map_or(span, |s| Span::new(s.span.start(), span.end()));
     let mut block_stmts: Vec<Stmt> = shared
         .iter()
         .map(|s| {

@@ -7,18 +7,23 @@
 //! text and handing them out by position), `spec.rs` (parsing one annotation
 //! with the PVL parser, spans exact; C names of the geometry), `geometry.rs`
 //! (launch sizes, iterators, thread-level clauses over all threads),
-//! `expr.rs` (C expressions and their integer checks), `body.rs` (statements),
+//! `expr.rs` (C expressions and their integer checks), `float.rs` (floating
+//! point as uninterpreted values), `inline.rs` (calls of device functions),
+//! `jumps.rs` (`break`, `continue`, `switch`), `body.rs` (statements),
 //! `kernel.rs` (one kernel: the method, the grid of blocks of threads).
 //!
 //! Modelling choices and why they are sound (never ✓ a wrong kernel):
 //! * **Threads**: a par over blocks around a par over threads, shared memory
 //!   allocated per block, barriers per block (`kernel.rs`), as VerCors does.
 //! * **Integers** are exact within range and every operation that could leave
-//!   its C type's range is checked (`expr.rs`); unsigned wrap-around is reported,
-//!   not modelled.
+//!   its C type's range is checked (`expr.rs`); unsigned arithmetic wraps
+//!   around modulo 2^bits (C's definition), shifts by constants are products
+//!   and quotients by powers of two.
 //! * **Pointers**: a pointer parameter is a PVL array (`int *a` is `int[] a`):
 //!   `a[i]` reads element `i` of the buffer `a` points to, whose length is
-//!   `a.length`; pointer arithmetic and `*p` are refused. Two parameters may
+//!   `a.length`. A pointer local into an array (`int *p = a + k;`) is the
+//!   array and an offset fixed at its declaration, checked to lie within
+//!   `[0, a.length]`; `p[i]` is `a[off + i]`, `*p` is `p[0]`. Two parameters may
 //!   point to the same buffer: nothing assumes they do not, but permissions
 //!   make it moot — holding write permission to `a[i]` and any permission to
 //!   `b[i]` implies they are different locations, and a contract that asks for
@@ -29,8 +34,17 @@
 //!   exact under that permission (no other thread can touch the element).
 //!   Contended atomics, which need a resource invariant, fail verification with
 //!   a permission error at the call.
-//! * **Floating point**, bitwise operators, structs, device-function calls,
-//!   `break`/`continue`/`switch` and GPUVerify annotations are refused with an
+//! * **Floating point** values are uninterpreted (`float.rs`): values of an
+//!   abstract class, equal only when they are the same value; arithmetic,
+//!   conversions, literals and math functions give fresh values, comparisons
+//!   are uninterpreted predicates, so no claim about float arithmetic is
+//!   provable.
+//! * **Device functions** are inlined at their calls (`inline.rs`), which is
+//!   C's call semantics (arguments evaluated once, passed by value).
+//! * **Control flow**: `break`/`continue` become flags and `switch` an `if`
+//!   chain (`jumps.rs`), `do B while (c)` is `B; while (c) B` — the same runs.
+//! * Bitwise operators (shifts by a constant are modelled), structs, fall-through between `case`s
+//!   and GPUVerify annotations are refused with an
 //!   `alpine::cfront::unsupported` diagnostic at their place.
 //! * **Launch**: sizes from the command line, else symbolic with `0 < size`
 //!   and `gridDim * blockDim <= INT_MAX` per axis; an axis the file never
@@ -39,7 +53,10 @@
 mod annotations;
 mod body;
 mod expr;
+mod float;
 mod geometry;
+mod inline;
+mod jumps;
 mod kernel;
 mod spec;
 
@@ -47,7 +64,7 @@ pub use annotations::has_annotations;
 pub use expr::Check;
 
 use crate::ast::{self, Span};
-use crate::cfront::ir::Module;
+use crate::cfront::ir::{self, Module};
 use crate::diagnostics::{codes, Diagnostic};
 
 /// A kernel file as a PVL program, ready for `verify::verify_program`.
@@ -65,22 +82,25 @@ pub fn lower(text: &str, module: &Module) -> Result<Lowered, Vec<Diagnostic>> {
     let mut anns = annotations::Annotations::scan(text);
     let mut errors = Vec::new();
     let mut members = Vec::new();
-    let mut checks = Vec::new();
+    let mut outputs = kernel::Outputs::default();
     let mut from = 0usize;
-    for f in &module.functions {
-        if f.body.is_none() {
-            continue;
-        }
-        if !f.is_kernel {
-            if let Some(a) = anns.take_between(from, f.span.end(), text) {
+    // Host functions take their annotations (before and inside them) too, so
+    // that none is taken for the next kernel's contract.
+    let mut items: Vec<(Span, Option<&ir::Function>)> = module.host_functions.iter().map(|(_, s)| (*s, None)).collect();
+    items.extend(module.functions.iter().filter(|f| f.body.is_some()).map(|f| (f.span, Some(f))));
+    items.sort_by_key(|(s, _)| s.start());
+    for (span, f) in items {
+        let Some(f) = f.filter(|f| f.is_kernel) else {
+            let what = if f.is_some() { "device functions" } else { "host code" };
+            if let Some(a) = anns.take_between(from, span.end(), text) {
                 errors.push(
-                    Diagnostic::error(codes::CFRONT_UNSUPPORTED, "annotations of device functions are not supported yet", a.span())
+                    Diagnostic::error(codes::CFRONT_UNSUPPORTED, format!("annotations of {what} are not supported yet"), a.span())
                         .with_label("not checked"),
                 );
             }
-            from = f.span.end();
+            from = span.end();
             continue;
-        }
+        };
         let contract = match kernel::contract_of(f, from, &geo, text, &mut anns) {
             Ok(c) => c.unwrap_or_default(),
             Err(mut ds) => {
@@ -88,7 +108,7 @@ pub fn lower(text: &str, module: &Module) -> Result<Lowered, Vec<Diagnostic>> {
                 ast::Contract::default()
             }
         };
-        match kernel::lower(f, contract, &geo, text, &mut anns, &mut checks) {
+        match kernel::lower(f, contract, &geo, text, &mut anns, module, &mut outputs) {
             Ok(m) => members.push(ast::Member::Method(m)),
             Err(mut ds) => errors.append(&mut ds),
         }
@@ -104,19 +124,28 @@ pub fn lower(text: &str, module: &Module) -> Result<Lowered, Vec<Diagnostic>> {
     if !errors.is_empty() {
         return Err(errors);
     }
+    if outputs.uses_float {
+        members.extend(float::predicates());
+    }
     let class = ast::Class {
         contract: ast::Contract::default(),
         name: ast::Ident::new(ast::GLOBAL_CLASS, Span::DUMMY),
         members,
         span: Span::new(0, text.len()),
     };
-    let mut program = ast::Program { classes: vec![class], comments: Vec::new(), blank_lines: Vec::new(), span: Span::new(0, text.len()) };
+    let mut classes = vec![class];
+    if outputs.uses_float {
+        // Floating-point values: references of a class with no members (`float.rs`).
+        let name = ast::Ident::new(float::FLOAT_CLASS, Span::DUMMY);
+        classes.push(ast::Class { contract: ast::Contract::default(), name, members: Vec::new(), span: Span::DUMMY });
+    }
+    let mut program = ast::Program { classes, comments: Vec::new(), blank_lines: Vec::new(), span: Span::new(0, text.len()) };
     let diags = crate::resolve::check_program(&mut program);
     let errs: Vec<Diagnostic> = diags.into_iter().filter(|d| d.severity == crate::diagnostics::Severity::Error).collect();
     if !errs.is_empty() {
         return Err(errs);
     }
-    Ok(Lowered { program, checks, launch: describe_launch(&geo) })
+    Ok(Lowered { program, checks: outputs.checks, launch: describe_launch(&geo) })
 }
 
 fn describe_launch(geo: &geometry::Geometry) -> String {

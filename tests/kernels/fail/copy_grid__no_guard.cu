@@ -1,4 +1,5 @@
 // Missing permission: without the early exit, threads past the end access a. (Twin of pass/copy_grid.cu.)
+//:: flags --blockDim=32 --gridDim=8
 #include <cuda.h>
 
 /*@

@@ -1,4 +1,5 @@
 // A race: every thread writes b[0]. (Twin of pass/copy_grid.cu.)
+//:: flags --blockDim=32 --gridDim=8
 #include <cuda.h>
 
 /*@

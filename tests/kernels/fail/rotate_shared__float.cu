@@ -1,4 +1,4 @@
-// Floating point is not modelled: refused at its place, never verified. (Twin of pass/rotate_shared.cu.)
+// A float converted to an integer (undefined outside its range) is refused at its place, never verified. (Twin of pass/rotate_shared.cu.)
 //:: flags --blockDim=64
 #include <cuda.h>
 
@@ -10,7 +10,7 @@
 __global__ void rotate_shared(int *a) {
   __shared__ int s[64];
   int t = threadIdx.x;
-  float f = 1.5f; //~ ERROR cfront::unsupported
+  int f = (int)1.5f; //~ ERROR cfront::unsupported
   s[t] = a[blockIdx.x * 64 + t];
   /*@
     context Perm(a[blockIdx.x * 64 + threadIdx.x], 1);

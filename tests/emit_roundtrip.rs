@@ -1,0 +1,105 @@
+//! Emission round trip (issue #33, item 6): the CUDA and OpenCL that `alpine
+//! emit` writes for the corpus and the examples are read again by alpine's own
+//! CUDA/OpenCL front end (`alpine::cfront`, what `alpine parse FILE.cu|.cl`
+//! runs): the whole `.cu` unit (host code included) and the `.cl` kernels of
+//! `--kernels-out`.
+//!
+//! Not checked: that the emitted annotations verify again. The emitter writes
+//! the PVL contracts as they are, in PVL's names — the par block's iterator
+//! (`tid`), `a.length` — while the C kernel has `get_global_id(0)` and the
+//! parameter `a_length`, and in CUDA the contract sits on the per-thread
+//! device function. Reading them back needs the emitter to write contracts in
+//! the kernel's own terms; until then `alpine verify` refuses those files
+//! (`tid` is not in scope, annotations of device functions are refused), which
+//! the last test pins so that the refusal is never a silent ✓.
+
+mod common;
+
+use alpine::cfront::ir::Language;
+use alpine::diagnostics::SourceFile;
+use alpine::emit::{emit, emit_kernels, Target};
+use std::path::Path;
+use std::process::Command;
+
+/// Corpus programs (`orig_`/`opt_` and the motivational example) and the
+/// examples, checked by the front end.
+fn programs() -> Option<Vec<(String, alpine::ast::Program)>> {
+    let dir = common::corpus_dir()?;
+    let mut files: Vec<(String, SourceFile)> = Vec::new();
+    for (rel, text) in common::corpus_files()? {
+        let name = rel.rsplit('/').next().unwrap_or(&rel).to_string();
+        let wanted = name.starts_with("orig_") || name.starts_with("opt_") || rel.starts_with("motivational_example/");
+        if wanted && rel != common::MALFORMED {
+            files.push((rel.clone(), SourceFile::new(dir.join(&rel).to_string_lossy().into_owned(), text)));
+        }
+    }
+    let examples = Path::new(env!("CARGO_MANIFEST_DIR")).join("examples");
+    let mut names: Vec<_> = std::fs::read_dir(&examples).unwrap().map(|e| e.unwrap().path()).collect();
+    names.sort();
+    for p in names.into_iter().filter(|p| p.extension().is_some_and(|e| e == "pvl")) {
+        let text = std::fs::read_to_string(&p).unwrap();
+        files.push((format!("examples/{}", p.file_name().unwrap().to_string_lossy()), SourceFile::new(p.to_string_lossy(), text)));
+    }
+    Some(files.into_iter().filter_map(|(rel, f)| alpine::frontend(&f).ok().map(|(p, _)| (rel, p))).collect())
+}
+
+/// Every emitted file, as (what it came from, file name, text).
+fn emitted() -> Option<Vec<(String, String, String)>> {
+    let mut out = Vec::new();
+    for (rel, p) in programs()? {
+        let stem = rel.replace(['/', '.'], "_");
+        if let Ok(cu) = emit(&p, Target::Cuda) {
+            out.push((rel.clone(), format!("{stem}.cu"), cu));
+        }
+        if let Ok(cl) = emit_kernels(&p, Target::OpenCl) {
+            out.push((rel.clone(), format!("{stem}.cl"), cl));
+        }
+    }
+    Some(out)
+}
+
+#[test]
+fn emitted_cuda_and_opencl_are_read_again() {
+    let Some(files) = emitted() else { return };
+    let (cu, cl) = (files.iter().filter(|f| f.1.ends_with(".cu")).count(), files.iter().filter(|f| f.1.ends_with(".cl")).count());
+    // The corpus emits 46 programs to each target; the examples add more.
+    assert!(cu >= 46 && cl >= 46, "{cu} .cu and {cl} .cl files emitted");
+    let dir = tempfile::tempdir().unwrap();
+    let mut failures = Vec::new();
+    for (rel, name, text) in &files {
+        let path = dir.path().join(name).to_string_lossy().into_owned();
+        let lang = Language::of_path(&path).unwrap();
+        if let Err(ds) = alpine::cfront::read(&SourceFile::new(path, text.clone()), lang, &Default::default()) {
+            let first: Vec<String> = ds.iter().take(3).map(|d| d.message.clone()).collect();
+            failures.push(format!("{rel} ({name}): {first:?}"));
+        }
+    }
+    assert!(failures.is_empty(), "{} of {} emitted files are not read again:\n{}", failures.len(), files.len(), failures.join("\n"));
+}
+
+/// The command line says the same as the library, for one file of each target.
+#[test]
+fn alpine_parse_reads_emitted_files() {
+    let dir = tempfile::tempdir().unwrap();
+    let pvl = Path::new(env!("CARGO_MANIFEST_DIR")).join("examples/shift_barrier.pvl");
+    let (cu, cl_host, cl) = (dir.path().join("k.cu"), dir.path().join("k.c"), dir.path().join("k.cl"));
+    let alpine = |args: &[&std::ffi::OsStr]| Command::new(env!("CARGO_BIN_EXE_alpine")).args(args).output().unwrap();
+    let o = alpine(&["emit".as_ref(), "--target".as_ref(), "cuda".as_ref(), pvl.as_os_str(), "-o".as_ref(), cu.as_os_str()]);
+    assert!(o.status.success(), "{}", String::from_utf8_lossy(&o.stderr));
+    let opencl = ["emit", "--target", "opencl"].map(std::ffi::OsStr::new);
+    let o =
+        alpine(&[&opencl[..], &[pvl.as_os_str(), "-o".as_ref(), cl_host.as_os_str(), "--kernels-out".as_ref(), cl.as_os_str()]].concat());
+    assert!(o.status.success(), "{}", String::from_utf8_lossy(&o.stderr));
+    for f in [&cu, &cl] {
+        let o = alpine(&["parse".as_ref(), f.as_os_str()]);
+        assert_eq!(o.status.code(), Some(0), "{}: {}", f.display(), String::from_utf8_lossy(&o.stderr));
+        assert!(String::from_utf8_lossy(&o.stdout).contains(": ok ("), "{}", String::from_utf8_lossy(&o.stdout));
+    }
+    // The annotations are PVL's (see the module doc): refused, never ✓.
+    for f in [&cu, &cl] {
+        let o = alpine(&["verify".as_ref(), f.as_os_str()]);
+        let stdout = String::from_utf8_lossy(&o.stdout);
+        assert_eq!(o.status.code(), Some(2), "{}: {stdout}{}", f.display(), String::from_utf8_lossy(&o.stderr));
+        assert!(!stdout.contains('✓'), "{stdout}");
+    }
+}

@@ -1,0 +1,24 @@
+// The same float expression twice need not give the same bits (FMA contraction is the compiler's choice per place): not provable. (Twin of pass/copy_float.cl.)
+//:: flags --local_size=64 --num_groups=1
+
+/*@
+  context_everywhere a != null ** b != null ** c != null;
+  context_everywhere a.length == 64 ** b.length == 64 ** c.length == 64;
+  context Perm(a[get_local_id(0)], 1\2);
+  context Perm(b[get_local_id(0)], 1);
+  context Perm(c[get_local_id(0)], 1);
+  ensures b[get_local_id(0)] == a[get_local_id(0)];
+@*/
+__kernel void copy_float(__global const float *a, __global float *b, __global float *c, float scale) {
+  int i = get_local_id(0);
+  float v = a[i];
+  b[i] = v;
+  if (a[i] > 0.0f) {
+    c[i] = a[i] * scale + 1.0f;
+    float w = a[i] * scale + 1.0f;
+    //@ assert c[i] == w; //~ ERROR verify::assert
+  } else {
+    c[i] = sqrt(v);
+  }
+  c[i] += b[i];
+}

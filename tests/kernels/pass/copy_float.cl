@@ -1,0 +1,25 @@
+// Copies floats and computes with them. Float values are uninterpreted: the
+// copy's postcondition is proved; the sum, the product and the comparison are
+// fresh values and a fresh boolean, so nothing about them is claimed, but their
+// reads still need permission.
+//:: flags --local_size=64 --num_groups=1
+
+/*@
+  context_everywhere a != null ** b != null ** c != null;
+  context_everywhere a.length == 64 ** b.length == 64 ** c.length == 64;
+  context Perm(a[get_local_id(0)], 1\2);
+  context Perm(b[get_local_id(0)], 1);
+  context Perm(c[get_local_id(0)], 1);
+  ensures b[get_local_id(0)] == a[get_local_id(0)];
+@*/
+__kernel void copy_float(__global const float *a, __global float *b, __global float *c, float scale) {
+  int i = get_local_id(0);
+  float v = a[i];
+  b[i] = v;
+  if (a[i] > 0.0f) {
+    c[i] = a[i] * scale + 1.0f;
+  } else {
+    c[i] = sqrt(v);
+  }
+  c[i] += b[i];
+}

@@ -1,0 +1,38 @@
+// Calls of __device__ functions are inlined: arguments evaluated once and
+// passed by value, pointer parameters are the caller's buffers, early returns
+// are branches; a pointer argument `b + t` is a pointer into b. One block of
+// 64 threads.
+//:: flags --blockDim=64 --gridDim=1
+#include <cuda.h>
+
+__device__ int clamp_below(int i, int n) {
+  if (i >= n) {
+    return n - 1;
+  }
+  return i;
+}
+
+__device__ int twice_plus_one(int x) {
+  int y = 2 * x;
+  return y + 1;
+}
+
+__device__ float pick(const float *src, int i) { return src[i]; }
+
+__device__ void store(float *dst, int i, float v) { dst[i] = v; }
+
+/*@
+  context_everywhere a != null ** b != null ** c != null;
+  context_everywhere a.length == 64 ** b.length == 64 ** c.length == 64;
+  context Perm(a[threadIdx.x], 1\2);
+  context Perm(b[threadIdx.x], 1);
+  context Perm(c[threadIdx.x], 1);
+  ensures b[threadIdx.x] == a[threadIdx.x];
+  ensures c[threadIdx.x] == 2 * threadIdx.x + 1;
+@*/
+__global__ void device_calls(const float *a, float *b, int *c) {
+  int t = threadIdx.x;
+  store(b, t, pick(a, t));
+  c[t] = twice_plus_one(clamp_below(t, 64));
+  store(b + t, 0, pick(a, t));
+}

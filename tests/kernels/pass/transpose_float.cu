@@ -1,0 +1,29 @@
+// A 2-D block of 8x8 threads transposes an 8x8 matrix of floats through shared
+// memory: thread (x, y) stages src[y][x], the barrier hands it the cell of
+// thread (y, x), and it writes that to out[y][x]. Floats are uninterpreted
+// values: moving them around is verified exactly.
+//:: flags --blockDim=[8,8] --gridDim=1
+#include <cuda.h>
+
+/*@
+  context_everywhere src != null ** out != null ** src.length == 64 ** out.length == 64;
+  context Perm(src[threadIdx.y * 8 + threadIdx.x], 1\2);
+  context Perm(out[threadIdx.y * 8 + threadIdx.x], 1);
+  requires Perm(stage[threadIdx.y * 8 + threadIdx.x], 1);
+@*/
+__global__ void transpose_float(const float *src, float *out) {
+  __shared__ float stage[64];
+  int x = threadIdx.x;
+  int y = threadIdx.y;
+  stage[y * 8 + x] = src[y * 8 + x];
+  /*@
+    context Perm(src[threadIdx.y * 8 + threadIdx.x], 1\2);
+    context Perm(out[threadIdx.y * 8 + threadIdx.x], 1);
+    requires Perm(stage[threadIdx.y * 8 + threadIdx.x], 1);
+    ensures Perm(stage[threadIdx.x * 8 + threadIdx.y], 1\2);
+  @*/
+  __syncthreads();
+  float v = stage[x * 8 + y];
+  out[y * 8 + x] = v;
+  //@ assert out[threadIdx.y * 8 + threadIdx.x] == stage[threadIdx.x * 8 + threadIdx.y];
+}
