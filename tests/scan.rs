@@ -155,6 +155,15 @@ fn bad_input_is_a_usage_error() {
     assert!(text(&o.stderr).contains("no `int[]` parameter `b`"), "{}", text(&o.stderr));
     let o = alpine(&["scan", &example("blelloch"), "--n", "16", "--kernel", "nope"]);
     assert_eq!(o.status.code(), Some(2));
+    // A CUDA launch must be concrete: a grid without a block size is refused.
+    let cuda = format!("{}/examples/scan/sklansky.cu", env!("CARGO_MANIFEST_DIR"));
+    let o = alpine(&["scan", &cuda, "--n", "64", "-DN=64", "--gridDim=2"]);
+    assert_eq!(o.status.code(), Some(2));
+    assert!(text(&o.stderr).contains("give the block size"), "{}", text(&o.stderr));
+    // The block size alone means one block, and the output says so.
+    let o = alpine(&["scan", &cuda, "--n", "64", "-DN=64", "--blockDim=64"]);
+    assert_eq!(o.status.code(), Some(0), "{}", text(&o.stderr));
+    assert!(text(&o.stdout).contains("launch: blocks of [64, 1, 1] threads, a grid of [1, 1, 1] blocks"), "{}", text(&o.stdout));
 }
 
 /// The corpus' prefix sums add the left neighbour's sum on the right: correct

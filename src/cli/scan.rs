@@ -48,7 +48,7 @@ pub struct ScanArgs {
 }
 
 pub fn run(args: ScanArgs, reporter: &Reporter) -> i32 {
-    let Some((file, program)) = read(&args, reporter) else {
+    let Some((file, program, launch)) = read(&args, reporter) else {
         return EXIT_BAD_INPUT;
     };
     let usage = |msg: String| {
@@ -108,6 +108,9 @@ pub fn run(args: ScanArgs, reporter: &Reporter) -> i32 {
                     } else {
                         outln!("✓ {shown}: an {kind} prefix sum for every input of length {} over every monoid ({secs:.2} s)", args.n);
                         outln!("  arrays: {arrays}{}", others(&c.others));
+                        if let Some(l) = &launch {
+                            outln!("  launch: {l}");
+                        }
                         outln!(
                             "  checked in this run: generic (data met only the operator), no data race and no barrier divergence (exact for n = {})",
                             args.n
@@ -174,7 +177,8 @@ pub fn run(args: ScanArgs, reporter: &Reporter) -> i32 {
 /// clang and lowered into PVL as `alpine verify` does (`alpine::kernels`; a
 /// kernel is a method of its threads, one block of N threads unless the
 /// geometry flags say otherwise). `None` after reporting why not.
-fn read(args: &ScanArgs, reporter: &Reporter) -> Option<(alpine::diagnostics::SourceFile, Program)> {
+/// The launch of a CUDA/OpenCL kernel comes back in words, for the output.
+fn read(args: &ScanArgs, reporter: &Reporter) -> Option<(alpine::diagnostics::SourceFile, Program, Option<String>)> {
     if let Some(lang) = super::kernel::language(&args.file) {
         args.geometry.notices();
         let mut options = match args.geometry.options() {
@@ -186,13 +190,30 @@ fn read(args: &ScanArgs, reporter: &Reporter) -> Option<(alpine::diagnostics::So
         };
         let n = u64::try_from(args.n).ok()?;
         let launch = &mut options.launch;
+        // One block of N threads by default; a grid not given is one block.
+        // Sizes must be concrete: the run is of one launch.
         if launch.block.is_none() && launch.grid.is_none() {
             launch.block = Some(Dim3([Some(n), Some(1), Some(1)]));
+        }
+        if launch.grid.is_none() {
             launch.grid = Some(Dim3([Some(1), Some(1), Some(1)]));
         }
+        let concrete = |d: Option<Dim3>| d.is_some_and(|d| d.0.iter().all(Option::is_some));
+        if !concrete(launch.block) || !concrete(launch.grid) {
+            super::kernel::usage_error(
+                reporter,
+                "alpine scan runs one launch: give the block size (--blockDim/--local_size) as numbers, not `*`",
+            );
+            return None;
+        }
+        let dims = |d: Option<Dim3>| {
+            let sizes: Vec<String> = d.map_or([None; 3], |d| d.0).iter().map(|s| s.map_or("*".to_string(), |n| n.to_string())).collect();
+            format!("[{}]", sizes.join(", "))
+        };
+        let launch = format!("blocks of {} threads, a grid of {} blocks", dims(options.launch.block), dims(options.launch.grid));
         let (file, module) = super::kernel::read(&args.file, lang, &options, reporter)?;
         return match alpine::kernels::lower(&file.text, &module) {
-            Ok(l) => Some((file, l.program)),
+            Ok(l) => Some((file, l.program, Some(launch))),
             Err(diags) => {
                 reporter.report(&file, &diags);
                 None
@@ -210,7 +231,7 @@ fn read(args: &ScanArgs, reporter: &Reporter) -> Option<(alpine::diagnostics::So
     match alpine::frontend_in(&file, std::path::Path::new(&args.file)) {
         Ok((p, warnings)) => {
             reporter.report(&file, &warnings);
-            Some((file, p))
+            Some((file, p, None))
         }
         Err(diags) => {
             reporter.report(&file, &diags);
