@@ -10,24 +10,11 @@
 
 mod common;
 
-use std::path::{Path, PathBuf};
+use std::path::Path;
 use std::process::Command;
 
 /// The share of the kernels with a verification outcome that must be read.
 const REQUIRED_RATE: f64 = 0.95;
-
-fn suite_dir() -> Option<PathBuf> {
-    let dir = match std::env::var_os("ALPINE_GPUVERIFY") {
-        Some(d) => PathBuf::from(d),
-        None => Path::new(env!("CARGO_MANIFEST_DIR")).join("../shared/gpuverify"),
-    };
-    if dir.join("manifest.tsv").is_file() {
-        Some(dir)
-    } else {
-        common::skip(&format!("GPUVerify's development suite is not at {} (set ALPINE_GPUVERIFY)", dir.display()));
-        None
-    }
-}
 
 struct Entry {
     file: String,
@@ -101,7 +88,7 @@ fn run(dir: &Path, e: &Entry) -> Outcome {
 
 #[test]
 fn development_suite_is_read() {
-    let Some(dir) = suite_dir() else { return };
+    let Some(dir) = common::gpuverify_dir() else { return };
     let entries = manifest(&dir);
     assert!(entries.len() > 300, "the manifest lists {} kernels", entries.len());
     let mut broken = Vec::new();

@@ -14,7 +14,7 @@
 mod common;
 
 use std::collections::BTreeMap;
-use std::path::{Path, PathBuf};
+use std::path::Path;
 use std::process::Command;
 use std::sync::Mutex;
 
@@ -23,19 +23,6 @@ const PASS_REQUIRED: usize = 173;
 /// `NOT_ALL_VERIFIED` kernels whose recorded error is a race or divergence and
 /// whose exit status must be 1 (all but the known, listed ones).
 const RACE_FAILS_REQUIRED: usize = 26;
-
-fn suite_dir() -> Option<PathBuf> {
-    let dir = match std::env::var_os("ALPINE_GPUVERIFY") {
-        Some(d) => PathBuf::from(d),
-        None => Path::new(env!("CARGO_MANIFEST_DIR")).join("../shared/gpuverify"),
-    };
-    if dir.join("manifest.tsv").is_file() {
-        Some(dir)
-    } else {
-        common::skip(&format!("GPUVerify's development suite is not at {} (set ALPINE_GPUVERIFY)", dir.display()));
-        None
-    }
-}
 
 struct Entry {
     file: String,
@@ -96,7 +83,7 @@ fn run(dir: &Path, e: &Entry) -> (Option<i32>, String) {
 }
 
 fn check(sample: usize) {
-    let Some(dir) = suite_dir() else { return };
+    let Some(dir) = common::gpuverify_dir() else { return };
     let entries: Vec<Entry> = manifest(&dir).into_iter().enumerate().filter(|(i, _)| i % sample == 0).map(|(_, e)| e).collect();
     let known = known();
     let results: Mutex<Vec<(usize, Option<i32>, String)>> = Mutex::new(Vec::new());

@@ -44,6 +44,21 @@ pub fn corpus_dir() -> Option<PathBuf> {
     }
 }
 
+/// GPUVerify's development suite: `$ALPINE_GPUVERIFY`, else `../shared/gpuverify`
+/// beside the project. `None` (after [`skip`]) when its manifest is absent.
+pub fn gpuverify_dir() -> Option<PathBuf> {
+    let dir = match std::env::var_os("ALPINE_GPUVERIFY") {
+        Some(d) => PathBuf::from(d),
+        None => Path::new(env!("CARGO_MANIFEST_DIR")).join("../shared/gpuverify"),
+    };
+    if dir.join("manifest.tsv").is_file() {
+        Some(dir)
+    } else {
+        skip(&format!("GPUVerify's development suite is not at {} (set ALPINE_GPUVERIFY)", dir.display()));
+        None
+    }
+}
+
 /// Every `.pvl` file of the corpus, as (path relative to the corpus, text), sorted.
 pub fn corpus_files() -> Option<Vec<(String, String)>> {
     let dir = corpus_dir()?;
