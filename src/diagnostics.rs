@@ -229,6 +229,10 @@ pub mod codes {
     /// `alpine scan`: the kernel is not of the shape the theorem needs (not
     /// generic, unknown arrays, a construct the interpreter cannot run); exit 2.
     pub const SCAN_NOT_APPLICABLE: &str = "alpine::scan::not_applicable";
+    /// `alpine scan`: the kernel as emitted CUDA, run on a GPU over the interval
+    /// monoid, ends differently from the interpreter's run (exit 1); or, with
+    /// `--gpu`, the GPU run could not be done (exit 2).
+    pub const SCAN_GPU: &str = "alpine::scan::gpu";
 
     /// A bug in alpine caught before it could crash the program (e.g. a panic in
     /// the parser's worker thread). Tests treat it as a failure.

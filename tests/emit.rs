@@ -31,10 +31,7 @@ fn programs(filter: impl Fn(&str) -> bool) -> Option<Vec<(String, alpine::ast::P
     Some(out)
 }
 
-/// clang's arguments for device-only compilation to PTX (sm_70, no CUDA install):
-/// exactly the command the emitted file's header prints (checked below).
-const CLANG_PTX: &[&str] =
-    &["-x", "cuda", "--cuda-device-only", "--cuda-gpu-arch=sm_70", "-nocudainc", "-nocudalib", "-DALPINE_NO_CUDA_SDK", "-S"];
+use common::CLANG_PTX;
 
 /// The emitted CUDA says how to build it without the toolkit, and that command
 /// (the one the tests run) works as printed, with no header stub; `--kernels-out`

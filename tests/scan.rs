@@ -8,11 +8,19 @@
 
 mod common;
 
+use common::CLANG_PTX;
+
 use std::path::{Path, PathBuf};
 use std::process::{Command, Output};
 
+/// alpine with no nvcc to find: the GPU run is tested below with a stand-in
+/// nvcc, and on a GPU by `benches/gpu/scan.sh`.
 fn alpine(args: &[&str]) -> Output {
-    Command::new(env!("CARGO_BIN_EXE_alpine")).args(args).env("NO_COLOR", "1").output().expect("alpine runs")
+    alpine_with_nvcc(args, Path::new("/nonexistent/nvcc"))
+}
+
+fn alpine_with_nvcc(args: &[&str], nvcc: &Path) -> Output {
+    Command::new(env!("CARGO_BIN_EXE_alpine")).args(args).env("NO_COLOR", "1").env("NVCC", nvcc).output().expect("alpine runs")
 }
 
 fn text(b: &[u8]) -> String {
@@ -221,4 +229,135 @@ fn the_corpus_prefix_sums_have_their_defect_named_and_are_certified_when_fixed()
             assert_eq!(o.status.code(), Some(0), "fixed {file} n={n}: {}", text(&o.stderr));
         }
     }
+}
+
+/// `--gpu-test FILE` writes the GPU test: the kernel emitted as CUDA with its
+/// data (and only its data) over the interval monoid as pairs of integers, and
+/// a `main` that checks every position. It builds as CUDA device code for every
+/// classic kernel (the run itself needs a GPU: `benches/gpu/scan.sh`).
+#[test]
+fn the_gpu_test_of_every_classic_kernel_types_its_data_and_builds_as_cuda() {
+    let dir = tempfile::tempdir().unwrap();
+    for (kernel, exclusive) in
+        [("kogge_stone", false), ("sklansky", false), ("brent_kung", false), ("blelloch", true), ("kogge_stone_exclusive", true)]
+    {
+        let test = dir.path().join(format!("{kernel}.cu"));
+        let path = example(kernel);
+        let mut args = vec!["scan", path.as_str(), "--n", "64", "--no-gpu", "--gpu-test", test.to_str().unwrap()];
+        if exclusive {
+            args.push("--exclusive");
+        }
+        let o = alpine(&args);
+        assert_eq!(o.status.code(), Some(0), "{kernel}: {}", text(&o.stderr));
+        assert!(!text(&o.stdout).contains("GPU run"), "--no-gpu runs nothing: {}", text(&o.stdout));
+        let code = std::fs::read_to_string(&test).unwrap();
+        assert!(code.contains("struct alpine_summand {") && code.contains("int main(void) {"), "{code}");
+        assert!(code.contains("alpine_summand *__restrict__ "), "{kernel}: data arrays over the monoid:\n{code}");
+        assert!(code.contains("sizeof(alpine_summand)"), "{kernel}: buffers of the monoid's size");
+        let expected = if exclusive { "want(k == 0 ? -1 : 0, k == 0 ? -1 : k - 1)" } else { "want(0, k)" };
+        assert!(code.contains(expected), "{kernel}: {code}");
+        let ptx = Command::new("clang")
+            .current_dir(dir.path())
+            .args(CLANG_PTX)
+            .arg(&test)
+            .arg("-o")
+            .arg(format!("{kernel}.ptx"))
+            .output()
+            .unwrap();
+        assert!(ptx.status.success(), "{kernel}: clang: {}", text(&ptx.stderr));
+    }
+    let ks = std::fs::read_to_string(dir.path().join("kogge_stone.cu")).unwrap();
+    assert!(ks.contains("alpine_summand sum = a[tid];") && ks.contains("int offset = 1;"), "only data is retyped:\n{ks}");
+    let bl = std::fs::read_to_string(dir.path().join("blelloch.cu")).unwrap();
+    assert!(bl.contains("alpine_summand left = a[(tid - offset)];") && bl.contains("a[tid] = 0;"), "0 is the identity:\n{bl}");
+}
+
+/// A stand-in for nvcc: "builds" a program that prints what `$FAKE_GPU_SAYS`
+/// holds (`ok`, or `wrong K LO HI`), as the emitted test does on a GPU.
+fn fake_nvcc(dir: &Path) -> PathBuf {
+    use std::os::unix::fs::PermissionsExt;
+    let nvcc = dir.join("nvcc");
+    std::fs::write(
+        &nvcc,
+        "#!/bin/sh\nwhile [ $# -gt 0 ]; do [ \"$1\" = -o ] && out=$2; shift; done\n\
+         printf '#!/bin/sh\\necho \"alpine-scan: device Stand-in GPU\"\\necho \"alpine-scan: %s\"\\n' \"$FAKE_GPU_SAYS\" >\"$out\"\n\
+         chmod +x \"$out\"\n",
+    )
+    .unwrap();
+    std::fs::set_permissions(&nvcc, std::fs::Permissions::from_mode(0o755)).unwrap();
+    nvcc
+}
+
+fn scan_on_fake_gpu(file: &str, flags: &[&str], says: &str, nvcc: &Path) -> Output {
+    let mut args = vec!["scan", file, "--message-format", "json"];
+    args.extend(flags);
+    Command::new(env!("CARGO_BIN_EXE_alpine")).args(&args).env("NVCC", nvcc).env("FAKE_GPU_SAYS", says).output().expect("alpine runs")
+}
+
+/// The GPU run's result is compared with the interpreter's: agreement is
+/// reported with the device; a GPU run that ends otherwise (a wrong position
+/// where the interpreter certified, no wrong position or another one where it
+/// did not) is an error; `--gpu` without nvcc is exit 2, and without `--gpu`
+/// the run is reported as not done.
+#[test]
+fn the_gpu_run_is_compared_with_the_interpreters() {
+    let dir = tempfile::tempdir().unwrap();
+    let nvcc = fake_nvcc(dir.path());
+    let ks = example("kogge_stone");
+    let o = scan_on_fake_gpu(&ks, &["--n", "16"], "ok", &nvcc);
+    assert_eq!(o.status.code(), Some(0), "{}{}", text(&o.stdout), text(&o.stderr));
+    let record: serde_json::Value = serde_json::from_str(text(&o.stdout).lines().last().unwrap()).unwrap();
+    assert_eq!(record["gpu"]["result"], "agrees", "{record}");
+    assert_eq!(record["gpu"]["device"], "Stand-in GPU", "{record}");
+
+    let o = scan_on_fake_gpu(&ks, &["--n", "16"], "wrong 3 -2 -2", &nvcc);
+    assert_eq!(o.status.code(), Some(1), "{}", text(&o.stdout));
+    let d = diagnostics(&o);
+    assert_eq!(d[0]["code"], "alpine::scan::gpu", "{d:?}");
+    assert!(d[0]["message"].as_str().unwrap().contains("ends with ⊤ at `a[3]` first on Stand-in GPU"), "{d:?}");
+
+    // A seeded bug: the GPU must find the interpreter's first wrong position and value.
+    let bug = format!("{}/tests/scan/kogge_stone_commuted.pvl", env!("CARGO_MANIFEST_DIR"));
+    let o = scan_on_fake_gpu(&bug, &["--n", "16"], "wrong 1 -2 -2", &nvcc);
+    let d = diagnostics(&o);
+    assert_eq!(o.status.code(), Some(1));
+    assert_eq!(d.iter().map(|d| d["code"].as_str().unwrap()).collect::<Vec<_>>(), ["alpine::scan::wrong"], "{d:?}");
+    for says in ["ok", "wrong 2 -2 -2", "wrong 1 0 1"] {
+        let o = scan_on_fake_gpu(&bug, &["--n", "16"], says, &nvcc);
+        let d = diagnostics(&o);
+        assert_eq!(o.status.code(), Some(1));
+        assert!(d.iter().any(|d| d["code"] == "alpine::scan::gpu"), "GPU says {says}: {d:?}");
+    }
+
+    let o = alpine(&["scan", &ks, "--n", "16", "--gpu"]);
+    assert_eq!(o.status.code(), Some(2), "{}", text(&o.stdout));
+    assert!(text(&o.stderr).contains("nvcc not found"), "{}", text(&o.stderr));
+    let o = alpine(&["scan", &ks, "--n", "16"]);
+    assert_eq!(o.status.code(), Some(0));
+    assert!(text(&o.stdout).contains("GPU run: not done (nvcc not found"), "{}", text(&o.stdout));
+}
+
+/// A kernel over a named operator (`--op`): the interpreter reads its calls as
+/// the monoid's operator, and the GPU test emits it as that operator whatever
+/// its body (here a product: an associative operator like any other).
+#[test]
+fn a_kernel_over_a_named_operator_is_certified_and_its_gpu_test_builds() {
+    let dir = tempfile::tempdir().unwrap();
+    let src = dir.path().join("product.pvl");
+    std::fs::write(
+        &src,
+        "class Scan {\n    static pure int op(int x, int y) = x * y;\n\n    void kogge_stone(int[] a) {\n        par threads (int tid = 0 .. a.length) {\n            int offset = 1;\n            while (offset < a.length) {\n                int acc = a[tid];\n                if (tid >= offset) {\n                    acc = op(a[tid - offset], a[tid]);\n                }\n                barrier(threads) { }\n                a[tid] = acc;\n                barrier(threads) { }\n                offset = offset * 2;\n            }\n        }\n    }\n}\n",
+    )
+    .unwrap();
+    let test = dir.path().join("product.cu");
+    let o = alpine(&["scan", src.to_str().unwrap(), "--n", "32", "--op", "op", "--gpu-test", test.to_str().unwrap()]);
+    assert_eq!(o.status.code(), Some(0), "{}{}", text(&o.stdout), text(&o.stderr));
+    let code = std::fs::read_to_string(&test).unwrap();
+    assert!(code.contains("alpine_summand Scan_op(alpine_summand x, alpine_summand y) {\n    return (x + y);"), "{code}");
+    assert!(code.contains("alpine_summand acc = a[tid];"), "{code}");
+    let ptx = Command::new("clang").current_dir(dir.path()).args(CLANG_PTX).arg(&test).arg("-o").arg("product.ptx").output().unwrap();
+    assert!(ptx.status.success(), "clang: {}", text(&ptx.stderr));
+    // Without --op the call is not the operator: the kernel is not generic.
+    let o = alpine(&["scan", src.to_str().unwrap(), "--n", "32"]);
+    assert_eq!(o.status.code(), Some(2), "{}", text(&o.stdout));
 }

@@ -54,7 +54,7 @@ pub struct EmitArgs {
 
 /// The emitter's options from `--no-restrict` and `--elements-per-thread`.
 pub fn options(no_restrict: bool, elements_per_thread: u32) -> alpine::emit::Options {
-    alpine::emit::Options { qualify_pointers: !no_restrict, elements_per_thread }
+    alpine::emit::Options { qualify_pointers: !no_restrict, elements_per_thread, data: None }
 }
 
 pub fn run(args: EmitArgs, reporter: &Reporter) -> i32 {

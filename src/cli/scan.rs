@@ -41,6 +41,17 @@ pub struct ScanArgs {
     /// The value of an `int` parameter, `NAME=VALUE` (one named n, N, len, length or size gets N).
     #[arg(long = "arg", value_name = "NAME=VALUE")]
     args: Vec<String>,
+    /// Run the test on a GPU too, as CUDA emitted by alpine (needs nvcc and a GPU;
+    /// without them, an error). By default it runs where nvcc is found.
+    #[arg(long, conflicts_with = "no_gpu")]
+    gpu: bool,
+    /// Do not run the test on a GPU.
+    #[arg(long)]
+    no_gpu: bool,
+    /// Write the GPU test's CUDA program (the emitted kernel over the interval
+    /// monoid and a `main` that checks it) to FILE.
+    #[arg(long, value_name = "FILE")]
+    gpu_test: Option<String>,
     /// Launch geometry and preprocessor flags for CUDA/OpenCL files (GPUVerify's);
     /// by default one block of N threads.
     #[command(flatten)]
@@ -79,6 +90,14 @@ pub fn run(args: ScanArgs, reporter: &Reporter) -> i32 {
     let started = std::time::Instant::now();
     let outcome = scan::certify(&program, &req);
     let secs = started.elapsed().as_secs_f64();
+    let gpu = match &outcome {
+        Ok(c) if matches!(c.verdict, Verdict::Certified | Verdict::Wrong { .. }) => gpu_run(&args, launch.is_some(), &program, &req, c),
+        _ => Gpu::Skipped,
+    };
+    if let Gpu::Failed(why) = &gpu {
+        reporter.file_error(&file.name, codes::SCAN_GPU, &format!("--gpu: the GPU run was not done: {why}"));
+        return EXIT_BAD_INPUT;
+    }
     let kind = if args.exclusive { "exclusive" } else { "inclusive" };
     let kernel_span = kernel_name_span(&program, &class, &method);
     // Top-level (and CUDA/OpenCL) kernels are shown by their own name.
@@ -103,7 +122,7 @@ pub fn run(args: ScanArgs, reporter: &Reporter) -> i32 {
                         outln!(
                             "{}",
                             serde_json::json!({ "type": "scan", "file": file.name, "kernel": shown, "n": args.n,
-                                "kind": kind, "verdict": "certified", "seconds": secs })
+                                "kind": kind, "verdict": "certified", "seconds": secs, "gpu": gpu.json() })
                         );
                     } else {
                         outln!("✓ {shown}: an {kind} prefix sum for every input of length {} over every monoid ({secs:.2} s)", args.n);
@@ -119,6 +138,13 @@ pub fn run(args: ScanArgs, reporter: &Reporter) -> i32 {
                             "  the theorem assumes only that the operator is associative{}",
                             if args.exclusive { " with an identity" } else { "" }
                         );
+                        if let Some(line) = gpu.line(args.n) {
+                            outln!("  {line}");
+                        }
+                    }
+                    if let Some(d) = gpu.disagreement(None, &c.output, kernel_span) {
+                        reporter.report(&file, &[d]);
+                        return EXIT_CHECK_FAILED;
                     }
                     EXIT_OK
                 }
@@ -140,7 +166,12 @@ pub fn run(args: ScanArgs, reporter: &Reporter) -> i32 {
                         Some((x, y, at)) => d.with_related(at, format!("the first ⊤ is made here, {x} ⊕ {y}: {}", why_top(x, y))),
                         None => d,
                     };
-                    reporter.report(&file, &[d]);
+                    let mut diags = vec![d];
+                    diags.extend(gpu.disagreement(Some((position, found.to_string())), &c.output, kernel_span));
+                    reporter.report(&file, &diags);
+                    if let Some(line) = gpu.line(args.n) {
+                        outln!("  {line}");
+                    }
                     EXIT_CHECK_FAILED
                 }
                 Verdict::Race(r) => {
@@ -170,6 +201,114 @@ pub fn run(args: ScanArgs, reporter: &Reporter) -> i32 {
                 }
             }
         }
+    }
+}
+
+/// The GPU run of the interval test (`scan::gpu`), where asked for or possible.
+enum Gpu {
+    /// Not attempted: `--no-gpu`, or a verdict that needs none.
+    Skipped,
+    /// Attempted (or found impossible, `Outcome::NotRun`); the outcome and the
+    /// seconds it took (building included).
+    Ran(scan::gpu::Outcome, f64),
+    /// `--gpu` was given and the run could not be done: why.
+    Failed(String),
+}
+
+impl Gpu {
+    /// The line for the text output.
+    fn line(&self, n: usize) -> Option<String> {
+        use scan::gpu::Outcome;
+        match self {
+            Gpu::Skipped | Gpu::Failed(_) => None,
+            Gpu::Ran(Outcome::Agrees { device }, secs) => {
+                Some(format!("GPU run: the kernel emitted as CUDA gives the expected interval at all {n} positions on {device} ({secs:.1} s, nvcc included)"))
+            }
+            Gpu::Ran(Outcome::Differs { device, position, found }, _) => {
+                Some(format!("GPU run: the kernel emitted as CUDA ends with {found} at position {position} first, on {device}"))
+            }
+            Gpu::Ran(Outcome::NotRun(why), _) => Some(format!("GPU run: not done ({why})")),
+        }
+    }
+
+    /// The error when the GPU run ends otherwise than the interpreter's, whose
+    /// first wrong position and value are `wrong` (`None`: certified).
+    fn disagreement(&self, wrong: Option<(usize, String)>, output: &str, kernel: Span) -> Option<Diagnostic> {
+        use scan::gpu::Outcome;
+        let Gpu::Ran(outcome, _) = self else { return None };
+        let gpu_says = match outcome {
+            Outcome::NotRun(_) => return None,
+            Outcome::Agrees { .. } => None,
+            Outcome::Differs { position, found, .. } => Some((*position, found.clone())),
+        };
+        if gpu_says == wrong {
+            return None;
+        }
+        let device = match outcome {
+            Outcome::Agrees { device } | Outcome::Differs { device, .. } => device.as_str(),
+            Outcome::NotRun(_) => unreachable!("returned above"),
+        };
+        let said = |w: &Option<(usize, String)>| match w {
+            None => "every position as expected".to_string(),
+            Some((k, v)) => format!("{v} at `{output}[{k}]` first"),
+        };
+        Some(
+            Diagnostic::error(
+                codes::SCAN_GPU,
+                format!(
+                    "the kernel emitted as CUDA ends with {} on {device}; the interpreter's run ends with {}",
+                    said(&gpu_says),
+                    said(&wrong)
+                ),
+                kernel,
+            )
+            .with_help("the interval test's two runs disagree: the CUDA that `alpine emit` writes for this kernel does not compute what the PVL kernel does (a bug in alpine)"),
+        )
+    }
+
+    fn json(&self) -> serde_json::Value {
+        use scan::gpu::Outcome;
+        match self {
+            Gpu::Skipped | Gpu::Failed(_) => serde_json::Value::Null,
+            Gpu::Ran(Outcome::Agrees { device }, secs) => serde_json::json!({ "result": "agrees", "device": device, "seconds": secs }),
+            Gpu::Ran(Outcome::Differs { device, position, found }, _) => {
+                serde_json::json!({ "result": "differs", "device": device, "position": position, "found": found })
+            }
+            Gpu::Ran(Outcome::NotRun(why), _) => serde_json::json!({ "result": "not run", "why": why }),
+        }
+    }
+}
+
+/// Writes the GPU test (`--gpu-test`) and runs it where nvcc is found (or
+/// `--gpu` demands it). CUDA/OpenCL input is run in the interpreter only: the
+/// GPU test is of the kernel as alpine emits it from PVL.
+fn gpu_run(args: &ScanArgs, from_c: bool, program: &Program, req: &Request, c: &scan::Certificate) -> Gpu {
+    if args.no_gpu && args.gpu_test.is_none() {
+        return Gpu::Skipped;
+    }
+    let not_run = |why: String| if args.gpu { Gpu::Failed(why) } else { Gpu::Ran(scan::gpu::Outcome::NotRun(why), 0.0) };
+    if from_c {
+        return not_run("the GPU test emits PVL kernels; a CUDA/OpenCL file's kernel is tested in the interpreter".into());
+    }
+    let started = std::time::Instant::now();
+    let harness = match scan::gpu::harness(program, req, c) {
+        Ok(h) => h,
+        Err(why) => return not_run(format!("the kernel cannot be emitted as CUDA: {why}")),
+    };
+    if let Some(path) = &args.gpu_test {
+        if let Err(e) = super::io::write_atomically(std::path::Path::new(path), &harness) {
+            return Gpu::Failed(format!("writing {path}: {e}"));
+        }
+    }
+    if args.no_gpu {
+        return Gpu::Skipped;
+    }
+    let Some(nvcc) = scan::gpu::find_nvcc() else {
+        return not_run("nvcc not found: set NVCC or put it on the PATH".into());
+    };
+    match scan::gpu::run(&harness, &nvcc) {
+        scan::gpu::Outcome::NotRun(why) if args.gpu => Gpu::Failed(why),
+        outcome => Gpu::Ran(outcome, started.elapsed().as_secs_f64()),
     }
 }
 

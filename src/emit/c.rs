@@ -70,6 +70,8 @@ pub struct Ctx<'a> {
     /// declare a name twice (`int r = ..; ... int r = ..;`), C does not, so the
     /// second declaration becomes an assignment.
     pub scopes: Vec<HashSet<Name>>,
+    /// `Options::data`: locals that hold data are declared with its type.
+    pub data: Option<std::sync::Arc<super::DataTyping>>,
 }
 
 impl<'a> Ctx<'a> {
@@ -85,6 +87,7 @@ impl<'a> Ctx<'a> {
             label: None,
             has_barrier: false,
             scopes: vec![HashSet::new()],
+            data: None,
         }
     }
 
@@ -461,7 +464,10 @@ fn check_function_signature(f: &Method) -> R<()> {
 fn simple(cx: &mut Ctx, s: &Stmt) -> R<String> {
     match &s.kind {
         StmtKind::LocalDecl { ty, name, init } => {
-            let t = scalar_type(ty)?;
+            let t = match &cx.data {
+                Some(d) if d.locals.contains(&*name.name.to_string()) => d.type_name.clone(),
+                _ => scalar_type(ty)?.to_string(),
+            };
             let v = match init {
                 Some(e) => expr(cx, e)?,
                 None => "0".into(),

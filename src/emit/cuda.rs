@@ -11,7 +11,7 @@
 //! * errors: every runtime call goes through `ALPINE_CHECK`, which prints the
 //!   call and its error and leaves with status 1 (device buffers are freed).
 
-use super::{HostFn, Kernel, Unit, BLOCK_1D, BLOCK_2D};
+use super::{DataTyping, HostFn, Kernel, Unit, BLOCK_1D, BLOCK_2D};
 
 /// How to build the file, at its top: with the CUDA toolkit, or with clang alone.
 const BUILD_NOTE: &str = "\
@@ -72,6 +72,10 @@ pub fn render(unit: &Unit) -> String {
     );
     out += BUILD_NOTE;
     out += NO_SDK_PRELUDE;
+    if let Some(d) = &unit.data {
+        out.push('\n');
+        out += &d.definition;
+    }
     out.push_str(
         "\n\
          #define ALPINE_CHECK(call) \\\n    do { \\\n        cudaError_t alpine_e = (call); \\\n        if (alpine_e != cudaSuccess) { \\\n            fprintf(stderr, \"alpine: %s failed: %s\\n\", #call, cudaGetErrorString(alpine_e)); \\\n            status = 1; \\\n            goto done; \\\n        } \\\n    } while (0)\n\n",
@@ -253,7 +257,7 @@ fn host(h: &HostFn) -> String {
         if *array {
             // `const`: no kernel writes it, so the call leaves it as it was.
             let constness = if h.written.contains(name) { "" } else { "const " };
-            params.push(format!("{constness}int *{name}, int {name}_length"));
+            params.push(format!("{constness}{} *{name}, int {name}_length", DataTyping::array_elem(&h.data, name)));
         } else {
             params.push(format!("int {name}"));
         }
@@ -266,16 +270,18 @@ fn host(h: &HostFn) -> String {
     out += &h.contract;
     // C linkage, so that C code (not only C++) can call it.
     out += &format!("extern \"C\" int {}({}) {{\n    int status = 0;\n    int alpine_max_block = 0;\n", h.name, params.join(", "));
+    let elem = |a: &str| DataTyping::array_elem(&h.data, a).to_string();
     for a in &arrays {
-        out += &format!("    int *alpine_d_{a} = NULL;\n");
+        out += &format!("    {} *alpine_d_{a} = NULL;\n", elem(a));
     }
     out += TIMING_DECLS;
     out += "    {\n        int alpine_dev = 0;\n        ALPINE_CHECK(cudaGetDevice(&alpine_dev));\n        ALPINE_CHECK(cudaDeviceGetAttribute(&alpine_max_block, cudaDevAttrMaxThreadsPerBlock, alpine_dev));\n";
     for a in &arrays {
+        let t = elem(a);
         out += &format!(
-            "        ALPINE_CHECK(cudaMalloc((void **)&alpine_d_{a}, sizeof(int) * (size_t)({a}_length > 0 ? {a}_length : 1)));\n\
+            "        ALPINE_CHECK(cudaMalloc((void **)&alpine_d_{a}, sizeof({t}) * (size_t)({a}_length > 0 ? {a}_length : 1)));\n\
              \x20       if ({a}_length > 0)\n\
-             \x20           ALPINE_CHECK(cudaMemcpy(alpine_d_{a}, {a}, sizeof(int) * (size_t){a}_length, cudaMemcpyHostToDevice));\n"
+             \x20           ALPINE_CHECK(cudaMemcpy(alpine_d_{a}, {a}, sizeof({t}) * (size_t){a}_length, cudaMemcpyHostToDevice));\n"
         );
     }
     out += TIMING_START;
@@ -283,9 +289,10 @@ fn host(h: &HostFn) -> String {
     out += TIMING_STOP;
     // Only the arrays some kernel writes come back; the others are unchanged.
     for a in arrays.iter().filter(|a| h.written.contains(**a)) {
+        let t = elem(a);
         out += &format!(
             "        if ({a}_length > 0)\n\
-             \x20           ALPINE_CHECK(cudaMemcpy({a}, alpine_d_{a}, sizeof(int) * (size_t){a}_length, cudaMemcpyDeviceToHost));\n"
+             \x20           ALPINE_CHECK(cudaMemcpy({a}, alpine_d_{a}, sizeof({t}) * (size_t){a}_length, cudaMemcpyDeviceToHost));\n"
         );
     }
     out += "    }\ndone:\n";

@@ -41,7 +41,10 @@ pub fn emit(program: &Program, target: Target) -> Result<String, Vec<Diagnostic>
 
 /// [`emit`] with explicit [`super::Options`] (they shape the kernels' source).
 pub fn emit_with(program: &Program, target: Target, options: super::Options) -> Result<String, Vec<Diagnostic>> {
-    let unit = super::build(program, target, options).map_err(|d| vec![*d])?;
+    if options.data.is_some() {
+        return Err(vec![*unsupported(program.span, "data over another element type is emitted with the C host only")]);
+    }
+    let unit = super::build(program, target, &options).map_err(|d| vec![*d])?;
     let tokens = module(program, &unit, target).map_err(|d| vec![*d])?;
     match syn::parse2::<syn::File>(tokens) {
         Ok(file) => {

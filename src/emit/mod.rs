@@ -57,6 +57,7 @@ use c::{Capture, Ctx, Mode, R};
 use crate::ast::*;
 use crate::diagnostics::{codes, Diagnostic};
 use std::collections::BTreeSet;
+use std::sync::Arc;
 
 /// The language the emitter writes.
 #[derive(Copy, Clone, Debug, PartialEq, Eq)]
@@ -101,6 +102,8 @@ pub struct Kernel {
     pub contract: String,
     /// The body's statements, indented by 8 spaces.
     pub body: String,
+    /// [`Options::data`] (the element type of data arrays).
+    pub data: Option<Arc<DataTyping>>,
 }
 
 impl Kernel {
@@ -154,6 +157,8 @@ pub struct HostFn {
     /// The host statements with launches, indented by 8 spaces.
     pub body: String,
     pub kernels: Vec<Kernel>,
+    /// [`Options::data`] (the element type of data arrays).
+    pub data: Option<Arc<DataTyping>>,
 }
 
 /// What a target renders: pure functions and host functions.
@@ -164,10 +169,13 @@ pub struct Unit {
     pub hosts: Vec<HostFn>,
     /// Methods left out (no par block), for a comment.
     pub skipped: Vec<String>,
+    /// [`Options::data`]: its definition goes before the code.
+    pub data: Option<Arc<DataTyping>>,
 }
 
-/// Choices of the emitted code that do not change what it computes.
-#[derive(Copy, Clone, Debug, PartialEq, Eq)]
+/// Choices of the emitted code that do not change what it computes (but for
+/// [`Options::data`], which changes the type it computes over).
+#[derive(Clone, Debug, PartialEq, Eq)]
 pub struct Options {
     /// Qualify kernel array pointers: `const` for arrays the kernel never writes
     /// and `__restrict__` (CUDA) / `restrict` (OpenCL) on every array pointer, so
@@ -194,6 +202,42 @@ pub struct Options {
     /// synchronisation, so running some of them one after another in one GPU
     /// thread is one of the interleavings the par block already allows.
     pub elements_per_thread: u32,
+    /// CUDA only: the data values of the program over another C type than `int`
+    /// (see [`DataTyping`]); `None` for ordinary emission.
+    pub data: Option<Arc<DataTyping>>,
+}
+
+/// Emission of a generic kernel over another element type: `alpine scan`'s GPU
+/// run writes the data arrays, the locals that hold data and the operator
+/// function over the interval-of-summands monoid (`scan::gpu`). Everything
+/// else stays `int`. The C type is a C++ class with `operator+` (the monoid's
+/// operator, which is what `+` on data means in a generic kernel) and an
+/// implicit constructor from `int` (the literal `0`, the identity), so the
+/// kernels' text is the same as for `int`: only declarations change.
+#[derive(Clone, Debug, Default, PartialEq, Eq)]
+pub struct DataTyping {
+    /// The C type's name.
+    pub type_name: String,
+    /// Its definition, written after the prelude (before any use).
+    pub definition: String,
+    /// The PVL names of array parameters whose cells are data.
+    pub arrays: BTreeSet<String>,
+    /// The PVL names of locals that hold data (in any kernel or host body).
+    pub locals: BTreeSet<String>,
+    /// Pure functions over data (the operator named by `alpine scan --op`): their
+    /// two parameters and result are data, and their body is the monoid's
+    /// operator, which is what the operator stands for in a generic kernel.
+    pub functions: BTreeSet<String>,
+}
+
+impl DataTyping {
+    /// The element type of the array whose C name is `c`.
+    pub(crate) fn array_elem<'d>(data: &'d Option<Arc<DataTyping>>, c: &str) -> &'d str {
+        match data {
+            Some(d) if d.arrays.iter().any(|a| c_name(a) == c) => &d.type_name,
+            _ => "int",
+        }
+    }
 }
 
 /// The default of [`Options::elements_per_thread`] (chosen by measurement on an
@@ -202,7 +246,7 @@ pub const ELEMENTS_PER_THREAD: u32 = 4;
 
 impl Default for Options {
     fn default() -> Options {
-        Options { qualify_pointers: true, elements_per_thread: ELEMENTS_PER_THREAD }
+        Options { qualify_pointers: true, elements_per_thread: ELEMENTS_PER_THREAD, data: None }
     }
 }
 
@@ -227,7 +271,7 @@ pub fn emit(program: &Program, target: Target) -> Result<String, Vec<Diagnostic>
 
 /// [`emit`] with explicit [`Options`].
 pub fn emit_with(program: &Program, target: Target, options: Options) -> Result<String, Vec<Diagnostic>> {
-    let unit = build(program, target, options).map_err(|d| vec![*d])?;
+    let unit = build(program, target, &options).map_err(|d| vec![*d])?;
     Ok(match target {
         Target::Cuda => cuda::render(&unit),
         Target::OpenCl => opencl::render(&unit),
@@ -238,7 +282,7 @@ pub fn emit_with(program: &Program, target: Target, options: Options) -> Result<
 /// host embeds), for CUDA the pure functions and kernels without includes or host
 /// code (what NVRTC compiles for `--host rust`). Contracts are annotations here too.
 pub fn emit_kernels(program: &Program, target: Target) -> Result<String, Vec<Diagnostic>> {
-    let unit = build(program, target, Options::default()).map_err(|d| vec![*d])?;
+    let unit = build(program, target, &Options::default()).map_err(|d| vec![*d])?;
     Ok(match target {
         Target::Cuda => cuda::device_source(&unit),
         Target::OpenCl => opencl::kernel_source(&unit),
@@ -258,8 +302,11 @@ fn has_par(stmts: &[Stmt]) -> bool {
     })
 }
 
-pub(crate) fn build(program: &Program, target: Target, options: Options) -> R<Unit> {
-    let mut unit = Unit { functions: Vec::new(), hosts: Vec::new(), skipped: Vec::new() };
+pub(crate) fn build(program: &Program, target: Target, options: &Options) -> R<Unit> {
+    if options.data.is_some() && target != Target::Cuda {
+        return Err(unsupported(program.span, "data over another element type is emitted for CUDA only"));
+    }
+    let mut unit = Unit { functions: Vec::new(), hosts: Vec::new(), skipped: Vec::new(), data: options.data.clone() };
     for class in &program.classes {
         let mut called = BTreeSet::new();
         for m in &class.members {
@@ -273,7 +320,7 @@ pub(crate) fn build(program: &Program, target: Target, options: Options) -> R<Un
                 _ => {}
             }
         }
-        unit.functions.extend(functions(target, class, called)?);
+        unit.functions.extend(functions(target, class, called, &options.data)?);
     }
     if unit.hosts.is_empty() {
         return Err(unsupported(
@@ -286,9 +333,11 @@ pub(crate) fn build(program: &Program, target: Target, options: Options) -> R<Un
 
 /// The pure functions `called` (and those they call), callees first; recursion
 /// is refused (OpenCL C forbids it).
-fn functions(target: Target, class: &Class, called: BTreeSet<Name>) -> R<Vec<(String, String)>> {
+fn functions(target: Target, class: &Class, called: BTreeSet<Name>, data: &Option<Arc<DataTyping>>) -> R<Vec<(String, String)>> {
+    #[allow(clippy::too_many_arguments)]
     fn visit(
         target: Target,
+        data: &Option<Arc<DataTyping>>,
         class: &Class,
         name: &Name,
         stack: &mut Vec<Name>,
@@ -304,22 +353,35 @@ fn functions(target: Target, class: &Class, called: BTreeSet<Name>) -> R<Vec<(St
         }
         let MethodBody::Expr(body) = &f.body else { unreachable!("pure_function has an expression body") };
         let mut cx = Ctx::new(target, Mode::Function, class);
+        // An operator over data takes and gives data.
+        let over_data = data.as_ref().filter(|d| d.functions.contains(&*name.to_string()));
         let mut params = Vec::new();
         for p in &f.params {
-            params.push(format!("{} {}", c::scalar_type(&p.ty)?, c_name(&p.name.name)));
+            let t = match over_data {
+                Some(d) => d.type_name.as_str(),
+                None => c::scalar_type(&p.ty)?,
+            };
+            params.push(format!("{t} {}", c_name(&p.name.name)));
             cx.locals.insert(p.name.name.clone(), p.ty.to_ty());
         }
-        let e = c::expr(&mut cx, body)?;
+        // Over data, the function stands for the monoid's operator (a generic
+        // kernel's `op` is any associative operator): its body is that operator.
+        let e = match (over_data, f.params.as_slice()) {
+            (Some(_), [x, y]) => format!("({} + {})", c_name(&x.name.name), c_name(&y.name.name)),
+            (Some(_), _) => return Err(unsupported(f.name.span, "an operator over data takes two parameters")),
+            (None, _) => c::expr(&mut cx, body)?,
+        };
         stack.push(name.clone());
         for g in &cx.called {
-            visit(target, class, g, stack, done, out)?;
+            visit(target, data, class, g, stack, done, out)?;
         }
         stack.pop();
         done.insert(name.clone());
         out.push((
             c::contract_annotation("", &f.contract),
             format!(
-                "int {}({}) {{\n    return {e};\n}}\n",
+                "{} {}({}) {{\n    return {e};\n}}\n",
+                over_data.map_or("int", |d| d.type_name.as_str()),
                 c::function_name(&class.name.name, name),
                 if params.is_empty() { "void".to_string() } else { params.join(", ") },
             ),
@@ -329,13 +391,13 @@ fn functions(target: Target, class: &Class, called: BTreeSet<Name>) -> R<Vec<(St
     let mut out = Vec::new();
     let mut done = BTreeSet::new();
     for name in &called {
-        visit(target, class, name, &mut Vec::new(), &mut done, &mut out)?;
+        visit(target, data, class, name, &mut Vec::new(), &mut done, &mut out)?;
     }
     Ok(out)
 }
 
 /// A host method: parameters, then its statements with launches.
-fn host(target: Target, options: Options, class: &Class, m: &Method, b: &Block, called: &mut BTreeSet<Name>) -> R<HostFn> {
+fn host(target: Target, options: &Options, class: &Class, m: &Method, b: &Block, called: &mut BTreeSet<Name>) -> R<HostFn> {
     if let Some(t) = &m.ret {
         if t.kind != TypeKind::Void {
             return Err(unsupported(t.span, "host methods must return void to be emitted"));
@@ -347,6 +409,7 @@ fn host(target: Target, options: Options, class: &Class, m: &Method, b: &Block, 
     // only, and emitted code that used one would be refused where it uses it
     // (it is not a variable of the host function).
     let mut cx = Ctx::new(target, Mode::Host, class);
+    cx.data = options.data.clone();
     let mut params = Vec::new();
     for p in &m.params {
         let t = p.ty.to_ty();
@@ -389,7 +452,15 @@ fn host(target: Target, options: Options, class: &Class, m: &Method, b: &Block, 
             _ => None,
         })
         .collect();
-    Ok(HostFn { name: prefix, params, written, contract: c::contract_annotation("", &m.contract), body, kernels })
+    Ok(HostFn {
+        name: prefix,
+        params,
+        written,
+        contract: c::contract_annotation("", &m.contract),
+        body,
+        kernels,
+        data: options.data.clone(),
+    })
 }
 
 /// The C name of the host function of `m`: `Class_method` (`method` for a
@@ -463,7 +534,7 @@ fn ranges(cx: &mut Ctx, p: &Par, indent: &str) -> R<String> {
 }
 
 /// Prints a par unit as a kernel, capturing the host variables it reads.
-fn kernel(host: &mut Ctx, p: &Par, prefix: &str, labels: &[String], index: usize, options: Options) -> R<Kernel> {
+fn kernel(host: &mut Ctx, p: &Par, prefix: &str, labels: &[String], index: usize, options: &Options) -> R<Kernel> {
     if p.units.len() != 1 {
         return Err(unsupported(p.span, "par blocks of several units joined with `and` cannot be emitted yet"));
     }
@@ -472,6 +543,7 @@ fn kernel(host: &mut Ctx, p: &Par, prefix: &str, labels: &[String], index: usize
         return Err(unsupported(unit.span, "only par blocks over one or two ranges can be emitted"));
     }
     let mut cx = Ctx::new(host.target, Mode::Kernel, host.class);
+    cx.data = options.data.clone();
     cx.host_vars = host.locals.clone();
     cx.label = unit.name.as_ref().map(|n| n.name.clone());
     let mut iters = Vec::new();
@@ -502,6 +574,7 @@ fn kernel(host: &mut Ctx, p: &Par, prefix: &str, labels: &[String], index: usize
         elements_per_thread,
         contract,
         body,
+        data: options.data.clone(),
     })
 }
 
@@ -514,10 +587,11 @@ pub(crate) fn kernel_params(k: &Kernel, space: &str, restrict: &str) -> Vec<Stri
     for p in &k.params {
         match p {
             Capture::Array { name, length, written } => {
+                let elem = DataTyping::array_elem(&k.data, &c_name(name));
                 let ptr = match (k.qualified, written) {
-                    (false, _) => format!("{space}int *"),
-                    (true, true) => format!("{space}int *{restrict} "),
-                    (true, false) => format!("{space}const int *{restrict} "),
+                    (false, _) => format!("{space}{elem} *"),
+                    (true, true) => format!("{space}{elem} *{restrict} "),
+                    (true, false) => format!("{space}const {elem} *{restrict} "),
                 };
                 params.push(format!("{ptr}{}", c_name(name)));
                 if *length {

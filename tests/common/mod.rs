@@ -299,3 +299,8 @@ pub fn not_yet_proved() -> std::collections::HashSet<String> {
         .map(|c| c.strip_prefix("alpinist/").unwrap_or(c).to_string())
         .collect()
 }
+
+/// clang's arguments for device-only compilation to PTX (sm_70, no CUDA install):
+/// exactly the command the emitted file's header prints (`tests/emit.rs` checks that).
+pub const CLANG_PTX: &[&str] =
+    &["-x", "cuda", "--cuda-device-only", "--cuda-gpu-arch=sm_70", "-nocudainc", "-nocudalib", "-DALPINE_NO_CUDA_SDK", "-S"];

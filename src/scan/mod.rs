@@ -15,12 +15,17 @@
 //! `interp/generic.rs`). The result therefore holds for length n only, and the
 //! launch the kernel's `par` ranges give for that length.
 //!
+//! Where nvcc is found, `gpu` runs the same test again as the CUDA that
+//! alpine emits for the kernel, and its result must be the interpreter's.
+//!
 //! The kernel is a PVL method: its data arrays are parameters of type `int[]`
 //! (`+` on two data values, or a call of the pure function named as the
 //! operator, is the monoid's operator; `0` written over a data value is the
 //! identity). The input array's cells start as singletons; an output array of
 //! its own, and every other array parameter, start as `⊤` (the paper's
 //! singleton condition: nothing else is known to be a sum of inputs).
+
+pub mod gpu;
 
 use crate::ast::{Method, Program, Span, TypeKind};
 use crate::interp::generic::{array_id, GenericRun, Race, Summand};
@@ -126,11 +131,7 @@ pub fn certify(program: &Program, req: &Request) -> Result<Certificate, NotAppli
                 }
                 v
             }
-            TypeKind::Int => match req.ints.iter().find(|(x, _)| x == name) {
-                Some((_, v)) => Value::Int(*v),
-                None if ["n", "N", "len", "length", "size"].contains(&name) => Value::Int(n),
-                None => return refuse(format!("`int {name}` needs a value: `--arg {name}=VALUE`"), Some(p.span)),
-            },
+            TypeKind::Int => Value::Int(int_arg(p, req)?),
             _ => return refuse(format!("parameter `{name}`: a kernel to certify takes `int[]` data arrays and `int` sizes"), Some(p.span)),
         };
         if name == output {
@@ -184,6 +185,19 @@ pub fn certify(program: &Program, req: &Request) -> Result<Certificate, NotAppli
     Ok(certificate(Verdict::Certified))
 }
 
+/// The value of the `int` parameter `p`: as given, else the input length for
+/// one named like a length (see [`Request::ints`]).
+pub(crate) fn int_arg(p: &crate::ast::Param, req: &Request) -> Result<i64, NotApplicable> {
+    let name = p.name.as_str();
+    match req.ints.iter().find(|(x, _)| x == name) {
+        Some((_, v)) => Ok(*v),
+        None if ["n", "N", "len", "length", "size"].contains(&name) => {
+            i64::try_from(req.n).map_err(|_| NotApplicable { message: "--n is too large".into(), span: None })
+        }
+        None => refuse(format!("`int {name}` needs a value: `--arg {name}=VALUE`"), Some(p.span)),
+    }
+}
+
 /// The input and output arrays (see [`Request::input`]): as named, else the
 /// only array parameter, else those named `in`/`input` and `out`/`output`
 /// (an output alone is updated in place).
@@ -219,7 +233,7 @@ fn data_arrays<'a>(m: &Method, arrays: &[&'a str], req: &Request) -> Result<(&'a
     Ok((input, output))
 }
 
-fn find<'p>(program: &'p Program, class: &str, method: &str) -> Option<&'p Method> {
+pub(crate) fn find<'p>(program: &'p Program, class: &str, method: &str) -> Option<&'p Method> {
     program.classes.iter().filter(|c| c.name.as_str() == class).find_map(|c| {
         c.members.iter().find_map(|m| match m {
             crate::ast::Member::Method(m) if m.name.as_str() == method && !m.is_predicate() => Some(m),
