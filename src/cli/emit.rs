@@ -58,13 +58,8 @@ pub fn options(no_restrict: bool, elements_per_thread: u32) -> alpine::emit::Opt
 }
 
 pub fn run(args: EmitArgs, reporter: &Reporter) -> i32 {
-    let file = match io::read_source(&args.file) {
-        Ok(f) => f,
-        Err(failure) => {
-            let (f, d) = *failure;
-            reporter.report(&f, &[d]);
-            return EXIT_BAD_INPUT;
-        }
+    let Some(file) = super::read_reported(&args.file, reporter) else {
+        return EXIT_BAD_INPUT;
     };
     let program = match alpine::frontend(&file) {
         Ok((program, warnings)) => {

@@ -1,7 +1,7 @@
 //! CUDA and OpenCL files on the command line (`alpine parse|verify FILE.cu|FILE.cl`):
 //! GPUVerify's flags, and reading a kernel file through `alpine::cfront`.
 
-use super::{io, Reporter};
+use super::Reporter;
 use alpine::cfront::flags::{self, is_gpuverify_only};
 use alpine::cfront::ir::{Dim3, Language, Module};
 use alpine::cfront::{self, ClangArgs};
@@ -119,7 +119,12 @@ impl KernelArgs {
 /// The race and barrier-divergence check of a kernel file (`alpine::races`):
 /// its failures, empty when everything was proved.
 pub fn check_races(module: &Module, args: &KernelArgs) -> Vec<alpine::diagnostics::Diagnostic> {
-    let options = alpine::races::Options {
+    alpine::races::check_module(module, &race_options(args))
+}
+
+/// The race checker's options from GPUVerify's flags.
+pub fn race_options(args: &KernelArgs) -> alpine::races::Options {
+    alpine::races::Options {
         check_array_bounds: args.gpuverify_flag("--check-array-bounds"),
         skip_race_checks: args.gpuverify_flag("--only-divergence") || args.gpuverify_flag("--only-log"),
         only_intra_group: args.gpuverify_flag("--only-intra-group"),
@@ -128,8 +133,7 @@ pub fn check_races(module: &Module, args: &KernelArgs) -> Vec<alpine::diagnostic
         only_requires: args.gpuverify_flag("--only-requires"),
         invariants_as_candidates: args.gpuverify_flag("--invariants-as-candidates"),
         ..Default::default()
-    };
-    alpine::races::check_module(module, &options)
+    }
 }
 
 /// The kernel language of a path, if it names a CUDA or OpenCL file.
@@ -145,14 +149,7 @@ pub fn read(
     options: &cfront::Options,
     reporter: &Reporter,
 ) -> Option<(alpine::diagnostics::SourceFile, Module)> {
-    let file = match io::read_source(path) {
-        Ok(f) => f,
-        Err(failure) => {
-            let (f, d) = *failure;
-            reporter.report(&f, &[d]);
-            return None;
-        }
-    };
+    let file = super::read_reported(path, reporter)?;
     match cfront::read(&file, lang, options) {
         Ok(module) => Some((file, module)),
         Err(diags) => {

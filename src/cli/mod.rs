@@ -116,6 +116,33 @@ fn json_requested(args: impl Iterator<Item = String>) -> bool {
     false
 }
 
+/// Reads a source file, reporting why not (`None` then).
+pub fn read_reported(path: &str, reporter: &Reporter) -> Option<alpine::diagnostics::SourceFile> {
+    match io::read_source(path) {
+        Ok(f) => Some(f),
+        Err(failure) => {
+            let (f, d) = *failure;
+            reporter.report(&f, &[d]);
+            None
+        }
+    }
+}
+
+/// Reads and checks a PVL file (its warnings reported), or reports why not.
+pub fn read_program(path: &str, reporter: &Reporter) -> Option<(alpine::diagnostics::SourceFile, alpine::ast::Program)> {
+    let file = read_reported(path, reporter)?;
+    match alpine::frontend_in(&file, std::path::Path::new(path)) {
+        Ok((p, warnings)) => {
+            reporter.report(&file, &warnings);
+            Some((file, p))
+        }
+        Err(diags) => {
+            reporter.report(&file, &diags);
+            None
+        }
+    }
+}
+
 /// `n` and the noun, singular for one: "1 unit", "2 units".
 pub fn count(n: usize, one: &str, many: &str) -> String {
     format!("{n} {}", if n == 1 { one } else { many })

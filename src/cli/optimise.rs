@@ -83,6 +83,16 @@ pub struct OptimiseArgs {
     /// alone cannot show: that unrolling is then refused).
     #[arg(long)]
     no_verify: bool,
+    /// Do not check the optimised par blocks for data races (the race check's
+    /// second opinion on the result, `alpine verify --races`).
+    #[arg(long, conflicts_with = "strict_races")]
+    no_race_check: bool,
+    /// Refuse the result (exit 1, nothing written) when the race check proves
+    /// the original's par blocks free of data races and barrier divergence but
+    /// not the optimised ones (by default a note: the check cannot tell a race
+    /// from a limit of its own, e.g. on tiled loops).
+    #[arg(long)]
+    strict_races: bool,
     /// Wall-clock limit per Z3 query of the re-verification, in seconds.
     #[arg(long, default_value_t = 10)]
     timeout: u64,
@@ -305,6 +315,11 @@ pub fn run(args: OptimiseArgs, reporter: &Reporter) -> i32 {
         super::cost::report(&file, &optimised, reporter);
     }
     let out = optimised.text;
+    if !args.check && !args.no_race_check {
+        if let Err(code) = race_second_opinion(&file, &out, args.strict_races, reporter) {
+            return code;
+        }
+    }
     if args.check {
         // Pending optimisations only: a file whose sole change would be its
         // layout is `alpine fmt --check`'s business, not this one's.
@@ -358,6 +373,64 @@ pub fn run(args: OptimiseArgs, reporter: &Reporter) -> i32 {
 /// Written elsewhere, `alpine verify OUTPUT` looks beside the output and would
 /// not know their classes; says which companions are not there, so that such a
 /// failure is no surprise.
+/// The race check's second opinion on the result (issue #34, item 6;
+/// `alpine::races::program`). When it proves the original's par blocks free of
+/// races and divergence and not the optimised ones, a note names the first
+/// failure; with `--strict-races`, its failures are errors and nothing is
+/// written. The permission proof stays the proof either way: the check cannot
+/// tell a race from a limit of its own (tiled loops need invariants it does
+/// not guess).
+fn race_second_opinion(input: &SourceFile, out: &str, strict: bool, reporter: &Reporter) -> Result<(), i32> {
+    use alpine::races::program::{second_opinion, SecondOpinion};
+    let result = SourceFile::new(format!("{} (optimised)", input.name), out.to_string());
+    let (Ok((original, _)), Ok((optimised, _))) =
+        (alpine::frontend_in(input, Path::new(&input.name)), alpine::frontend_in(&result, Path::new(&input.name)))
+    else {
+        // The pipeline checked both; nothing to add here.
+        return Ok(());
+    };
+    // A second opinion, not a proof of its own: bounded tighter than `alpine verify`.
+    let options = alpine::races::Options {
+        check_limit: std::time::Duration::from_secs(2),
+        kernel_limit: std::time::Duration::from_secs(4),
+        ..Default::default()
+    };
+    let quiet = reporter.json();
+    match second_opinion(&original, &optimised, &options) {
+        SecondOpinion::Proved { units: 0 } => Ok(()),
+        SecondOpinion::Proved { units } => {
+            if !quiet {
+                errln!("race check: {} free of data races and barrier divergence", super::count(units, "par block", "par blocks"));
+            }
+            Ok(())
+        }
+        SecondOpinion::Unavailable(why) => {
+            if !quiet {
+                errln!("note: race check: no second opinion: {why}");
+            }
+            Ok(())
+        }
+        SecondOpinion::Lost(failures) if strict => {
+            reporter.report(&result, &failures);
+            errln!("error: --strict-races: the race check proves the original's par blocks free of data races and barrier divergence, not the optimised ones; nothing written");
+            Err(EXIT_CHECK_FAILED)
+        }
+        SecondOpinion::Lost(failures) => {
+            if !quiet {
+                let first = failures.iter().find(|d| d.is_error()).map(|d| {
+                    let (line, _) = result.line_col(d.span.start as usize);
+                    format!("{} (line {line} of the result)", d.message)
+                });
+                errln!(
+                    "note: race check: the original's par blocks are proved free of data races and barrier divergence, the optimised ones are not: {}; a possible race, or a limit of the check on the rewritten code (`--strict-races` refuses such a result)",
+                    first.unwrap_or_default()
+                );
+            }
+            Ok(())
+        }
+    }
+}
+
 fn companions_left_behind(input: &Path, out_text: &str, output: &Path) -> Option<String> {
     let case = alpine::workspace::case_name(out_text)?;
     let base = |f: &SourceFile| Path::new(&f.name).file_name().map(|n| n.to_string_lossy().into_owned());

@@ -14,7 +14,7 @@
 //! A method that is not static runs on a fresh object built by the class's
 //! constructor without parameters (or with default field values if it has none).
 
-use super::{io, Reporter, EXIT_BAD_INPUT, EXIT_CHECK_FAILED, EXIT_OK};
+use super::{Reporter, EXIT_BAD_INPUT, EXIT_CHECK_FAILED, EXIT_OK};
 use alpine::ast::{Member, Method};
 use alpine::diagnostics::codes;
 use alpine::interp::{Interp, Value};
@@ -43,23 +43,8 @@ pub struct RunArgs {
 }
 
 pub fn run(args: RunArgs, reporter: &Reporter) -> i32 {
-    let file = match io::read_source(&args.file) {
-        Ok(f) => f,
-        Err(failure) => {
-            let (f, d) = *failure;
-            reporter.report(&f, &[d]);
-            return EXIT_BAD_INPUT;
-        }
-    };
-    let program = match alpine::frontend_in(&file, std::path::Path::new(&args.file)) {
-        Ok((p, warnings)) => {
-            reporter.report(&file, &warnings);
-            p
-        }
-        Err(diags) => {
-            reporter.report(&file, &diags);
-            return EXIT_BAD_INPUT;
-        }
+    let Some((file, program)) = super::read_program(&args.file, reporter) else {
+        return EXIT_BAD_INPUT;
     };
     let usage = |msg: String| {
         reporter.file_error(&file.name, codes::USAGE, &msg);

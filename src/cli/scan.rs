@@ -7,7 +7,7 @@
 //! the reason) or the input is bad. The output states what the run checked and
 //! what the certificate assumes.
 
-use super::{io, Reporter, EXIT_BAD_INPUT, EXIT_CHECK_FAILED, EXIT_OK};
+use super::{Reporter, EXIT_BAD_INPUT, EXIT_CHECK_FAILED, EXIT_OK};
 use alpine::ast::visit::Visitor;
 use alpine::ast::Span;
 use alpine::ast::{Member, MethodBody, Program, Stmt, StmtKind};
@@ -359,24 +359,7 @@ fn read(args: &ScanArgs, reporter: &Reporter) -> Option<(alpine::diagnostics::So
             }
         };
     }
-    let file = match io::read_source(&args.file) {
-        Ok(f) => f,
-        Err(failure) => {
-            let (f, d) = *failure;
-            reporter.report(&f, &[d]);
-            return None;
-        }
-    };
-    match alpine::frontend_in(&file, std::path::Path::new(&args.file)) {
-        Ok((p, warnings)) => {
-            reporter.report(&file, &warnings);
-            Some((file, p, None))
-        }
-        Err(diags) => {
-            reporter.report(&file, &diags);
-            None
-        }
-    }
+    super::read_program(&args.file, reporter).map(|(file, p)| (file, p, None))
 }
 
 fn others(names: &[String]) -> String {

@@ -2,7 +2,7 @@
 
 use super::kernel::{self, KernelArgs};
 use super::progress::{Progress, Summary};
-use super::{io, Reporter, EXIT_BAD_INPUT, EXIT_CHECK_FAILED, EXIT_OK};
+use super::{Reporter, EXIT_BAD_INPUT, EXIT_CHECK_FAILED, EXIT_OK};
 use alpine::diagnostics::{codes, Diagnostic, Severity, SourceFile};
 use alpine::verify::{self, Options, UnitEvent};
 
@@ -38,6 +38,11 @@ pub struct VerifyArgs {
     /// repeatable. Naming no unit of a file is a usage error.
     #[arg(long, value_name = "UNIT")]
     only: Vec<String>,
+    /// PVL files: check the par blocks for data races and barrier divergence
+    /// without annotations (the GPUVerify method, as for CUDA/OpenCL files)
+    /// instead of proving the contracts.
+    #[arg(long)]
+    races: bool,
     #[command(flatten)]
     kernel: KernelArgs,
 }
@@ -62,6 +67,7 @@ pub fn run(args: VerifyArgs, reporter: &Reporter) -> i32 {
         progress.file(path);
         let outcome = match kernel::language(path) {
             Some(lang) => verify_kernel_file(path, lang, &opts, &args, reporter, &progress),
+            None if args.races => check_pvl_races(path, &args, reporter),
             None => verify_file(path, &opts, &args, reporter, &progress),
         };
         progress.file_finished();
@@ -152,15 +158,39 @@ fn check_races(file: &SourceFile, module: &alpine::cfront::ir::Module, args: &Ke
     }
 }
 
+/// `--races` on a PVL file: each par unit checked as a kernel of one group
+/// (`alpine::races::pvl`), with one verdict line for the file.
+fn check_pvl_races(path: &str, args: &VerifyArgs, reporter: &Reporter) -> &'static str {
+    let Some((file, program)) = super::read_program(path, reporter) else {
+        return BAD_INPUT;
+    };
+    let check = alpine::races::program::check_program(&program, &kernel::race_options(&args.kernel));
+    let (failures, units, arrays) = (check.failures, check.units, check.assumes_no_aliasing);
+    reporter.report(&file, &failures);
+    let errors = failures.iter().filter(|d| d.is_error()).count();
+    if !reporter.json() {
+        let blocks = super::count(units, "par block", "par blocks");
+        if errors > 0 {
+            outln!("✗ {}: not proved ({})", file.name, super::count(errors, "error", "errors"));
+        } else {
+            let aliasing = if arrays { ", distinct array variables do not alias" } else { "" };
+            outln!(
+                "✓ {}: {blocks}, no data race, no barrier divergence (assuming no signed overflow of 64-bit integers{aliasing})",
+                file.name
+            );
+        }
+    }
+    if errors > 0 {
+        FAILED
+    } else {
+        VERIFIED
+    }
+}
+
 /// Verifies one file and reports on it; returns its outcome for the summary.
 fn verify_file(path: &str, opts: &Options, args: &VerifyArgs, reporter: &Reporter, progress: &Progress) -> &'static str {
-    let file = match io::read_source(path) {
-        Ok(f) => f,
-        Err(failure) => {
-            let (f, d) = *failure;
-            reporter.report(&f, &[d]);
-            return BAD_INPUT;
-        }
+    let Some(file) = super::read_reported(path, reporter) else {
+        return BAD_INPUT;
     };
     let program = match alpine::frontend(&file) {
         Ok((p, warnings)) => {

@@ -51,7 +51,7 @@ mod cuda;
 pub mod host_rust;
 mod opencl;
 
-pub use c::{c_name, length_name};
+pub use c::{c_name, length_name, pure_function};
 use c::{Capture, Ctx, Mode, R};
 
 use crate::ast::*;

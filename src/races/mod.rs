@@ -83,6 +83,8 @@ mod exec;
 mod expr;
 mod houdini;
 mod memory;
+pub mod program;
+pub mod pvl;
 mod report;
 mod state;
 mod value;
@@ -146,6 +148,26 @@ impl Default for Options {
 /// a function kept in a kernel file is meant to be called by some kernel.
 /// Functions that are called are checked where they are called (inlined).
 pub fn check_module(module: &Module, options: &Options) -> Vec<Diagnostic> {
+    with_own_z3(|| check_functions(module, options))
+}
+
+/// Runs `check` with Z3's default configuration. The verifier sets global
+/// parameters for its quantifier proofs once per process (no
+/// auto-configuration, a case-split strategy; `verify::smt::solver::
+/// configure_globals`), and under them Z3 gives up on this checker's
+/// bit-vector queries (measured: `alpine optimise` checking a kernel after
+/// verifying it). A new context is made with auto-configuration on, and the
+/// verifier's settings are put back afterwards. Global parameters are
+/// process-wide: no verification may run on another thread meanwhile, which
+/// holds for the CLI (files are checked one after another).
+fn with_own_z3<R: Send + Sync>(check: impl FnOnce() -> R + Send + Sync) -> R {
+    z3::set_global_param("auto_config", "true");
+    let result = z3::with_z3_config(&z3::Config::new(), check);
+    crate::verify::restore_z3_globals();
+    result
+}
+
+fn check_functions(module: &Module, options: &Options) -> Vec<Diagnostic> {
     let mut called = std::collections::HashSet::new();
     for f in &module.functions {
         for s in f.body.iter().flatten() {

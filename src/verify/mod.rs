@@ -350,9 +350,19 @@ fn verify_unit(unit: &Unit, opts: &Options, start: Instant, budget_end: Option<I
     UnitReport { name: name.to_string(), span, failures, time: start.elapsed(), checks: enc.checks, smt: enc.smt.dump.take() }
 }
 
+static Z3_CONFIGURED: std::sync::Once = std::sync::Once::new();
+
 fn configure_z3() {
-    static ONCE: std::sync::Once = std::sync::Once::new();
-    ONCE.call_once(smt::solver::configure_globals);
+    Z3_CONFIGURED.call_once(smt::solver::configure_globals);
+}
+
+/// Sets the verifier's global Z3 parameters again if it set them before in
+/// this process: for code that changed them for a solver of its own
+/// (`races::with_own_z3`).
+pub(crate) fn restore_z3_globals() {
+    if Z3_CONFIGURED.is_completed() {
+        smt::solver::configure_globals();
+    }
 }
 
 /// Severity helper for callers that print summaries.
