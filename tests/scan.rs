@@ -339,23 +339,18 @@ fn the_gpu_run_is_compared_with_the_interpreters() {
 
 /// A kernel over a named operator (`--op`): the interpreter reads its calls as
 /// the monoid's operator, and the GPU test emits it as that operator whatever
-/// its body (here a product: an associative operator like any other).
+/// its body (here a maximum: an associative operator like any other).
 #[test]
 fn a_kernel_over_a_named_operator_is_certified_and_its_gpu_test_builds() {
     let dir = tempfile::tempdir().unwrap();
-    let src = dir.path().join("product.pvl");
-    std::fs::write(
-        &src,
-        "class Scan {\n    static pure int op(int x, int y) = x * y;\n\n    void kogge_stone(int[] a) {\n        par threads (int tid = 0 .. a.length) {\n            int offset = 1;\n            while (offset < a.length) {\n                int acc = a[tid];\n                if (tid >= offset) {\n                    acc = op(a[tid - offset], a[tid]);\n                }\n                barrier(threads) { }\n                a[tid] = acc;\n                barrier(threads) { }\n                offset = offset * 2;\n            }\n        }\n    }\n}\n",
-    )
-    .unwrap();
-    let test = dir.path().join("product.cu");
+    let src = PathBuf::from(example("kogge_stone_max"));
+    let test = dir.path().join("max.cu");
     let o = alpine(&["scan", src.to_str().unwrap(), "--n", "32", "--op", "op", "--gpu-test", test.to_str().unwrap()]);
     assert_eq!(o.status.code(), Some(0), "{}{}", text(&o.stdout), text(&o.stderr));
     let code = std::fs::read_to_string(&test).unwrap();
     assert!(code.contains("alpine_summand Scan_op(alpine_summand x, alpine_summand y) {\n    return (x + y);"), "{code}");
     assert!(code.contains("alpine_summand acc = a[tid];"), "{code}");
-    let ptx = Command::new("clang").current_dir(dir.path()).args(CLANG_PTX).arg(&test).arg("-o").arg("product.ptx").output().unwrap();
+    let ptx = Command::new("clang").current_dir(dir.path()).args(CLANG_PTX).arg(&test).arg("-o").arg("max.ptx").output().unwrap();
     assert!(ptx.status.success(), "clang: {}", text(&ptx.stderr));
     // Without --op the call is not the operator: the kernel is not generic.
     let o = alpine(&["scan", src.to_str().unwrap(), "--n", "32"]);

@@ -22,6 +22,7 @@ jobs=()
 for n in 16 32 64 128 256 512 1024 2048; do
     for k in kogge_stone sklansky brent_kung; do jobs+=("examples/scan/$k.pvl --n $n"); done
     for k in blelloch kogge_stone_exclusive; do jobs+=("examples/scan/$k.pvl --n $n --exclusive"); done
+    jobs+=("examples/scan/kogge_stone_max.pvl --n $n --op op")
 done
 for f in tests/scan/*.pvl; do
     grep -q '^//:: expect wrong' "$f" && jobs+=("$f $(sed -n 's/^\/\/:: scan //p' "$f")")
