@@ -30,8 +30,13 @@
 //! * **Units that run concurrently** (`par A … and B …`, `parallel { … }`) race
 //!   with each other and are refused; `sequential { … }` units are separate
 //!   kernels, one after another, as are separate par statements.
-//! * Everything else the translation does not know (calls, fields, objects,
-//!   sequences, nested par blocks, atomics, locks) is an
+//! * **Fields** of `this` (scalars) are locations in global memory that every
+//!   thread shares; `atomic (inv) { x = x + e; }` on such a field is an atomic
+//!   addition (mutual exclusion among blocks naming the same invariants;
+//!   `Lower::atomic`).
+//! * Everything else the translation does not know (calls of methods, fields
+//!   of other objects, sequences, nested par blocks, other atomic blocks,
+//!   locks) is an
 //!   `alpine::races::unsupported` error at its place: never a silent ✓.
 
 use crate::ast::{self, BinOp, ExprKind as PExpr, LoopKind, Member, MethodBody, ParForm, Program, Span, StmtKind as PStmt, TypeKind, UnOp};
@@ -170,6 +175,10 @@ struct Lower<'h> {
     /// (the checker inlines them); a name is entered before its body is
     /// lowered, so recursion reaches the checker, which refuses it.
     functions: &'h mut Vec<Function>,
+    /// Scalar fields of `this` the body uses: one global location each.
+    globals: Vec<Variable>,
+    /// The invariants named by the unit's `atomic` blocks (all must be the same).
+    atomic_invariants: Option<Vec<String>>,
 }
 
 fn lower_unit(class: &ast::Class, u: &ast::ParUnit, host: &HostVars, name: &str) -> Result<Module, Box<Diagnostic>> {
@@ -177,7 +186,16 @@ fn lower_unit(class: &ast::Class, u: &ast::ParUnit, host: &HostVars, name: &str)
         return Err(unsupported(u.span, "par blocks over more than two ranges"));
     }
     let mut functions = Vec::new();
-    let mut cx = Lower { class, host, scopes: vec![HashSet::new()], params: Vec::new(), ghosts: HashSet::new(), functions: &mut functions };
+    let mut cx = Lower {
+        class,
+        host,
+        scopes: vec![HashSet::new()],
+        params: Vec::new(),
+        ghosts: HashSet::new(),
+        functions: &mut functions,
+        globals: Vec::new(),
+        atomic_invariants: None,
+    };
     let mut body = Vec::new();
     // An axis per iterator, its size symbolic unless the range is constant.
     let mut block = [None, if u.iters.len() == 2 { None } else { Some(1) }, Some(1)];
@@ -214,9 +232,7 @@ fn lower_unit(class: &ast::Class, u: &ast::ParUnit, host: &HostVars, name: &str)
     if u.iters.is_empty() {
         block[0] = Some(1);
     }
-    for s in &u.body.stmts {
-        body.push(cx.stmt(s)?);
-    }
+    body.extend(cx.sequence(&u.body.stmts)?);
     // Array lengths are not negative.
     let mut facts = Vec::new();
     for p in &cx.params {
@@ -232,13 +248,14 @@ fn lower_unit(class: &ast::Class, u: &ast::ParUnit, host: &HostVars, name: &str)
         }
     }
     facts.extend(body);
+    let globals = std::mem::take(&mut cx.globals);
     let kernel = Function { name: name.to_string(), is_kernel: true, params: cx.params, ret: Type::Void, body: Some(facts), span: u.span };
     functions.push(kernel);
     Ok(Module {
         language: Language::Cuda,
         launch: Launch { block: Some(Dim3(block)), grid: Some(Dim3([Some(1); 3])) },
         structs: Vec::new(),
-        globals: Vec::new(),
+        globals,
         functions,
         host_functions: Vec::new(),
     })
@@ -266,8 +283,70 @@ impl Lower<'_> {
         match self.host.get(name).and_then(ir_type) {
             Some(ty) => Ok(self.param(name, ty, span)),
             None if self.host.contains_key(name) => Err(unsupported(span, &format!("the host variable `{name}` of this type"))),
-            None => Err(unsupported(span, &format!("`{name}` (a field of `this` or a name outside the method)"))),
+            None => self.field(name, span),
         }
+    }
+
+    /// A scalar field of `this`: one location in global memory, shared by
+    /// every thread (reads and writes of it race like array cells').
+    fn field(&mut self, name: &str, span: Span) -> Result<Expr, Box<Diagnostic>> {
+        let ty = self.class.members.iter().find_map(|m| match m {
+            Member::Field(f) if f.name.as_str() == name => Some(f.ty.kind.clone()),
+            _ => None,
+        });
+        let ty = match ty {
+            Some(TypeKind::Int) => INT,
+            Some(TypeKind::Boolean) => Type::Bool,
+            Some(_) => return Err(unsupported(span, &format!("the field `{name}`, which is not an `int` or a `boolean`"))),
+            None => return Err(unsupported(span, &format!("`{name}` (a name outside the method)"))),
+        };
+        if !self.globals.iter().any(|g| g.name == name) {
+            self.globals.push(Variable { name: name.to_string(), ty: ty.clone(), space: AddressSpace::Global, init: None, span });
+        }
+        Ok(expr(ExprKind::Var { name: name.to_string(), kind: VarKind::Global }, ty, span))
+    }
+
+    /// `atomic (inv) { x = x + e; }` over a field `x` of `this`: the block runs
+    /// under mutual exclusion with every block naming the same invariants, so
+    /// it is an atomic addition (`atomicAdd(&x, e)`): it races with plain
+    /// accesses of `x`, not with the other additions. Anything else in an
+    /// atomic block, or blocks naming different invariants (which exclude
+    /// nothing from each other), is refused.
+    fn atomic(&mut self, invariants: &[ast::Ident], body: &ast::Stmt, span: Span) -> Result<StmtKind, Box<Diagnostic>> {
+        let names: Vec<String> = invariants.iter().map(|i| i.to_string()).collect();
+        match &self.atomic_invariants {
+            Some(seen) if *seen != names => return Err(unsupported(span, "`atomic` blocks naming different invariants in one par block")),
+            _ => self.atomic_invariants = Some(names),
+        }
+        let mut inner = body;
+        while let PStmt::Block(b) = &inner.kind {
+            match b.stmts.as_slice() {
+                [one] => inner = one,
+                _ => break,
+            }
+        }
+        let refuse = || unsupported(span, "an `atomic` block other than `x = x + e;` on a field `x`");
+        let PStmt::Assign { target, value } = &inner.kind else { return Err(refuse()) };
+        let Some(x) = this_field(target).filter(|x| !self.is_local(x) && !self.host.contains_key(*x)) else { return Err(refuse()) };
+        let PExpr::Binary { op: BinOp::Add, lhs, rhs } = &value.kind else { return Err(refuse()) };
+        let is_x = |e: &ast::Expr| this_field(e) == Some(x);
+        let addend = match (is_x(lhs), is_x(rhs)) {
+            (true, false) => rhs,
+            (false, true) => lhs,
+            _ => return Err(refuse()),
+        };
+        if mentions(addend, x) {
+            return Err(refuse());
+        }
+        let place = self.field(x, target.span)?;
+        let addend = self.expr(addend)?;
+        let ty = place.ty.clone();
+        let address = expr(
+            ExprKind::Unary { op: UnaryOp::AddrOf, operand: Box::new(place) },
+            Type::Pointer { pointee: Box::new(ty.clone()), space: AddressSpace::Global },
+            span,
+        );
+        Ok(StmtKind::Expr(expr(ExprKind::Atomic { op: crate::cfront::ir::AtomicOp::Add, args: vec![address, addend] }, ty, span)))
     }
 
     fn local_type(&self, name: &str) -> Type {
@@ -288,6 +367,7 @@ impl Lower<'_> {
             },
             PExpr::BoolLit(b) => expr(ExprKind::Bool(*b), Type::Bool, span),
             PExpr::Var(x) => self.var(x.as_str(), span)?,
+            PExpr::Field { obj, field } if matches!(obj.kind, PExpr::This) => self.field(field.as_str(), span)?,
             PExpr::Field { obj, field } if field.as_str() == "length" => match &obj.kind {
                 PExpr::Var(a) if !self.is_local(a.as_str()) && matches!(self.host.get(a.as_str()), Some(TypeKind::Array(..))) => {
                     self.param(&format!("{a}.length"), INT, span)
@@ -399,8 +479,13 @@ impl Lower<'_> {
             params: Vec::new(),
             ghosts: HashSet::new(),
             functions: self.functions,
+            globals: std::mem::take(&mut self.globals),
+            atomic_invariants: None,
         };
-        let value = inner.expr(body)?;
+        let value = inner.expr(body);
+        // Fields the function reads are the kernel's globals too.
+        self.globals = std::mem::take(&mut inner.globals);
+        let value = value?;
         self.functions[index].body = Some(vec![Stmt { kind: StmtKind::Return(Some(value)), span: body.span }]);
         Ok(())
     }
@@ -434,9 +519,30 @@ impl Lower<'_> {
 
     fn stmts(&mut self, stmts: &[ast::Stmt], span: Span) -> Result<Stmt, Box<Diagnostic>> {
         self.scopes.push(HashSet::new());
-        let out = stmts.iter().map(|s| self.stmt(s)).collect::<Result<Vec<_>, _>>();
+        let out = self.sequence(stmts);
         self.scopes.pop();
         Ok(Stmt { kind: StmtKind::Block(out?), span })
+    }
+
+    /// Statements in order; `lock this; S; unlock this;` is a critical section
+    /// on `this`'s monitor, lowered as an `atomic` block (`Lower::atomic`)
+    /// whose invariant is the monitor.
+    fn sequence(&mut self, stmts: &[ast::Stmt]) -> Result<Vec<Stmt>, Box<Diagnostic>> {
+        let on_this = |s: &ast::Stmt, kind: ast::SyncKind| matches!(&s.kind, PStmt::Sync { kind: k, obj } if *k == kind && matches!(obj.kind, PExpr::This));
+        let mut out = Vec::new();
+        let mut i = 0;
+        while i < stmts.len() {
+            if i + 2 < stmts.len() && on_this(&stmts[i], ast::SyncKind::Lock) && on_this(&stmts[i + 2], ast::SyncKind::Unlock) {
+                let monitor = [ast::Ident::new("lock this", stmts[i].span)];
+                let span = stmts[i].span.to(stmts[i + 2].span);
+                out.push(Stmt { kind: self.atomic(&monitor, &stmts[i + 1], span)?, span });
+                i += 3;
+            } else {
+                out.push(self.stmt(&stmts[i])?);
+                i += 1;
+            }
+        }
+        Ok(out)
     }
 
     fn stmt(&mut self, s: &ast::Stmt) -> Result<Stmt, Box<Diagnostic>> {
@@ -461,7 +567,7 @@ impl Lower<'_> {
             }
             PStmt::Assign { target, value } => {
                 if let PExpr::Var(x) = &target.kind {
-                    if !self.is_local(x.as_str()) {
+                    if !self.is_local(x.as_str()) && self.host.contains_key(x.as_str()) {
                         return Err(unsupported(target.span, &format!("a thread assigning the host variable `{x}`")));
                     }
                 }
@@ -522,6 +628,7 @@ impl Lower<'_> {
             PStmt::Expr(e) if matches!(e.kind, PExpr::Var(_) | PExpr::IntLit(_)) => StmtKind::Empty,
             PStmt::Return(None) => StmtKind::Return(None),
             PStmt::Par(_) => return Err(unsupported(span, "a par block inside a par block")),
+            PStmt::Atomic { invariants, body } => self.atomic(invariants, body, span)?,
             _ => return Err(unsupported(span, "this statement in a par block")),
         };
         Ok(Stmt { kind, span })
@@ -604,4 +711,29 @@ fn heap_free(e: &ast::Expr) -> bool {
     let mut f = Finder(true);
     crate::ast::visit::Visitor::visit_expr(&mut f, e);
     f.0
+}
+
+/// The field of `this` that `e` names (`x` or `this.x`), if any.
+fn this_field(e: &ast::Expr) -> Option<&str> {
+    match &e.kind {
+        PExpr::Var(x) => Some(x.as_str()),
+        PExpr::Field { obj, field } if matches!(obj.kind, PExpr::This) => Some(field.as_str()),
+        _ => None,
+    }
+}
+
+/// Whether `e` mentions the name `x` (or `this.x`).
+fn mentions(e: &ast::Expr, x: &str) -> bool {
+    struct Finder<'a>(&'a str, bool);
+    impl crate::ast::visit::Visitor for Finder<'_> {
+        fn visit_expr(&mut self, e: &ast::Expr) {
+            if this_field(e) == Some(self.0) {
+                self.1 = true;
+            }
+            crate::ast::visit::walk_expr(self, e);
+        }
+    }
+    let mut f = Finder(x, false);
+    crate::ast::visit::Visitor::visit_expr(&mut f, e);
+    f.1
 }
