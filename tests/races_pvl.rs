@@ -120,7 +120,7 @@ fn check_corpus(sample: Option<usize>) {
     }
     assert!(problems.is_empty(), "{}", problems.join("\n"));
     if sample.is_none() {
-        assert!(proved >= 116, "only {proved} corpus files proved race-free");
+        assert!(proved >= 122, "only {proved} corpus files proved race-free");
     }
 }
 

@@ -179,6 +179,8 @@ struct Lower<'h> {
     globals: Vec<Variable>,
     /// The invariants named by the unit's `atomic` blocks (all must be the same).
     atomic_invariants: Option<Vec<String>>,
+    /// Inside an `atomic` block (or `lock this; …; unlock this;`).
+    in_atomic: bool,
 }
 
 fn lower_unit(class: &ast::Class, u: &ast::ParUnit, host: &HostVars, name: &str) -> Result<Module, Box<Diagnostic>> {
@@ -195,6 +197,7 @@ fn lower_unit(class: &ast::Class, u: &ast::ParUnit, host: &HostVars, name: &str)
         functions: &mut functions,
         globals: Vec::new(),
         atomic_invariants: None,
+        in_atomic: false,
     };
     let mut body = Vec::new();
     // An axis per iterator, its size symbolic unless the range is constant.
@@ -306,47 +309,47 @@ impl Lower<'_> {
         Ok(expr(ExprKind::Var { name: name.to_string(), kind: VarKind::Global }, ty, span))
     }
 
-    /// `atomic (inv) { x = x + e; }` over a field `x` of `this`: the block runs
-    /// under mutual exclusion with every block naming the same invariants, so
-    /// it is an atomic addition (`atomicAdd(&x, e)`): it races with plain
-    /// accesses of `x`, not with the other additions. Anything else in an
-    /// atomic block, or blocks naming different invariants (which exclude
-    /// nothing from each other), is refused.
+    /// `atomic (inv) { … }`: the block runs under mutual exclusion with every
+    /// block naming the same invariants, so each `x = x + e;` in it on a field
+    /// `x` of `this` (with `x` not in `e`) is an atomic addition
+    /// (`atomicAdd(&x, e)`): it races with plain accesses of `x`, not with the
+    /// other additions. The block's other statements are lowered as if
+    /// unprotected, which only adds interleavings. Blocks naming different
+    /// invariants (which exclude nothing from each other) are refused.
     fn atomic(&mut self, invariants: &[ast::Ident], body: &ast::Stmt, span: Span) -> Result<StmtKind, Box<Diagnostic>> {
         let names: Vec<String> = invariants.iter().map(|i| i.to_string()).collect();
         match &self.atomic_invariants {
             Some(seen) if *seen != names => return Err(unsupported(span, "`atomic` blocks naming different invariants in one par block")),
             _ => self.atomic_invariants = Some(names),
         }
-        let mut inner = body;
-        while let PStmt::Block(b) = &inner.kind {
-            match b.stmts.as_slice() {
-                [one] => inner = one,
-                _ => break,
-            }
-        }
-        let refuse = || unsupported(span, "an `atomic` block other than `x = x + e;` on a field `x`");
-        let PStmt::Assign { target, value } = &inner.kind else { return Err(refuse()) };
-        let Some(x) = this_field(target).filter(|x| !self.is_local(x) && !self.host.contains_key(*x)) else { return Err(refuse()) };
-        let PExpr::Binary { op: BinOp::Add, lhs, rhs } = &value.kind else { return Err(refuse()) };
+        let outer = std::mem::replace(&mut self.in_atomic, true);
+        let lowered = self.stmts(std::slice::from_ref(body), span);
+        self.in_atomic = outer;
+        Ok(lowered?.kind)
+    }
+
+    /// `x = x + e` (or `e + x`) on a field `x` of `this`, `x` not in `e`, as an
+    /// atomic addition; `None` for any other assignment.
+    fn atomic_add(&mut self, target: &ast::Expr, value: &ast::Expr, span: Span) -> Option<Result<StmtKind, Box<Diagnostic>>> {
+        let x = this_field(target).filter(|x| !self.is_local(x) && !self.host.contains_key(*x))?;
+        let PExpr::Binary { op: BinOp::Add, lhs, rhs } = &value.kind else { return None };
         let is_x = |e: &ast::Expr| this_field(e) == Some(x);
         let addend = match (is_x(lhs), is_x(rhs)) {
             (true, false) => rhs,
             (false, true) => lhs,
-            _ => return Err(refuse()),
+            _ => return None,
         };
         if mentions(addend, x) {
-            return Err(refuse());
+            return None;
         }
-        let place = self.field(x, target.span)?;
-        let addend = self.expr(addend)?;
-        let ty = place.ty.clone();
-        let address = expr(
-            ExprKind::Unary { op: UnaryOp::AddrOf, operand: Box::new(place) },
-            Type::Pointer { pointee: Box::new(ty.clone()), space: AddressSpace::Global },
-            span,
-        );
-        Ok(StmtKind::Expr(expr(ExprKind::Atomic { op: crate::cfront::ir::AtomicOp::Add, args: vec![address, addend] }, ty, span)))
+        Some((|| {
+            let place = self.field(x, target.span)?;
+            let addend = self.expr(addend)?;
+            let ty = place.ty.clone();
+            let pointer = Type::Pointer { pointee: Box::new(ty.clone()), space: AddressSpace::Global };
+            let address = expr(ExprKind::Unary { op: UnaryOp::AddrOf, operand: Box::new(place) }, pointer, span);
+            Ok(StmtKind::Expr(expr(ExprKind::Atomic { op: crate::cfront::ir::AtomicOp::Add, args: vec![address, addend] }, ty, span)))
+        })())
     }
 
     fn local_type(&self, name: &str) -> Type {
@@ -481,6 +484,7 @@ impl Lower<'_> {
             functions: self.functions,
             globals: std::mem::take(&mut self.globals),
             atomic_invariants: None,
+            in_atomic: false,
         };
         let value = inner.expr(body);
         // Fields the function reads are the kernel's globals too.
@@ -566,6 +570,11 @@ impl Lower<'_> {
                 StmtKind::Decl(Variable { name: name.to_string(), ty: ir, space: AddressSpace::Private, init, span: name.span })
             }
             PStmt::Assign { target, value } => {
+                if self.in_atomic {
+                    if let Some(add) = self.atomic_add(target, value, span) {
+                        return Ok(Stmt { kind: add?, span });
+                    }
+                }
                 if let PExpr::Var(x) = &target.kind {
                     if !self.is_local(x.as_str()) && self.host.contains_key(x.as_str()) {
                         return Err(unsupported(target.span, &format!("a thread assigning the host variable `{x}`")));
