@@ -192,3 +192,15 @@ fn alpine_optimise_reports_the_race_check_of_its_result() {
         .expect("alpine runs");
     assert!(!String::from_utf8_lossy(&quiet.stderr).contains("race check"));
 }
+
+/// A race report's thread numbers are the checker's local ids: where they are
+/// not the iterators' values, the help says how they map.
+#[test]
+fn a_race_report_says_how_its_thread_numbers_map_to_the_iterators() {
+    let root = Path::new(env!("CARGO_MANIFEST_DIR"));
+    let (_, errors) = races(&root.join("tests/races-pvl/transpose_2d_row_only.pvl"));
+    let help = errors[0]["help"].as_str().unwrap_or("");
+    assert!(help.contains("thread (x, y, 0) of the report is `j = x`, `i = y`"), "{help}");
+    let (_, errors) = races(&root.join("tests/races-pvl/increment_shifted.pvl"));
+    assert!(!errors[0]["help"].as_str().unwrap_or("").contains("of the report"), "tid = k needs no note");
+}

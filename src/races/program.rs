@@ -42,7 +42,17 @@ pub fn check_program(program: &Program, options: &Options) -> ProgramCheck {
             Ok(k) => {
                 let arrays = |f: &crate::cfront::ir::Function| f.params.iter().filter(|p| matches!(p.ty, Type::Pointer { .. })).count();
                 check.assumes_no_aliasing |= k.module.kernels().any(|f| arrays(f) > 1);
-                check.failures.extend(check_module(&k.module, options));
+                let failures = check_module(&k.module, options);
+                check.failures.extend(failures.into_iter().map(|d| match &k.numbering {
+                    Some(n) if d.message.contains("race") => {
+                        let help = match d.help {
+                            Some(h) => format!("{h}; {n}"),
+                            None => n.clone(),
+                        };
+                        Diagnostic { help: Some(help), ..d }
+                    }
+                    _ => d,
+                }));
             }
             Err(d) => check.failures.push(*d),
         }

@@ -53,6 +53,10 @@ pub struct ParKernel {
     pub name: String,
     pub span: Span,
     pub module: Module,
+    /// How the checker's thread numbers (local ids, `thread (x, y, z)` in
+    /// its reports) map to the unit's iterators, when they are not simply
+    /// the iterator's value.
+    pub numbering: Option<String>,
 }
 
 /// Every par unit of the program's methods, or the located reason why one
@@ -84,7 +88,7 @@ pub fn par_kernels(program: &Program) -> Vec<Result<ParKernel, Box<Diagnostic>>>
                         (None, true) => format!("{owner}#{}", k + 1),
                         (None, false) => owner.clone(),
                     };
-                    lower_unit(class, u, &host, &name).map(|module| ParKernel { name, span: u.span, module })
+                    lower_unit(class, u, &host, &name).map(|module| ParKernel { name, span: u.span, module, numbering: numbering(u) })
                 }));
             }
         }
@@ -93,6 +97,25 @@ pub fn par_kernels(program: &Program) -> Vec<Result<ParKernel, Box<Diagnostic>>>
 }
 
 type HostVars = BTreeMap<String, TypeKind>;
+
+/// The thread numbering of a unit in words (see [`ParKernel::numbering`]):
+/// `None` for one range from the literal 0, where thread k is `tid = k`.
+fn numbering(u: &ast::ParUnit) -> Option<String> {
+    let from_zero = |it: &ast::ParIter| matches!(it.lo.kind, PExpr::IntLit(0));
+    let name = |it: &ast::ParIter| it.var.name.to_string();
+    match u.iters.as_slice() {
+        [it] if from_zero(it) => None,
+        [it] => Some(format!("thread k of the report is `{} = lower bound + k`", name(it))),
+        [first, last] => Some(format!(
+            "thread (x, y, 0) of the report is `{} = {}x`, `{} = {}y`",
+            name(last),
+            if from_zero(last) { "" } else { "lower bound + " },
+            name(first),
+            if from_zero(first) { "" } else { "lower bound + " },
+        )),
+        _ => None,
+    }
+}
 
 /// The par units of host statements, each with the host variables declared
 /// before it (parameters and locals), in order.
