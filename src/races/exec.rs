@@ -68,6 +68,9 @@ pub(crate) struct Exec<'c, 'm> {
     pub(crate) pure_eval: bool,
     /// Loops met so far in this run (names Houdini's candidates).
     pub(crate) loop_seq: usize,
+    /// While an asynchronous copy makes its accesses: its event per thread,
+    /// recorded with thread 1's log (`group.rs`).
+    pub(crate) copy_handle: Option<[BV; 2]>,
 }
 
 /// The shape of a loop.
@@ -104,6 +107,7 @@ impl<'c, 'm> Exec<'c, 'm> {
             dry: false,
             pure_eval: false,
             loop_seq: 0,
+            copy_handle: None,
         }
     }
 

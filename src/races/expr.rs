@@ -611,6 +611,9 @@ impl Exec<'_, '_> {
     fn eval_call(&mut self, callee: &str, args: &[Expr], e: &Expr) -> R<[Val; 2]> {
         let module = self.chk.module;
         let vals: Vec<[Val; 2]> = args.iter().map(|a| self.eval(a)).collect::<R<_>>()?;
+        if super::group::is_group_function(callee) && module.function(callee).and_then(|f| f.body.as_ref()).is_none() {
+            return self.group_call(callee, args, &vals, e.span);
+        }
         let Some(body) = module.function(callee).and_then(|f| f.body.as_ref()) else {
             // A function without body (a library function of the headers, or
             // one the file only declares): a pure function of its scalar

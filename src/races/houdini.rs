@@ -8,7 +8,8 @@
 //! doubled), a counter's residue modulo its stride (`i = tid; i += stride`),
 //! the loop test made non-strict, no access logged, a logged access at the
 //! offset one of the body's accesses has at the head, or with that access's
-//! residue modulo a stride — and the user's `__candidate_invariant`s.
+//! residue modulo a stride, no logged access of an asynchronous copy pending —
+//! and the user's `__candidate_invariant`s.
 //!
 //! The driver runs the two-thread program with every remaining candidate
 //! assumed at its loop head and checked on entry and after an iteration; the
@@ -73,6 +74,10 @@ pub(crate) enum Template {
     NoAccess {
         has: usize,
         same_group: bool,
+    },
+    /// The logged access is not one of a pending asynchronous copy.
+    NotPending {
+        handle: usize,
     },
     /// A logged access has the size of one of the loop's accesses (the size
     /// slot is havocked with the rest of the log).
@@ -318,6 +323,9 @@ impl Exec<'_, '_> {
                     out.push(Template::NoAccess { has: log.has, same_group: false });
                     out.push(Template::NoAccess { has: log.has, same_group: true });
                 }
+                if modified.contains(&log.handle) {
+                    out.push(Template::NotPending { handle: log.handle });
+                }
             }
         }
         // The body's accesses, with its once-defined locals put in place (so
@@ -494,6 +502,7 @@ impl Exec<'_, '_> {
                 entered[*thread].implies(&v[*thread])
             }
             Template::NoAccess { has, same_group: false } => self.st.flag(*has).not(),
+            Template::NotPending { handle } => bits(self, *handle)?.eq(BV::from_u64(0, 64)),
             Template::NoAccess { has, same_group: true } => self.chk.geometry.same_group().implies(self.st.flag(*has).not()),
             Template::AccessAt { has, off, address } => {
                 let a = self.pure(|x| x.address(address))?;

@@ -7,7 +7,8 @@
 //! One job per module: `exec.rs` (the two-thread, lock-step, predicated
 //! execution of statements and loops), `expr.rs` (expressions of both threads),
 //! `memory.rs` (arrays, pointers, access logs and the race assertions),
-//! `houdini.rs` (candidate loop invariants and the fixpoint driver), `vc.rs`
+//! `houdini.rs` (candidate loop invariants and the fixpoint driver), `group.rs`
+//! (OpenCL's asynchronous work-group copies and `wait_group_events`), `vc.rs`
 //! (the Z3 solver of one run), `state.rs` (thread ids, arrays, slots),
 //! `value.rs` (C values and operations as bit-vector terms), `report.rs`
 //! (failures as located diagnostics with concrete thread ids).
@@ -57,18 +58,24 @@
 //! 6. **Benign races.** As GPUVerify does by default, two writes of the same
 //!    bits to the same bytes are not reported (memory ends the same in either
 //!    order); every other pair of conflicting accesses is.
-//! 7. **Read-only arrays.** An array that no statement of the two-thread
+//! 7. **Asynchronous copies** (`group.rs`, GPUVerify's model): a copy is a
+//!    work-group function (reached alike, arguments equal in a group); some
+//!    work-item of the group (an arbitrary owner) reads and writes any one of
+//!    its elements through the ordinary logs, tagged with the copy's event, and
+//!    a barrier empties such a log only after the event was waited for. So
+//!    every access that may overlap a copy still running is checked against it.
+//! 8. **Read-only arrays.** An array that no statement of the two-thread
 //!    program ever writes (the driver learns this and reruns when a run finds
 //!    a write to an array it treated as read-only) keeps its contents across
 //!    barriers: no thread can have changed them.
-//! 8. **Z3**: only `unsat` proves; `sat` is a defect with a model, `unknown`
+//! 9. **Z3**: only `unsat` proves; `sat` is a defect with a model, `unknown`
 //!    and timeouts are failures at their assertion's place (`vc.rs`).
-//! 9. **Not handled → not proved.** A construct outside what is modelled
-//!    (function pointers, recursion, barrier invariants, taking the address of
-//!    a private variable, …) is an `alpine::races::unsupported` error at its
-//!    place, never a silent success. Calls of functions without a body are
-//!    pure functions of their scalar arguments (library math); one given a
-//!    pointer is refused.
+//! 10. **Not handled → not proved.** A construct outside what is modelled
+//!     (function pointers, recursion, barrier invariants, taking the address of
+//!     a private variable, …) is an `alpine::races::unsupported` error at its
+//!     place, never a silent success. Calls of functions without a body are
+//!     pure functions of their scalar arguments (library math); one given a
+//!     pointer is refused.
 //!
 //! Device functions no function calls are checked on their own (GPUVerify
 //! checks every function); their scalar arguments may differ per thread.
@@ -81,6 +88,7 @@
 
 mod exec;
 mod expr;
+mod group;
 mod houdini;
 mod memory;
 mod report;

@@ -75,6 +75,10 @@ pub(crate) struct LogSlots {
     /// The value written (64 bits, zero-extended; fresh when not tracked), for
     /// GPUVerify's benign write-write races (both threads write the same bits).
     pub(crate) value: usize,
+    /// The pending asynchronous copy the logged access belongs to (its event;
+    /// 0 for an ordinary access): a barrier empties the log only once the
+    /// copy has been waited for (`group.rs`).
+    pub(crate) handle: usize,
 }
 
 /// An array: a kernel pointer parameter's target, a `__shared__`/`__local`
@@ -203,6 +207,7 @@ impl ExecState {
                 size: self.alloc(Val::Bits(BV::from_u64(0, OFFSET_BITS))),
                 site: self.alloc(Val::Bits(BV::from_u64(0, 32))),
                 value: self.alloc(Val::Bits(BV::from_u64(0, 64))),
+                handle: self.alloc(Val::Bits(BV::from_u64(0, 64))),
             })
         });
         self.regions.push(Region { name: name.to_string(), space, id, elem, len_bytes, span, mem, logs });
