@@ -133,7 +133,8 @@ impl<'c, 'm> Exec<'c, 'm> {
     pub(crate) fn run_kernel(&mut self, kernel: &Function) -> R<()> {
         let module = self.chk.module;
         for g in &module.globals {
-            self.declare_memory(&g.name, &g.ty, g.space, g.span);
+            let r = self.declare_memory(&g.name, &g.ty, g.space, g.span);
+            self.constant_contents(r, g);
         }
         for p in &kernel.params {
             match &p.ty {

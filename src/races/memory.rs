@@ -89,7 +89,10 @@ impl Exec<'_, '_> {
                         self.check(r, kind, off, size, stored, span, &guard);
                     }
                 }
-                let here = self.read_element(r, t, off, ty, size);
+                let here = match self.st.regions[r].init.clone() {
+                    Some(init) => super::constants::read_init(&init, off, ty, size),
+                    None => self.read_element(r, t, off, ty, size),
+                };
                 value = Val::ite(&cond, &here, &value);
                 if kind != AccessKind::Read && !self.pure_eval {
                     self.chk.writes_seen.insert(self.st.regions[r].span.start);

@@ -8,7 +8,8 @@
 //! execution of statements and loops), `expr.rs` (expressions of both threads),
 //! `memory.rs` (arrays, pointers, access logs and the race assertions),
 //! `houdini.rs` (candidate loop invariants and the fixpoint driver), `group.rs`
-//! (OpenCL's asynchronous work-group copies and `wait_group_events`), `vc.rs`
+//! (OpenCL's asynchronous work-group copies and `wait_group_events`),
+//! `constants.rs` (the initialised contents of OpenCL `__constant` variables), `vc.rs`
 //! (the Z3 solver of one run), `state.rs` (thread ids, arrays, slots),
 //! `value.rs` (C values and operations as bit-vector terms), `report.rs`
 //! (failures as located diagnostics with concrete thread ids).
@@ -86,6 +87,7 @@
 //! inlined, which is more precise than checking callees on their own) and
 //! `--warp-sync` too (warps are not modelled: intra-warp races are reported).
 
+mod constants;
 mod exec;
 mod expr;
 mod group;

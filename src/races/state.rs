@@ -99,6 +99,9 @@ pub(crate) struct Region {
     pub(crate) mem: Option<[usize; 2]>,
     /// Thread 1's access logs (read, write, atomic); `None` for private arrays.
     pub(crate) logs: Option<[LogSlots; 3]>,
+    /// The contents of an OpenCL `__constant` variable from its initialiser:
+    /// (byte offset, size, bits) of every scalar (`constants.rs`).
+    pub(crate) init: Option<std::rc::Rc<Vec<(u64, u64, BV)>>>,
 }
 
 impl Region {
@@ -210,7 +213,7 @@ impl ExecState {
                 handle: self.alloc(Val::Bits(BV::from_u64(0, 64))),
             })
         });
-        self.regions.push(Region { name: name.to_string(), space, id, elem, len_bytes, span, mem, logs });
+        self.regions.push(Region { name: name.to_string(), space, id, elem, len_bytes, span, mem, logs, init: None });
         self.regions.len() - 1
     }
 
