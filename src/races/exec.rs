@@ -46,6 +46,9 @@ pub(crate) struct Frame {
     pub(crate) loop_invariants: Vec<Stmt>,
     /// Locals whose address is taken: they live in (private) memory.
     pub(crate) address_taken: std::collections::HashSet<String>,
+    /// The state at the call, for `__old_…` in postconditions (kept only
+    /// when the function has postconditions).
+    pub(crate) old: Option<Box<ExecState>>,
 }
 
 /// A `break`/`continue` target: the predicates of the threads that took them.
@@ -229,7 +232,8 @@ impl<'c, 'm> Exec<'c, 'm> {
         for s in body {
             super::houdini::address_taken_in(s, &mut address_taken);
         }
-        self.frames.push(Frame { function: f.name.clone(), returned, ret, loop_invariants, address_taken });
+        let old = super::specs::has_postconditions(body).then(|| Box::new(self.st.clone()));
+        self.frames.push(Frame { function: f.name.clone(), returned, ret, loop_invariants, address_taken, old });
         let entry = self.pred.clone();
         let saved_targets = std::mem::take(&mut self.targets);
         self.st.scopes.push(Vec::new());

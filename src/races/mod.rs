@@ -9,7 +9,9 @@
 //! `memory.rs` (arrays, pointers, access logs and the race assertions),
 //! `houdini.rs` (candidate loop invariants and the fixpoint driver), `group.rs`
 //! (OpenCL's asynchronous work-group copies and `wait_group_events`),
-//! `constants.rs` (the initialised contents of OpenCL `__constant` variables), `vc.rs`
+//! `constants.rs` (the initialised contents of OpenCL `__constant` variables),
+//! `specs.rs` (GPUVerify's value-level specification functions and
+//! contract-only `__spec` functions), `vc.rs`
 //! (the Z3 solver of one run), `state.rs` (thread ids, arrays, slots),
 //! `value.rs` (C values and operations as bit-vector terms), `report.rs`
 //! (failures as located diagnostics with concrete thread ids).
@@ -94,6 +96,7 @@ mod group;
 mod houdini;
 mod memory;
 mod report;
+mod specs;
 mod state;
 mod value;
 mod vc;
