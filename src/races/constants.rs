@@ -1,5 +1,6 @@
 //! The contents of OpenCL program-scope `__constant` variables, from their
-//! initialisers.
+//! initialisers; and the initial contents of private arrays (`int x[3] =
+//! {…};`, written element by element where the declaration runs).
 //!
 //! OpenCL requires such a variable to be initialised and nothing can change it
 //! afterwards (the host cannot write it; a kernel's write is reported as a
@@ -21,6 +22,8 @@ use z3::ast::{Bool, BV};
 
 /// The most scalars an initialiser is flattened into.
 const MAX_SCALARS: usize = 4096;
+/// The most scalars a private array's initialiser writes (one write each).
+const MAX_PRIVATE_SCALARS: usize = 256;
 
 /// A scalar read at `off` of a constant variable with contents `init`.
 pub(crate) fn read_init(init: &[(u64, u64, BV)], off: &BV, ty: &Type, size: u64) -> Val {
@@ -61,13 +64,40 @@ impl Exec<'_, '_> {
         let ok = self.flatten(module, &g.ty, Some(init), 0, &mut out);
         self.pure_eval = was;
         if ok && out.len() <= MAX_SCALARS {
-            self.st.regions[r].init = Some(std::rc::Rc::new(out));
+            let first = out.into_iter().map(|(at, size, v)| (at, size, v[0].clone())).collect();
+            self.st.regions[r].init = Some(std::rc::Rc::new(first));
         }
+    }
+
+    /// Writes a private array's initialiser into it (region `r`, after the
+    /// initialiser was evaluated for its accesses): C's zero where it says
+    /// nothing. An initialiser with side effects, or one the checker cannot
+    /// flatten, leaves the contents unknown (as without it).
+    pub(crate) fn private_contents(&mut self, r: usize, ty: &Type, init: &Expr, span: crate::ast::Span) -> super::exec::R<()> {
+        if super::expr::has_effects(init) {
+            return Ok(());
+        }
+        let module = self.chk.module;
+        let mut out = Vec::new();
+        let was = std::mem::replace(&mut self.pure_eval, true);
+        let ok = self.flatten(module, ty, Some(init), 0, &mut out);
+        self.pure_eval = was;
+        if !ok || out.len() > MAX_PRIVATE_SCALARS {
+            return Ok(());
+        }
+        let base = self.st.regions[r].base();
+        for (at, size, v) in out {
+            let ptr = Val::Ptr { base: base.clone(), off: offset(at) };
+            let ety = Type::Int { bits: (size * 8) as u16, signed: false };
+            let v = [Val::Bits(v[0].clone()), Val::Bits(v[1].clone())];
+            self.access(&[ptr.clone(), ptr], &ety, super::vc::AccessKind::Write, Some(&v), span)?;
+        }
+        Ok(())
     }
 
     /// The scalars of a value of type `ty` at byte `at`, from `init` (`None`:
     /// zero-initialised). False when the initialiser has a shape not handled.
-    fn flatten(&mut self, module: &Module, ty: &Type, init: Option<&Expr>, at: u64, out: &mut Vec<(u64, u64, BV)>) -> bool {
+    fn flatten(&mut self, module: &Module, ty: &Type, init: Option<&Expr>, at: u64, out: &mut Vec<(u64, u64, [BV; 2])>) -> bool {
         if out.len() > MAX_SCALARS {
             return false;
         }
@@ -124,7 +154,7 @@ impl Exec<'_, '_> {
             _ => {
                 let (Some(w), Some(size)) = (bits_of(ty), size_of(module, ty)) else { return false };
                 let value = match init {
-                    None => BV::from_u64(0, w),
+                    None => [BV::from_u64(0, w), BV::from_u64(0, w)],
                     Some(e) => {
                         // A scalar in braces (`int x = {1};`).
                         let e = match list(e) {
@@ -133,8 +163,8 @@ impl Exec<'_, '_> {
                             None => e,
                         };
                         let Ok(v) = self.eval(e) else { return false };
-                        match convert(&v[0], &e.ty, ty) {
-                            Val::Bits(b) if b.get_size() == w => b,
+                        match (convert(&v[0], &e.ty, ty), convert(&v[1], &e.ty, ty)) {
+                            (Val::Bits(a), Val::Bits(b)) if a.get_size() == w && b.get_size() == w => [a, b],
                             _ => return false,
                         }
                     }

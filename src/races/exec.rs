@@ -14,7 +14,8 @@
 //!
 //! Loops (see [`Exec::exec_loop`]): the variables the body may change (found by
 //! running the body once on a copy of the state and comparing terms) are
-//! havocked; the invariants (the user's and Houdini's, see `houdini.rs`) are
+//! havocked (a log's access size only among its value on entry and the sizes
+//! the program logs, which is all it can hold); the invariants (the user's and Houdini's, see `houdini.rs`) are
 //! asserted on entry, assumed at the head, asserted after one more iteration of
 //! the body. A per-thread flag `L` says whether the thread is still iterating;
 //! a thread that left (by its condition or a `break`) keeps its state, which is
@@ -74,6 +75,8 @@ pub(crate) struct Exec<'c, 'm> {
     /// While an asynchronous copy makes its accesses: its event per thread,
     /// recorded with thread 1's log (`group.rs`).
     pub(crate) copy_handle: Option<[BV; 2]>,
+    /// The sizes each log's size slot has been given (dry runs included).
+    pub(crate) log_sizes: std::collections::HashMap<usize, Vec<u64>>,
 }
 
 /// The shape of a loop.
@@ -111,6 +114,7 @@ impl<'c, 'm> Exec<'c, 'm> {
             pure_eval: false,
             loop_seq: 0,
             copy_handle: None,
+            log_sizes: Default::default(),
         }
     }
 
@@ -146,6 +150,7 @@ impl<'c, 'm> Exec<'c, 'm> {
                         if *space == AddressSpace::Generic || *space == AddressSpace::Private { AddressSpace::Global } else { *space };
                     let elem = super::value::bits_of(pointee).and_then(|_| Some(((**pointee).clone(), size_of(module, pointee)?)));
                     let r = self.st.add_region(&p.name, space, elem, None, p.span);
+                    self.unchecked_array(r);
                     self.shared_start(r);
                     // A kernel argument is the same for all threads; a device
                     // function checked on its own may get any offsets.
@@ -170,6 +175,16 @@ impl<'c, 'm> Exec<'c, 'm> {
         let body = kernel.body.as_deref().unwrap_or(&[]);
         self.run_body(kernel, body, None)?;
         Ok(())
+    }
+
+    /// An array that `/checkArrays` leaves out keeps no logs (GPUVerify's
+    /// disabled arrays: not race-checked, `__write(A)` false).
+    fn unchecked_array(&mut self, r: usize) {
+        if let Some(list) = &self.options.check_arrays {
+            if !list.contains(&self.st.regions[r].name) {
+                self.st.regions[r].logs = None;
+            }
+        }
     }
 
     /// The contents of shared memory start equal for two threads of one group.
@@ -199,6 +214,7 @@ impl<'c, 'm> Exec<'c, 'm> {
             _ => size_of(module, ty),
         };
         let r = self.st.add_region(name, space, elem, len, span);
+        self.unchecked_array(r);
         self.shared_start(r);
         self.st.bind(name, Binding::Memory { region: r, scalar: !matches!(ty, Type::Array { .. }) });
         r
@@ -384,6 +400,9 @@ impl<'c, 'm> Exec<'c, 'm> {
                 }
                 if let Some(init) = &v.init {
                     self.eval(init)?;
+                    if let (Type::Array { .. }, AddressSpace::Private, Some(&r)) = (&v.ty, space, self.st.local_regions.get(&key)) {
+                        self.private_contents(r, &v.ty, init, v.span)?;
+                    }
                 }
                 Ok(())
             }
@@ -633,7 +652,16 @@ impl<'c, 'm> Exec<'c, 'm> {
         // Head: havoc, assume.
         let entry_sites = self.log_sites(&modified);
         for &i in &modified {
-            self.st.slots[i] = self.st.slots[i].havoc("loop");
+            let before = std::mem::replace(&mut self.st.slots[i], Val::Opaque);
+            self.st.slots[i] = before.havoc("loop");
+            // A log's size at the head is its size on entry or one an access
+            // of the program logs there (exact: nothing else writes it).
+            if let (Some(sizes), Val::Bits(b), Val::Bits(now)) = (self.log_sizes.get(&i), &before, &self.st.slots[i]) {
+                let mut options = vec![now.eq(b)];
+                options.extend(sizes.iter().map(|s| now.eq(super::value::offset(*s))));
+                let fact = Bool::or(&options);
+                self.assume(&fact);
+            }
         }
         let iterating = [Bool::fresh_const("iterating"), Bool::fresh_const("iterating")];
         let alive = and2(&entered, &self.not_returned());

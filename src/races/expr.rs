@@ -423,7 +423,7 @@ impl Exec<'_, '_> {
                 Builtin::GroupId(a) => g.group[t][ax(a)].clone(),
                 Builtin::LocalSize(a) => g.block[ax(a)].clone(),
                 Builtin::NumGroups(a) => g.grid[ax(a)].clone(),
-                Builtin::GlobalId(a) => g.group[t][ax(a)].bvmul(&g.block[ax(a)]).bvadd(&g.local[t][ax(a)]),
+                Builtin::GlobalId(a) => g.group[t][ax(a)].bvmul(&g.block[ax(a)]).bvadd(&g.local[t][ax(a)]).bvadd(&g.offset[ax(a)]),
                 Builtin::GlobalSize(a) => g.grid[ax(a)].bvmul(&g.block[ax(a)]),
                 Builtin::WarpSize => BV::from_u64(32, 64),
             };
@@ -447,6 +447,20 @@ impl Exec<'_, '_> {
                 Some((uid, uniform, format!("{path}.{lanes}")))
             }
             ExprKind::Cast { operand, implicit: true } if operand.ty == e.ty => self.field_path(operand),
+            // C++'s derived-to-base conversion: the base's fields are the
+            // derived variable's, by name, unless the derived struct declares
+            // a field of the same name (which would hide the base's).
+            ExprKind::Cast { operand, implicit: true } => match (&operand.ty, &e.ty) {
+                (Type::Struct(derived), Type::Struct(base)) => {
+                    let fields = |n: &str| self.chk.module.structs.iter().find(|s| s.name == n).map(|s| s.fields.clone());
+                    let (d, b) = (fields(derived)?, fields(base)?);
+                    if d.iter().any(|(f, _)| b.iter().any(|(g, _)| f == g)) {
+                        return None;
+                    }
+                    self.field_path(operand)
+                }
+                _ => None,
+            },
             _ => None,
         }
     }
@@ -624,6 +638,9 @@ impl Exec<'_, '_> {
             let Some(w) = bits_of(&e.ty) else {
                 return Ok(Self::both(if e.ty == Type::Void { Val::Opaque } else { fresh_of(&e.ty, "call") }));
             };
+            if let Some(v) = self.launch_query(callee, &vals, w) {
+                return Ok(Self::both(Val::Bits(v)));
+            }
             if vals.iter().any(|v| !matches!(v[0], Val::Bits(_))) {
                 return Ok([fresh_of(&e.ty, "call"), fresh_of(&e.ty, "call")]);
             }
@@ -737,13 +754,19 @@ impl Exec<'_, '_> {
         } else {
             AccessKind::Atomic
         };
-        let Some(log) = region.log(kind) else { return Ok(Self::both(fresh_of(&e.ty, "log"))) };
-        let has = self.st.flag(log.has);
+        let log = region.log(kind);
+        // An array left out by `/checkArrays` keeps no logs: nothing is logged.
+        let unchecked = log.is_none() && region.space != crate::cfront::ir::AddressSpace::Private;
+        let has = match log {
+            Some(log) => self.st.flag(log.has),
+            None if unchecked && !name.contains("offset") => Bool::from_bool(false),
+            None => return Ok(Self::both(fresh_of(&e.ty, "log"))),
+        };
         let v = if name.ends_with("_implies") {
             let Some(cond) = args.get(1) else { return Err(self.unsupported(e.span, "this access-log function")) };
             let c = self.eval_cond(cond)?;
             from_bool(&has.implies(&c[0]), &e.ty)
-        } else if name.contains("offset") {
+        } else if let (true, Some(log)) = (name.contains("offset"), log) {
             let off = self.st.bv(log.off);
             let off = if name.ends_with("bytes") { off } else { off.bvudiv(offset(region.elem.as_ref().map_or(1, |(_, s)| *s))) };
             Val::Bits(resize(&off, bits_of(&e.ty).unwrap_or(32), false))

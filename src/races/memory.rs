@@ -140,6 +140,10 @@ impl Exec<'_, '_> {
         self.st.slots[log.has] = Val::Flag(Bool::or(&[chosen.clone(), has]));
         self.st.slots[log.off] = Val::Bits(chosen.ite(off, &self.st.bv(log.off)));
         self.st.slots[log.size] = Val::Bits(chosen.ite(&offset(size), &self.st.bv(log.size)));
+        let sizes = self.log_sizes.entry(log.size).or_default();
+        if !sizes.contains(&size) {
+            sizes.push(size);
+        }
         self.st.slots[log.site] = Val::Bits(chosen.ite(&BV::from_u64(site, 32), &self.st.bv(log.site)));
         let handle = self.copy_handle.as_ref().map_or_else(|| BV::from_u64(0, 64), |h| h[0].clone());
         let old = self.st.bv(log.handle);

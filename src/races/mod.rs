@@ -85,7 +85,8 @@
 //! GPUVerify's flags that change what is checked are honoured
 //! (`--check-array-bounds`, `--only-divergence`, `--only-log`,
 //! `--only-intra-group`, `--no-infer`, `--no-annotations`, `--only-requires`,
-//! `--invariants-as-candidates`); `--no-inline` is ignored (calls are always
+//! `--invariants-as-candidates`, `--vcgen-opt=/checkArrays:…`, which the ✓
+//! line states, and `--global_offset`, which shifts OpenCL's global ids); `--no-inline` is ignored (calls are always
 //! inlined, which is more precise than checking callees on their own) and
 //! `--warp-sync` too (warps are not modelled: intra-warp races are reported).
 
@@ -127,6 +128,15 @@ pub struct Options {
     /// GPUVerify's `--invariants-as-candidates`: `__invariant`s are Houdini
     /// candidates (dropped when they fail) instead of obligations.
     pub invariants_as_candidates: bool,
+    /// OpenCL's global offset per axis (GPUVerify's `--global_offset`; `None`
+    /// for an axis: unconstrained; the whole `None`: a flag alpine could not
+    /// read, so unconstrained too).
+    pub global_offset: Option<[Option<u64>; 3]>,
+    /// OpenCL's `get_work_dim()`, when the geometry flags say it.
+    pub work_dim: Option<u32>,
+    /// GPUVerify's `--vcgen-opt=/checkArrays:A,B`: only these arrays are
+    /// race-checked (the others are not logged, so `__write(A)` is false).
+    pub check_arrays: Option<Vec<String>>,
     /// Wall-clock limit of one Z3 check.
     pub check_limit: Duration,
     /// Wall-clock limit of one kernel (all Houdini runs).
@@ -143,6 +153,9 @@ impl Default for Options {
             no_annotations: false,
             only_requires: false,
             invariants_as_candidates: false,
+            global_offset: Some([Some(0); 3]),
+            work_dim: None,
+            check_arrays: None,
             check_limit: Duration::from_secs(10),
             kernel_limit: Duration::from_secs(60),
         }

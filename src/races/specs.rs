@@ -9,6 +9,9 @@
 //! * `__old_T(e)` in a postcondition: `e` in the state at the function's
 //!   entry (the frame keeps a copy of the state when the function has
 //!   postconditions).
+//! * OpenCL's `get_global_offset(d)` and `get_work_dim()`, which have no
+//!   builtin node, answered from the flags (`--global_offset`, the number of
+//!   axes of `--local_size`/`--num_groups`/`--global_size`).
 //! * A function whose name starts with `__spec` is a contract only (as in
 //!   GPUVerify, whose front end keeps such a function's `__requires` and
 //!   `__ensures` and drops its body): a call asserts the preconditions and
@@ -21,7 +24,7 @@ use super::exec::{Exec, Frame, R};
 use super::expr::walk;
 use super::value::{fresh_of, resize, Val};
 use crate::cfront::ir::{AnnotationKind, Expr, ExprKind, Function, Stmt, StmtKind, Type};
-use z3::ast::{Bool, BV};
+use z3::ast::{Ast, Bool, BV};
 
 /// Whether a function is a contract only (GPUVerify's `__spec` functions).
 pub(crate) fn is_spec_only(name: &str) -> bool {
@@ -34,6 +37,24 @@ pub(crate) fn has_postconditions(body: &[Stmt]) -> bool {
 }
 
 impl Exec<'_, '_> {
+    /// OpenCL's launch queries that the flags answer: `get_global_offset(d)`
+    /// (`--global_offset`, 0 by default) and `get_work_dim()` (the number of
+    /// axes the geometry flags name); `None` for other calls or when unknown.
+    pub(crate) fn launch_query(&self, callee: &str, vals: &[[Val; 2]], w: u32) -> Option<BV> {
+        if self.chk.module.language != crate::cfront::ir::Language::OpenCl {
+            return None;
+        }
+        match callee {
+            "get_work_dim" if vals.is_empty() => self.options.work_dim.map(|n| BV::from_u64(u64::from(n), w)),
+            "get_global_offset" if vals.len() == 1 => {
+                let axis = vals[0][0].bits()?.simplify().as_u64()?;
+                let v = self.chk.geometry.offset.get(axis as usize).cloned().unwrap_or_else(|| BV::from_u64(0, 64));
+                Some(resize(&v, w, false))
+            }
+            _ => None,
+        }
+    }
+
     /// Specification functions that denote values; `None` for other names.
     pub(crate) fn eval_spec_value(&mut self, name: &str, args: &[Expr], e: &Expr) -> R<Option<[Val; 2]>> {
         let w = super::value::bits_of(&e.ty).unwrap_or(32);

@@ -15,6 +15,8 @@ pub(crate) struct Geometry {
     pub(crate) group: [[BV; 3]; 2],
     pub(crate) block: [BV; 3],
     pub(crate) grid: [BV; 3],
+    /// OpenCL's global offset (0 unless `--global_offset` says otherwise).
+    pub(crate) offset: [BV; 3],
 }
 
 /// The largest size GPUVerify's `*` stands for (sizes are 32-bit in CUDA).
@@ -31,7 +33,7 @@ fn sizes(dim: Option<crate::cfront::ir::Dim3>, name: &str) -> [BV; 3] {
 }
 
 impl Geometry {
-    pub(crate) fn new(launch: &Launch) -> Geometry {
+    pub(crate) fn new(launch: &Launch, offset: Option<[Option<u64>; 3]>) -> Geometry {
         let axis = ["x", "y", "z"];
         let ids = |name: &str, t: usize| -> [BV; 3] { std::array::from_fn(|i| BV::new_const(format!("{name}.{}${}", axis[i], t + 1), 64)) };
         Geometry {
@@ -39,6 +41,10 @@ impl Geometry {
             group: [ids("group_id", 0), ids("group_id", 1)],
             block: sizes(launch.block, "block_size"),
             grid: sizes(launch.grid, "num_groups"),
+            offset: std::array::from_fn(|i| match offset.map(|o| o[i]) {
+                Some(Some(n)) => BV::from_u64(n, 64),
+                _ => BV::new_const(format!("global_offset.{}", axis[i]), 64),
+            }),
         }
     }
 
