@@ -154,6 +154,7 @@ pub fn check_races(module: &Module, args: &KernelArgs) -> Vec<alpine::diagnostic
         only_requires: args.gpuverify_flag("--only-requires"),
         invariants_as_candidates: args.gpuverify_flag("--invariants-as-candidates"),
         global_offset: args.gpuverify_value("--global_offset").map(flags::parse_offset).unwrap_or(Some([Some(0); 3])),
+        global_size: args.global_size.map(|d| d.dim.0),
         work_dim: [args.local_size, args.num_groups, args.global_size].iter().flatten().map(|d| d.axes).max(),
         check_arrays: args.vcgen_check_arrays(),
         ..Default::default()

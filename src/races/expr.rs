@@ -632,6 +632,11 @@ impl Exec<'_, '_> {
             // A function without body (a library function of the headers, or
             // one the file only declares): a pure function of its scalar
             // arguments. One that gets a pointer could write memory: refused.
+            if super::memfns::is_mem_function(callee) {
+                if let Some(r) = self.mem_call(callee, &vals, e.span) {
+                    return r;
+                }
+            }
             if args.iter().any(|a| matches!(a.ty, Type::Pointer { .. } | Type::Array { .. })) {
                 return Err(self.unsupported(e.span, &format!("calling `{callee}`, which has no body, with pointer arguments")));
             }

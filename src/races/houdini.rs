@@ -672,7 +672,7 @@ pub(crate) fn check_kernel(module: &Module, kernel: &Function, options: &Options
     let mut written: BTreeSet<u32> = BTreeSet::new();
     loop {
         let offset = if module.language == crate::cfront::ir::Language::OpenCl { options.global_offset } else { Some([Some(0); 3]) };
-        let geometry = Geometry::new(&module.launch, offset);
+        let geometry = Geometry::new(&module.launch, offset, options.global_size);
         let mut chk = Checker::new(module, &dropped, &written, geometry, options.check_limit, deadline);
         let mut exec = Exec::new(&mut chk, options);
         if let Err(d) = exec.run_kernel(kernel) {

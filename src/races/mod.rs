@@ -11,7 +11,7 @@
 //! (OpenCL's asynchronous work-group copies and `wait_group_events`),
 //! `constants.rs` (the initialised contents of OpenCL `__constant` variables),
 //! `specs.rs` (GPUVerify's value-level specification functions and
-//! contract-only `__spec` functions), `vc.rs`
+//! contract-only `__spec` functions), `memfns.rs` (`memcpy`, `memset`), `vc.rs`
 //! (the Z3 solver of one run), `state.rs` (thread ids, arrays, slots),
 //! `value.rs` (C values and operations as bit-vector terms), `report.rs`
 //! (failures as located diagnostics with concrete thread ids).
@@ -95,6 +95,7 @@ mod exec;
 mod expr;
 mod group;
 mod houdini;
+mod memfns;
 mod memory;
 mod report;
 mod specs;
@@ -132,6 +133,8 @@ pub struct Options {
     /// for an axis: unconstrained; the whole `None`: a flag alpine could not
     /// read, so unconstrained too).
     pub global_offset: Option<[Option<u64>; 3]>,
+    /// The work-items per axis (`--global_size`), when given.
+    pub global_size: Option<[Option<u64>; 3]>,
     /// OpenCL's `get_work_dim()`, when the geometry flags say it.
     pub work_dim: Option<u32>,
     /// GPUVerify's `--vcgen-opt=/checkArrays:A,B`: only these arrays are
@@ -154,6 +157,7 @@ impl Default for Options {
             only_requires: false,
             invariants_as_candidates: false,
             global_offset: Some([Some(0); 3]),
+            global_size: None,
             work_dim: None,
             check_arrays: None,
             check_limit: Duration::from_secs(10),

@@ -70,6 +70,14 @@ impl Exec<'_, '_> {
             }
             return Ok(Some(out));
         }
+        if super::memfns::is_mem_function(name) {
+            // `__builtin_memcpy` written as such (clang's builtin).
+            let vals: Vec<[Val; 2]> = args.iter().map(|a| self.eval(a)).collect::<R<_>>()?;
+            return match self.mem_call(name, &vals, e.span) {
+                Some(r) => r.map(Some),
+                None => Err(self.unsupported(e.span, &format!("`{name}` with a count that is not a constant"))),
+            };
+        }
         if let Some(ty) = name.strip_prefix("__add_noovfl_") {
             let signed = !ty.starts_with("unsigned");
             let vals: Vec<[Val; 2]> = args.iter().map(|a| self.eval(a)).collect::<R<_>>()?;

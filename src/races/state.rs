@@ -17,6 +17,9 @@ pub(crate) struct Geometry {
     pub(crate) grid: [BV; 3],
     /// OpenCL's global offset (0 unless `--global_offset` says otherwise).
     pub(crate) offset: [BV; 3],
+    /// The number of work-items per axis when `--global_size` gives it
+    /// (with an unconstrained `--local_size`, it relates the two sizes).
+    pub(crate) total: [Option<u64>; 3],
 }
 
 /// The largest size GPUVerify's `*` stands for (sizes are 32-bit in CUDA).
@@ -33,7 +36,7 @@ fn sizes(dim: Option<crate::cfront::ir::Dim3>, name: &str) -> [BV; 3] {
 }
 
 impl Geometry {
-    pub(crate) fn new(launch: &Launch, offset: Option<[Option<u64>; 3]>) -> Geometry {
+    pub(crate) fn new(launch: &Launch, offset: Option<[Option<u64>; 3]>, total: Option<[Option<u64>; 3]>) -> Geometry {
         let axis = ["x", "y", "z"];
         let ids = |name: &str, t: usize| -> [BV; 3] { std::array::from_fn(|i| BV::new_const(format!("{name}.{}${}", axis[i], t + 1), 64)) };
         Geometry {
@@ -45,6 +48,7 @@ impl Geometry {
                 Some(Some(n)) => BV::from_u64(n, 64),
                 _ => BV::new_const(format!("global_offset.{}", axis[i]), 64),
             }),
+            total: total.unwrap_or([None; 3]),
         }
     }
 
@@ -54,6 +58,21 @@ impl Geometry {
         for size in self.block.iter().chain(&self.grid) {
             facts.push(size.bvugt(BV::from_u64(0, 64)));
             facts.push(size.bvule(BV::from_u64(UNBOUNDED_SIZE, 64)));
+        }
+        for (i, n) in self.total.iter().enumerate() {
+            // Only a fact that some launch satisfies (never a vacuous proof
+            // from flags that contradict each other); both sizes are below
+            // 2^31, so the 64-bit product is exact.
+            let Some(n) = *n else { continue };
+            let fits = |q: u64| (1..=UNBOUNDED_SIZE).contains(&q);
+            let satisfiable = match (self.block[i].as_u64(), self.grid[i].as_u64()) {
+                (Some(_), Some(_)) => false, // nothing to add
+                (Some(b), None) | (None, Some(b)) => b > 0 && n % b == 0 && fits(n / b),
+                (None, None) => fits(n),
+            };
+            if satisfiable {
+                facts.push(self.block[i].bvmul(&self.grid[i]).eq(BV::from_u64(n, 64)));
+            }
         }
         for t in 0..2 {
             for i in 0..3 {
