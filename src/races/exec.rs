@@ -30,7 +30,7 @@ use super::value::{fresh_of, named_of, size_of, truthy, Val};
 use super::vc::Checker;
 use super::Options;
 use crate::ast::Span;
-use crate::cfront::ir::{AddressSpace, AnnotationKind, Barrier, Expr, Function, Stmt, StmtKind, SwitchArm, Type};
+use crate::cfront::ir::{AddressSpace, AnnotationKind, Barrier, Expr, ExprKind, Function, Stmt, StmtKind, SwitchArm, Type};
 use crate::diagnostics::{codes, Diagnostic};
 use z3::ast::{Bool, BV};
 
@@ -77,6 +77,9 @@ pub(crate) struct Exec<'c, 'm> {
     pub(crate) copy_handle: Option<[BV; 2]>,
     /// The sizes each log's size slot has been given (dry runs included).
     pub(crate) log_sizes: std::collections::HashMap<usize, Vec<u64>>,
+    /// Pointer-array elements of struct kernel arguments that
+    /// `__requires_fresh_array` names, by field path (`q.p[4]`).
+    pub(crate) fresh_paths: std::collections::HashSet<String>,
 }
 
 /// The shape of a loop.
@@ -115,6 +118,7 @@ impl<'c, 'm> Exec<'c, 'm> {
             loop_seq: 0,
             copy_handle: None,
             log_sizes: Default::default(),
+            fresh_paths: Default::default(),
         }
     }
 
@@ -524,8 +528,23 @@ impl<'c, 'm> Exec<'c, 'm> {
             AnnotationKind::Ensures
             | AnnotationKind::GlobalEnsures
             | AnnotationKind::FunctionWideInvariant
-            | AnnotationKind::FunctionWideCandidateInvariant
-            | AnnotationKind::RequiresFreshArray => Ok(()),
+            | AnnotationKind::FunctionWideCandidateInvariant => Ok(()),
+            AnnotationKind::RequiresFreshArray => {
+                // An element of a pointer array in a struct kernel argument,
+                // at a constant index, is an array of its own (GPUVerify's
+                // meaning: a fresh array). Other forms add nothing (the
+                // pointer is then followed as before).
+                if self.frames.len() <= 1 {
+                    if let ExprKind::Index { base, index } = &super::expr::decayed(e).kind {
+                        if let ExprKind::Int(k) = &super::expr::decayed(index).kind {
+                            if let Some(path) = self.struct_field_path(super::expr::decayed(base)) {
+                                self.fresh_paths.insert(format!("{path}[{k}]"));
+                            }
+                        }
+                    }
+                }
+                Ok(())
+            }
             AnnotationKind::Invariant
             | AnnotationKind::GlobalInvariant
             | AnnotationKind::CandidateInvariant

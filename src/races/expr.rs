@@ -26,6 +26,15 @@ pub(crate) enum Place {
     Aggregate(usize),
 }
 
+/// `e` without implicit conversions (an array's decay to a pointer, an
+/// integer's promotion).
+pub(crate) fn decayed(e: &Expr) -> &Expr {
+    match &e.kind {
+        ExprKind::Cast { operand, implicit: true } => decayed(operand),
+        _ => e,
+    }
+}
+
 /// Whether an annotation speaks of the access logs (`__read(A)`, …).
 pub(crate) fn mentions_logs(e: &Expr) -> bool {
     let mut found = false;
@@ -431,6 +440,13 @@ impl Exec<'_, '_> {
         })
     }
 
+    /// The field path of an array of pointers inside a struct kernel argument.
+    pub(crate) fn struct_field_path(&self, e: &Expr) -> Option<String> {
+        let (_, uniform, path) = self.field_path(e)?;
+        let Type::Array { elem, .. } = &e.ty else { return None };
+        (uniform && path.contains('.') && matches!(**elem, Type::Pointer { .. })).then_some(path)
+    }
+
     /// The (variable, field path) of a struct field held in a private variable.
     fn field_path(&self, e: &Expr) -> Option<(usize, bool, String)> {
         match &e.kind {
@@ -447,6 +463,14 @@ impl Exec<'_, '_> {
                 Some((uid, uniform, format!("{path}.{lanes}")))
             }
             ExprKind::Cast { operand, implicit: true } if operand.ty == e.ty => self.field_path(operand),
+            // An element of a struct's pointer array that `__requires_fresh_array`
+            // names (a constant index): a field of its own.
+            ExprKind::Index { base, index } => {
+                let ExprKind::Int(k) = &decayed(index).kind else { return None };
+                let (uid, uniform, path) = self.field_path(decayed(base))?;
+                let path = format!("{path}[{k}]");
+                self.fresh_paths.contains(&path).then_some((uid, uniform, path))
+            }
             // C++'s derived-to-base conversion: the base's fields are the
             // derived variable's, by name, unless the derived struct declares
             // a field of the same name (which would hide the base's).
@@ -546,6 +570,14 @@ impl Exec<'_, '_> {
     pub(crate) fn address(&mut self, e: &Expr) -> R<[Val; 2]> {
         match &e.kind {
             ExprKind::Index { base, index } => {
+                if let Some((_, _, path)) = self.field_path(decayed(base)) {
+                    // An element of a pointer array that `__requires_fresh_array`
+                    // names lives in its own slot: reaching it by a computed
+                    // index would bypass that slot.
+                    if self.fresh_paths.iter().any(|f| f.starts_with(&format!("{path}["))) {
+                        return Err(self.unsupported(e.span, "an element of this pointer array at an index that is not a constant"));
+                    }
+                }
                 let (b, i) = (self.eval(base)?, self.eval(index)?);
                 let (b, i, ity) = if matches!(b[0], Val::Ptr { .. }) { (b, i, &index.ty) } else { (i, b, &base.ty) };
                 let size = size_of(self.chk.module, &e.ty).ok_or_else(|| self.unsupported(e.span, "an element type of unknown size"))?;

@@ -56,7 +56,9 @@
 //!    read from memory) makes any access through it a failure. Reads of
 //!    struct or vector values the checker does not track give arbitrary values.
 //!    Pointer (and array) fields of struct kernel arguments are arrays of
-//!    their own, under the same assumption. Private variables whose address
+//!    their own, under the same assumption; so is an element of a pointer
+//!    array field that `__requires_fresh_array(q.p[k])` names (GPUVerify's
+//!    fresh array), which may then be reached at constant indices only. Private variables whose address
 //!    is taken live in private memory, so pointers to them are followed.
 //! 6. **Benign races.** As GPUVerify does by default, two writes of the same
 //!    bits to the same bytes are not reported (memory ends the same in either
