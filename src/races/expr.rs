@@ -570,7 +570,8 @@ impl Exec<'_, '_> {
     pub(crate) fn address(&mut self, e: &Expr) -> R<[Val; 2]> {
         match &e.kind {
             ExprKind::Index { base, index } => {
-                if let Some((_, _, path)) = self.field_path(decayed(base)) {
+                let computed = !matches!(decayed(index).kind, ExprKind::Int(_));
+                if let Some((_, _, path)) = self.field_path(decayed(base)).filter(|_| computed) {
                     // An element of a pointer array that `__requires_fresh_array`
                     // names lives in its own slot: reaching it by a computed
                     // index would bypass that slot.
