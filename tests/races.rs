@@ -4,7 +4,8 @@
 //! thread-dependent condition), each of which must be rejected with the right
 //! diagnostic. A fixture says what it expects in its header:
 //! `// flags: …` (GPUVerify's flags) and `// expect: verified` or
-//! `// expect: CODE` (the first error's code, exit 1).
+//! `// expect: CODE` (the first error's code, exit 1), optionally with
+//! `// line: N` (the line the first error is reported at).
 
 use std::path::Path;
 use std::process::Command;
@@ -37,13 +38,18 @@ fn fixtures_are_proved_or_rejected_as_their_headers_say() {
             .filter(|v| v["type"] == "diagnostic" && v["severity"] == "error")
             .collect();
         let name = path.file_name().unwrap_or_default().to_string_lossy().to_string();
+        let line = header(&text, "line").map(|l| l.trim().parse::<u64>().expect("a line number"));
         let ok = if expect == "verified" {
             out.status.code() == Some(0) && errors.is_empty()
         } else {
             mutants += 1;
             // A rejection is located (a span inside the file) and exits 1.
             out.status.code() == Some(1)
-                && errors.first().is_some_and(|d| d["code"] == expect && d["span"]["end"].as_u64() > d["span"]["start"].as_u64())
+                && errors.first().is_some_and(|d| {
+                    d["code"] == expect
+                        && d["span"]["end"].as_u64() > d["span"]["start"].as_u64()
+                        && line.is_none_or(|l| d["span"]["line"].as_u64() == Some(l))
+                })
         };
         if !ok {
             failures.push(format!("{name}: expected {expect}, got exit {:?}: {stdout}", out.status.code()));

@@ -50,7 +50,9 @@ pub enum BarrierCall {
 
 pub fn barrier(name: &str) -> Option<BarrierCall> {
     Some(match name {
-        "__syncthreads" => BarrierCall::Block,
+        // `cooperative_groups::synchronize(this_thread_block())` (alpine's
+        // prelude declares the thread-block group only).
+        "__syncthreads" | "synchronize" => BarrierCall::Block,
         "barrier" | "work_group_barrier" => BarrierCall::Fenced,
         "__syncwarp" => BarrierCall::Warp,
         _ => return None,

@@ -36,6 +36,35 @@ pub fn parse_dim3(text: &str) -> Result<Dim3, String> {
     Ok(Dim3(dims))
 }
 
+/// How many axes a geometry flag's value names (`64`: 1, `[16,8]`: 2).
+pub fn axes(text: &str) -> u32 {
+    let t = text.trim();
+    if t.starts_with('[') {
+        t.split(',').count() as u32
+    } else {
+        1
+    }
+}
+
+/// GPUVerify's `--global_offset=N` or `[x,y,z]`: missing axes are 0, `*` an
+/// axis left unconstrained; `None` when the text is not an offset.
+pub fn parse_offset(text: &str) -> Option<[Option<u64>; 3]> {
+    let t = text.trim();
+    let inner = match t.strip_prefix('[') {
+        Some(rest) => rest.strip_suffix(']')?,
+        None => t,
+    };
+    let parts: Vec<&str> = inner.split(',').map(str::trim).collect();
+    if parts.len() > 3 {
+        return None;
+    }
+    let mut out = [Some(0); 3];
+    for (o, p) in out.iter_mut().zip(&parts) {
+        *o = if *p == "*" { None } else { Some(p.parse().ok()?) };
+    }
+    Some(out)
+}
+
 /// The launch from the geometry flags: `--global_size` is divided by the
 /// block (`--local_size`) when the grid is not given.
 pub fn launch(block: Option<Dim3>, grid: Option<Dim3>, global: Option<Dim3>) -> Result<Launch, String> {
@@ -146,6 +175,14 @@ mod tests {
         assert!(parse_dim3("[2,3").is_err());
         assert!(parse_dim3("0").is_err());
         assert!(parse_dim3("[1,2,3,4]").is_err());
+    }
+
+    #[test]
+    fn offsets_default_to_zero_and_axes_are_counted() {
+        assert_eq!(parse_offset("64"), Some([Some(64), Some(0), Some(0)]));
+        assert_eq!(parse_offset("[1,*]"), Some([Some(1), None, Some(0)]));
+        assert_eq!(parse_offset("x"), None);
+        assert_eq!((axes("64"), axes("[16,4]"), axes("[1,1,1]")), (1, 2, 3));
     }
 
     #[test]

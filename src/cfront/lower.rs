@@ -175,6 +175,8 @@ impl<'tu> Lowerer<'tu> {
             EntityKind::StructDecl | EntityKind::UnionDecl | EntityKind::TypedefDecl | EntityKind::EnumDecl | EntityKind::TypeAliasDecl => {
                 // Types are lowered where they are used.
             }
+            // `using namespace …;`: name lookup, which clang has already done.
+            EntityKind::UsingDirective | EntityKind::UsingDeclaration => {}
             EntityKind::StaticAssert | EntityKind::UnexposedDecl if e.get_children().is_empty() => {}
             EntityKind::StaticAssert => {}
             EntityKind::ClassDecl => return Err(Unsupported::new(format!("the C++ class `{}`", e.get_name().unwrap_or_default()), span)),

@@ -328,9 +328,19 @@ impl<'tu> Lowerer<'tu> {
     fn call(&mut self, e: Entity<'tu>, children: &[Entity<'tu>], span: Span) -> Lowered<Expr> {
         let ty = self.expr_type(&e, span)?;
         let Some(decl) = e.get_reference() else {
-            // A call through a function pointer.
             let callee = children.first().ok_or_else(|| Unsupported::new("a call without callee", span))?;
             let callee = self.boxed(*callee, span)?;
+            // libclang shows a C++ copy of a struct temporary (`T t = f();`,
+            // an implicit copy constructor it does not name) as a call with
+            // no callee declaration whose only operand has the struct's own
+            // type (a callee through a pointer has a function type): the copy
+            // is the operand.
+            if matches!(ty, Type::Struct(_)) && callee.ty == ty && children.len() == 1 {
+                let mut x = *callee;
+                x.span = span;
+                return Ok(x);
+            }
+            // A call through a function pointer.
             let args = self.arguments(&e, span)?;
             return Ok(Expr { kind: ExprKind::IndirectCall { callee, args }, ty, span });
         };

@@ -31,8 +31,16 @@ pub fn carry_gpuverify_flags(args: Vec<String>) -> Vec<String> {
     out
 }
 
-fn dim(text: &str) -> Result<Dim3, String> {
-    flags::parse_dim3(text)
+fn dim(text: &str) -> Result<Dims, String> {
+    Ok(Dims { dim: flags::parse_dim3(text)?, axes: flags::axes(text) })
+}
+
+/// A geometry flag's sizes and how many axes it names (OpenCL's work
+/// dimension, `get_work_dim()`).
+#[derive(Clone, Copy, Debug)]
+struct Dims {
+    dim: Dim3,
+    axes: u32,
 }
 
 /// GPUVerify's flags for CUDA and OpenCL files (ignored for PVL files).
@@ -40,19 +48,19 @@ fn dim(text: &str) -> Result<Dim3, String> {
 pub struct KernelArgs {
     /// CUDA: threads per block, `N` or `[x,y,z]` (GPUVerify's flag).
     #[arg(long = "blockDim", value_name = "DIM", value_parser = dim)]
-    block_dim: Option<Dim3>,
+    block_dim: Option<Dims>,
     /// CUDA: blocks per grid, `N` or `[x,y,z]`.
     #[arg(long = "gridDim", value_name = "DIM", value_parser = dim)]
-    grid_dim: Option<Dim3>,
+    grid_dim: Option<Dims>,
     /// OpenCL: work-items per work-group, `N` or `[x,y,z]`.
     #[arg(long = "local_size", value_name = "DIM", value_parser = dim)]
-    local_size: Option<Dim3>,
+    local_size: Option<Dims>,
     /// OpenCL: work-groups, `N` or `[x,y,z]`.
     #[arg(long = "num_groups", value_name = "DIM", value_parser = dim)]
-    num_groups: Option<Dim3>,
+    num_groups: Option<Dims>,
     /// OpenCL: work-items in all (a multiple of --local_size), `N` or `[x,y,z]`.
     #[arg(long = "global_size", value_name = "DIM", value_parser = dim)]
-    global_size: Option<Dim3>,
+    global_size: Option<Dims>,
     /// Define a preprocessor macro for CUDA/OpenCL files (`-DN=64`).
     #[arg(short = 'D', value_name = "NAME[=VALUE]")]
     defines: Vec<String>,
@@ -71,6 +79,7 @@ pub struct KernelArgs {
 /// [`check_races`]); `alpine parse` ignores them like the others.
 const RACE_CHECKER_FLAGS: &[&str] = &[
     "--check-array-bounds",
+    "--global_offset",
     "--only-divergence",
     "--only-log",
     "--only-intra-group",
@@ -92,7 +101,11 @@ impl KernelArgs {
     }
 
     fn notices_except(&self, honoured: &[&str]) {
-        for f in self.gpuverify_only.iter().filter(|f| !honoured.contains(&f.as_str())) {
+        let taken = |f: &str| {
+            let name = f.split_once('=').map_or(f, |(n, _)| n);
+            honoured.contains(&name) || (!honoured.is_empty() && f.contains("checkArrays:"))
+        };
+        for f in self.gpuverify_only.iter().filter(|f| !taken(f)) {
             errln!("note: `{f}` is a GPUVerify flag that does not apply to alpine; ignored");
         }
     }
@@ -100,6 +113,18 @@ impl KernelArgs {
     /// Whether a GPUVerify-only flag was given (`--check-array-bounds`).
     pub fn gpuverify_flag(&self, name: &str) -> bool {
         self.gpuverify_only.iter().any(|f| f == name)
+    }
+
+    /// The value of a GPUVerify-only flag given as `NAME=VALUE` (the last one).
+    pub fn gpuverify_value(&self, name: &str) -> Option<&str> {
+        self.gpuverify_only.iter().rev().find_map(|f| f.strip_prefix(name)?.strip_prefix('='))
+    }
+
+    /// GPUVerify's `--vcgen-opt=/checkArrays:A,B`: the arrays whose races are checked.
+    pub fn vcgen_check_arrays(&self) -> Option<Vec<String>> {
+        let opts = self.gpuverify_only.iter().filter_map(|f| f.strip_prefix("--vcgen-opt=").or_else(|| f.strip_prefix("--vcgen-op=")));
+        let lists: Vec<&str> = opts.filter_map(|o| o.strip_prefix("/checkArrays:").or_else(|| o.strip_prefix("-checkArrays:"))).collect();
+        (!lists.is_empty()).then(|| lists.iter().flat_map(|l| l.split(',')).map(|a| a.trim().to_string()).collect())
     }
 
     /// The front end's options, or a usage error.
@@ -110,7 +135,8 @@ impl KernelArgs {
         if self.grid_dim.is_some() && self.num_groups.is_some() {
             return Err("--gridDim and --num_groups both give the grid size; use one".into());
         }
-        let launch = flags::launch(self.block_dim.or(self.local_size), self.grid_dim.or(self.num_groups), self.global_size)?;
+        let d = |x: Option<Dims>| x.map(|x| x.dim);
+        let launch = flags::launch(d(self.block_dim.or(self.local_size)), d(self.grid_dim.or(self.num_groups)), d(self.global_size))?;
         let clang = ClangArgs { defines: self.defines.clone(), include_dirs: self.include_dirs.clone(), extra: self.clang_opt.clone() };
         Ok(cfront::Options { clang, launch })
     }
@@ -132,6 +158,10 @@ pub fn race_options(args: &KernelArgs) -> alpine::races::Options {
         no_annotations: args.gpuverify_flag("--no-annotations"),
         only_requires: args.gpuverify_flag("--only-requires"),
         invariants_as_candidates: args.gpuverify_flag("--invariants-as-candidates"),
+        global_offset: args.gpuverify_value("--global_offset").map(flags::parse_offset).unwrap_or(Some([Some(0); 3])),
+        global_size: args.global_size.map(|d| d.dim.0),
+        work_dim: [args.local_size, args.num_groups, args.global_size].iter().flatten().map(|d| d.axes).max(),
+        check_arrays: args.vcgen_check_arrays(),
         ..Default::default()
     }
 }

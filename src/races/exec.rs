@@ -14,7 +14,8 @@
 //!
 //! Loops (see [`Exec::exec_loop`]): the variables the body may change (found by
 //! running the body once on a copy of the state and comparing terms) are
-//! havocked; the invariants (the user's and Houdini's, see `houdini.rs`) are
+//! havocked (a log's access size only among its value on entry and the sizes
+//! the program logs, which is all it can hold); the invariants (the user's and Houdini's, see `houdini.rs`) are
 //! asserted on entry, assumed at the head, asserted after one more iteration of
 //! the body. A per-thread flag `L` says whether the thread is still iterating;
 //! a thread that left (by its condition or a `break`) keeps its state, which is
@@ -29,7 +30,7 @@ use super::value::{fresh_of, named_of, size_of, truthy, Val};
 use super::vc::Checker;
 use super::Options;
 use crate::ast::Span;
-use crate::cfront::ir::{AddressSpace, AnnotationKind, Barrier, Expr, Function, Stmt, StmtKind, SwitchArm, Type};
+use crate::cfront::ir::{AddressSpace, AnnotationKind, Barrier, Expr, ExprKind, Function, Stmt, StmtKind, SwitchArm, Type};
 use crate::diagnostics::{codes, Diagnostic};
 use z3::ast::{Bool, BV};
 
@@ -46,6 +47,9 @@ pub(crate) struct Frame {
     pub(crate) loop_invariants: Vec<Stmt>,
     /// Locals whose address is taken: they live in (private) memory.
     pub(crate) address_taken: std::collections::HashSet<String>,
+    /// The state at the call, for `__old_…` in postconditions (kept only
+    /// when the function has postconditions).
+    pub(crate) old: Option<Box<ExecState>>,
 }
 
 /// A `break`/`continue` target: the predicates of the threads that took them.
@@ -68,6 +72,14 @@ pub(crate) struct Exec<'c, 'm> {
     pub(crate) pure_eval: bool,
     /// Loops met so far in this run (names Houdini's candidates).
     pub(crate) loop_seq: usize,
+    /// While an asynchronous copy makes its accesses: its event per thread,
+    /// recorded with thread 1's log (`group.rs`).
+    pub(crate) copy_handle: Option<[BV; 2]>,
+    /// The sizes each log's size slot has been given (dry runs included).
+    pub(crate) log_sizes: std::collections::HashMap<usize, Vec<u64>>,
+    /// Pointer-array elements of struct kernel arguments that
+    /// `__requires_fresh_array` names, by field path (`q.p[4]`).
+    pub(crate) fresh_paths: std::collections::HashSet<String>,
 }
 
 /// The shape of a loop.
@@ -104,6 +116,9 @@ impl<'c, 'm> Exec<'c, 'm> {
             dry: false,
             pure_eval: false,
             loop_seq: 0,
+            copy_handle: None,
+            log_sizes: Default::default(),
+            fresh_paths: Default::default(),
         }
     }
 
@@ -129,7 +144,8 @@ impl<'c, 'm> Exec<'c, 'm> {
     pub(crate) fn run_kernel(&mut self, kernel: &Function) -> R<()> {
         let module = self.chk.module;
         for g in &module.globals {
-            self.declare_memory(&g.name, &g.ty, g.space, g.span);
+            let r = self.declare_memory(&g.name, &g.ty, g.space, g.span);
+            self.constant_contents(r, g);
         }
         for p in &kernel.params {
             match &p.ty {
@@ -138,6 +154,7 @@ impl<'c, 'm> Exec<'c, 'm> {
                         if *space == AddressSpace::Generic || *space == AddressSpace::Private { AddressSpace::Global } else { *space };
                     let elem = super::value::bits_of(pointee).and_then(|_| Some(((**pointee).clone(), size_of(module, pointee)?)));
                     let r = self.st.add_region(&p.name, space, elem, None, p.span);
+                    self.unchecked_array(r);
                     self.shared_start(r);
                     // A kernel argument is the same for all threads; a device
                     // function checked on its own may get any offsets.
@@ -162,6 +179,16 @@ impl<'c, 'm> Exec<'c, 'm> {
         let body = kernel.body.as_deref().unwrap_or(&[]);
         self.run_body(kernel, body, None)?;
         Ok(())
+    }
+
+    /// An array that `/checkArrays` leaves out keeps no logs (GPUVerify's
+    /// disabled arrays: not race-checked, `__write(A)` false).
+    fn unchecked_array(&mut self, r: usize) {
+        if let Some(list) = &self.options.check_arrays {
+            if !list.contains(&self.st.regions[r].name) {
+                self.st.regions[r].logs = None;
+            }
+        }
     }
 
     /// The contents of shared memory start equal for two threads of one group.
@@ -191,6 +218,7 @@ impl<'c, 'm> Exec<'c, 'm> {
             _ => size_of(module, ty),
         };
         let r = self.st.add_region(name, space, elem, len, span);
+        self.unchecked_array(r);
         self.shared_start(r);
         self.st.bind(name, Binding::Memory { region: r, scalar: !matches!(ty, Type::Array { .. }) });
         r
@@ -224,7 +252,8 @@ impl<'c, 'm> Exec<'c, 'm> {
         for s in body {
             super::houdini::address_taken_in(s, &mut address_taken);
         }
-        self.frames.push(Frame { function: f.name.clone(), returned, ret, loop_invariants, address_taken });
+        let old = super::specs::has_postconditions(body).then(|| Box::new(self.st.clone()));
+        self.frames.push(Frame { function: f.name.clone(), returned, ret, loop_invariants, address_taken, old });
         let entry = self.pred.clone();
         let saved_targets = std::mem::take(&mut self.targets);
         self.st.scopes.push(Vec::new());
@@ -375,6 +404,9 @@ impl<'c, 'm> Exec<'c, 'm> {
                 }
                 if let Some(init) = &v.init {
                     self.eval(init)?;
+                    if let (Type::Array { .. }, AddressSpace::Private, Some(&r)) = (&v.ty, space, self.st.local_regions.get(&key)) {
+                        self.private_contents(r, &v.ty, init, v.span)?;
+                    }
                 }
                 Ok(())
             }
@@ -496,8 +528,23 @@ impl<'c, 'm> Exec<'c, 'm> {
             AnnotationKind::Ensures
             | AnnotationKind::GlobalEnsures
             | AnnotationKind::FunctionWideInvariant
-            | AnnotationKind::FunctionWideCandidateInvariant
-            | AnnotationKind::RequiresFreshArray => Ok(()),
+            | AnnotationKind::FunctionWideCandidateInvariant => Ok(()),
+            AnnotationKind::RequiresFreshArray => {
+                // An element of a pointer array in a struct kernel argument,
+                // at a constant index, is an array of its own (GPUVerify's
+                // meaning: a fresh array). Other forms add nothing (the
+                // pointer is then followed as before).
+                if self.frames.len() <= 1 {
+                    if let ExprKind::Index { base, index } = &super::expr::decayed(e).kind {
+                        if let ExprKind::Int(k) = &super::expr::decayed(index).kind {
+                            if let Some(path) = self.struct_field_path(super::expr::decayed(base)) {
+                                self.fresh_paths.insert(format!("{path}[{k}]"));
+                            }
+                        }
+                    }
+                }
+                Ok(())
+            }
             AnnotationKind::Invariant
             | AnnotationKind::GlobalInvariant
             | AnnotationKind::CandidateInvariant
@@ -624,7 +671,16 @@ impl<'c, 'm> Exec<'c, 'm> {
         // Head: havoc, assume.
         let entry_sites = self.log_sites(&modified);
         for &i in &modified {
-            self.st.slots[i] = self.st.slots[i].havoc("loop");
+            let before = std::mem::replace(&mut self.st.slots[i], Val::Opaque);
+            self.st.slots[i] = before.havoc("loop");
+            // A log's size at the head is its size on entry or one an access
+            // of the program logs there (exact: nothing else writes it).
+            if let (Some(sizes), Val::Bits(b), Val::Bits(now)) = (self.log_sizes.get(&i), &before, &self.st.slots[i]) {
+                let mut options = vec![now.eq(b)];
+                options.extend(sizes.iter().map(|s| now.eq(super::value::offset(*s))));
+                let fact = Bool::or(&options);
+                self.assume(&fact);
+            }
         }
         let iterating = [Bool::fresh_const("iterating"), Bool::fresh_const("iterating")];
         let alive = and2(&entered, &self.not_returned());

@@ -26,6 +26,15 @@ pub(crate) enum Place {
     Aggregate(usize),
 }
 
+/// `e` without implicit conversions (an array's decay to a pointer, an
+/// integer's promotion).
+pub(crate) fn decayed(e: &Expr) -> &Expr {
+    match &e.kind {
+        ExprKind::Cast { operand, implicit: true } => decayed(operand),
+        _ => e,
+    }
+}
+
 /// Whether an annotation speaks of the access logs (`__read(A)`, …).
 pub(crate) fn mentions_logs(e: &Expr) -> bool {
     let mut found = false;
@@ -423,12 +432,19 @@ impl Exec<'_, '_> {
                 Builtin::GroupId(a) => g.group[t][ax(a)].clone(),
                 Builtin::LocalSize(a) => g.block[ax(a)].clone(),
                 Builtin::NumGroups(a) => g.grid[ax(a)].clone(),
-                Builtin::GlobalId(a) => g.group[t][ax(a)].bvmul(&g.block[ax(a)]).bvadd(&g.local[t][ax(a)]),
+                Builtin::GlobalId(a) => g.group[t][ax(a)].bvmul(&g.block[ax(a)]).bvadd(&g.local[t][ax(a)]).bvadd(&g.offset[ax(a)]),
                 Builtin::GlobalSize(a) => g.grid[ax(a)].bvmul(&g.block[ax(a)]),
                 Builtin::WarpSize => BV::from_u64(32, 64),
             };
             Val::Bits(resize(&v, w, false))
         })
+    }
+
+    /// The field path of an array of pointers inside a struct kernel argument.
+    pub(crate) fn struct_field_path(&self, e: &Expr) -> Option<String> {
+        let (_, uniform, path) = self.field_path(e)?;
+        let Type::Array { elem, .. } = &e.ty else { return None };
+        (uniform && path.contains('.') && matches!(**elem, Type::Pointer { .. })).then_some(path)
     }
 
     /// The (variable, field path) of a struct field held in a private variable.
@@ -447,6 +463,28 @@ impl Exec<'_, '_> {
                 Some((uid, uniform, format!("{path}.{lanes}")))
             }
             ExprKind::Cast { operand, implicit: true } if operand.ty == e.ty => self.field_path(operand),
+            // An element of a struct's pointer array that `__requires_fresh_array`
+            // names (a constant index): a field of its own.
+            ExprKind::Index { base, index } => {
+                let ExprKind::Int(k) = &decayed(index).kind else { return None };
+                let (uid, uniform, path) = self.field_path(decayed(base))?;
+                let path = format!("{path}[{k}]");
+                self.fresh_paths.contains(&path).then_some((uid, uniform, path))
+            }
+            // C++'s derived-to-base conversion: the base's fields are the
+            // derived variable's, by name, unless the derived struct declares
+            // a field of the same name (which would hide the base's).
+            ExprKind::Cast { operand, implicit: true } => match (&operand.ty, &e.ty) {
+                (Type::Struct(derived), Type::Struct(base)) => {
+                    let fields = |n: &str| self.chk.module.structs.iter().find(|s| s.name == n).map(|s| s.fields.clone());
+                    let (d, b) = (fields(derived)?, fields(base)?);
+                    if d.iter().any(|(f, _)| b.iter().any(|(g, _)| f == g)) {
+                        return None;
+                    }
+                    self.field_path(operand)
+                }
+                _ => None,
+            },
             _ => None,
         }
     }
@@ -532,6 +570,15 @@ impl Exec<'_, '_> {
     pub(crate) fn address(&mut self, e: &Expr) -> R<[Val; 2]> {
         match &e.kind {
             ExprKind::Index { base, index } => {
+                let computed = !matches!(decayed(index).kind, ExprKind::Int(_));
+                if let Some((_, _, path)) = self.field_path(decayed(base)).filter(|_| computed) {
+                    // An element of a pointer array that `__requires_fresh_array`
+                    // names lives in its own slot: reaching it by a computed
+                    // index would bypass that slot.
+                    if self.fresh_paths.iter().any(|f| f.starts_with(&format!("{path}["))) {
+                        return Err(self.unsupported(e.span, "an element of this pointer array at an index that is not a constant"));
+                    }
+                }
                 let (b, i) = (self.eval(base)?, self.eval(index)?);
                 let (b, i, ity) = if matches!(b[0], Val::Ptr { .. }) { (b, i, &index.ty) } else { (i, b, &base.ty) };
                 let size = size_of(self.chk.module, &e.ty).ok_or_else(|| self.unsupported(e.span, "an element type of unknown size"))?;
@@ -611,16 +658,27 @@ impl Exec<'_, '_> {
     fn eval_call(&mut self, callee: &str, args: &[Expr], e: &Expr) -> R<[Val; 2]> {
         let module = self.chk.module;
         let vals: Vec<[Val; 2]> = args.iter().map(|a| self.eval(a)).collect::<R<_>>()?;
+        if super::group::is_group_function(callee) && module.function(callee).and_then(|f| f.body.as_ref()).is_none() {
+            return self.group_call(callee, args, &vals, e.span);
+        }
         let Some(body) = module.function(callee).and_then(|f| f.body.as_ref()) else {
             // A function without body (a library function of the headers, or
             // one the file only declares): a pure function of its scalar
             // arguments. One that gets a pointer could write memory: refused.
+            if super::memfns::is_mem_function(callee) {
+                if let Some(r) = self.mem_call(callee, &vals, e.span) {
+                    return r;
+                }
+            }
             if args.iter().any(|a| matches!(a.ty, Type::Pointer { .. } | Type::Array { .. })) {
                 return Err(self.unsupported(e.span, &format!("calling `{callee}`, which has no body, with pointer arguments")));
             }
             let Some(w) = bits_of(&e.ty) else {
                 return Ok(Self::both(if e.ty == Type::Void { Val::Opaque } else { fresh_of(&e.ty, "call") }));
             };
+            if let Some(v) = self.launch_query(callee, &vals, w) {
+                return Ok(Self::both(Val::Bits(v)));
+            }
             if vals.iter().any(|v| !matches!(v[0], Val::Bits(_))) {
                 return Ok([fresh_of(&e.ty, "call"), fresh_of(&e.ty, "call")]);
             }
@@ -652,7 +710,7 @@ impl Exec<'_, '_> {
                 }
             }
         }
-        let r = self.run_body(f, body, Some(e.span));
+        let r = if super::specs::is_spec_only(callee) { self.spec_body(f, body) } else { self.run_body(f, body, Some(e.span)) };
         self.st.scopes = saved;
         Ok(r?.unwrap_or_else(|| Self::both(Val::Opaque)))
     }
@@ -704,6 +762,9 @@ impl Exec<'_, '_> {
                 _ => fresh_of(&e.ty, "mod"),
             }));
         }
+        if let Some(v) = self.eval_spec_value(name, args, e)? {
+            return Ok(v);
+        }
         if family("__return_val") {
             if let Some(ret) = self.frames.last().and_then(|f| f.ret) {
                 return Ok([self.st.slots[ret[0]].clone(), self.st.slots[ret[1]].clone()]);
@@ -731,13 +792,19 @@ impl Exec<'_, '_> {
         } else {
             AccessKind::Atomic
         };
-        let Some(log) = region.log(kind) else { return Ok(Self::both(fresh_of(&e.ty, "log"))) };
-        let has = self.st.flag(log.has);
+        let log = region.log(kind);
+        // An array left out by `/checkArrays` keeps no logs: nothing is logged.
+        let unchecked = log.is_none() && region.space != crate::cfront::ir::AddressSpace::Private;
+        let has = match log {
+            Some(log) => self.st.flag(log.has),
+            None if unchecked && !name.contains("offset") => Bool::from_bool(false),
+            None => return Ok(Self::both(fresh_of(&e.ty, "log"))),
+        };
         let v = if name.ends_with("_implies") {
             let Some(cond) = args.get(1) else { return Err(self.unsupported(e.span, "this access-log function")) };
             let c = self.eval_cond(cond)?;
             from_bool(&has.implies(&c[0]), &e.ty)
-        } else if name.contains("offset") {
+        } else if let (true, Some(log)) = (name.contains("offset"), log) {
             let off = self.st.bv(log.off);
             let off = if name.ends_with("bytes") { off } else { off.bvudiv(offset(region.elem.as_ref().map_or(1, |(_, s)| *s))) };
             Val::Bits(resize(&off, bits_of(&e.ty).unwrap_or(32), false))

@@ -8,7 +8,8 @@
 //! doubled), a counter's residue modulo its stride (`i = tid; i += stride`),
 //! the loop test made non-strict, no access logged, a logged access at the
 //! offset one of the body's accesses has at the head, or with that access's
-//! residue modulo a stride — and the user's `__candidate_invariant`s.
+//! residue modulo a stride, no logged access of an asynchronous copy pending —
+//! and the user's `__candidate_invariant`s.
 //!
 //! The driver runs the two-thread program with every remaining candidate
 //! assumed at its loop head and checked on entry and after an iteration; the
@@ -16,7 +17,12 @@
 //! run drops none. Dropping candidates is always sound (fewer assumptions); in
 //! the last run every assumed candidate was proved on entry and preserved, so
 //! it is an invariant, and that run's verdicts on the kernel's assertions are
-//! the answer. A candidate that cannot be evaluated is dropped.
+//! the answer. A candidate that cannot be evaluated is dropped. A run that
+//! learns that an array it kept across barriers is written drops nothing (its
+//! refutations rest on that wrong premise): the next run tries the same
+//! candidates. Strides and moduli are constants, or terms that what is assumed
+//! before the loop fixes to one value (`__requires(sz == blockDim.x)`; Z3 gives
+//! the value and proves it unique).
 
 use super::exec::{Exec, LoopShape, R};
 use super::expr::{has_effects, walk};
@@ -73,6 +79,10 @@ pub(crate) enum Template {
     NoAccess {
         has: usize,
         same_group: bool,
+    },
+    /// The logged access is not one of a pending asynchronous copy.
+    NotPending {
+        handle: usize,
     },
     /// A logged access has the size of one of the loop's accesses (the size
     /// slot is havocked with the rest of the log).
@@ -209,6 +219,16 @@ fn strides(name: &str, exprs: &[Expr]) -> Vec<Expr> {
 }
 
 impl Exec<'_, '_> {
+    /// `v` as a constant greater than 1 (a useful modulus), if it is one or
+    /// what is assumed at this point fixes it (`__requires(sz == blockDim.x)`).
+    fn forced_modulus(&mut self, v: &BV) -> Option<BV> {
+        if let Some(c) = constant(v) {
+            return Some(c);
+        }
+        let n = self.chk.forced(v).filter(|&n| n > 1)?;
+        Some(BV::from_u64(n, v.get_size()))
+    }
+
     fn pure<T>(&mut self, f: impl FnOnce(&mut Self) -> R<T>) -> Option<T> {
         let was = std::mem::replace(&mut self.pure_eval, true);
         let r = f(self);
@@ -261,7 +281,7 @@ impl Exec<'_, '_> {
                     let m = resize(m, entry.get_size(), is_signed(&step.ty));
                     // A residue modulo a term that is not a constant costs Z3
                     // a division circuit per check: only constant strides.
-                    let Some(m) = constant(&m) else { continue };
+                    let Some(m) = self.forced_modulus(&m) else { continue };
                     out.push(Template::Residue { slot: slots[t], thread: t, modulus: m, entry: entry.clone() });
                 }
             }
@@ -317,6 +337,9 @@ impl Exec<'_, '_> {
                     out.push(Template::LogSize { has: log.has, size: log.size, sizes: sizes.clone() });
                     out.push(Template::NoAccess { has: log.has, same_group: false });
                     out.push(Template::NoAccess { has: log.has, same_group: true });
+                }
+                if modified.contains(&log.handle) {
+                    out.push(Template::NotPending { handle: log.handle });
                 }
             }
         }
@@ -423,7 +446,7 @@ impl Exec<'_, '_> {
             let g = self.chk.geometry.clone();
             let ids: Vec<BV> =
                 vec![g.local[0][0].bvmul(offset(size)), g.group[0][0].bvmul(&g.block[0]).bvadd(&g.local[0][0]).bvmul(offset(size))];
-            let mut moduli: Vec<BV> = moduli.iter().filter_map(constant).collect();
+            let mut moduli: Vec<BV> = moduli.iter().filter_map(|m| self.forced_modulus(m)).collect();
             moduli.dedup_by(|a, b| a.as_u64() == b.as_u64());
             for log in logs {
                 if !modified.contains(&log.has) {
@@ -494,6 +517,7 @@ impl Exec<'_, '_> {
                 entered[*thread].implies(&v[*thread])
             }
             Template::NoAccess { has, same_group: false } => self.st.flag(*has).not(),
+            Template::NotPending { handle } => bits(self, *handle)?.eq(BV::from_u64(0, 64)),
             Template::NoAccess { has, same_group: true } => self.chk.geometry.same_group().implies(self.st.flag(*has).not()),
             Template::AccessAt { has, off, address } => {
                 let a = self.pure(|x| x.address(address))?;
@@ -647,7 +671,8 @@ pub(crate) fn check_kernel(module: &Module, kernel: &Function, options: &Options
     let mut dropped: BTreeSet<CandidateKey> = BTreeSet::new();
     let mut written: BTreeSet<u32> = BTreeSet::new();
     loop {
-        let geometry = Geometry::new(&module.launch);
+        let offset = if module.language == crate::cfront::ir::Language::OpenCl { options.global_offset } else { Some([Some(0); 3]) };
+        let geometry = Geometry::new(&module.launch, offset, options.global_size);
         let mut chk = Checker::new(module, &dropped, &written, geometry, options.check_limit, deadline);
         let mut exec = Exec::new(&mut chk, options);
         if let Err(d) = exec.run_kernel(kernel) {
@@ -674,7 +699,12 @@ pub(crate) fn check_kernel(module: &Module, kernel: &Function, options: &Options
         }
         let refuted = std::mem::take(&mut chk.refuted);
         drop(chk);
-        dropped.extend(refuted);
+        // A run that treated a written array as read-only refutes candidates
+        // on wrong grounds (its contents were kept across barriers): only the
+        // writes are learnt, and the same candidates are tried again.
+        if new_writes.is_empty() {
+            dropped.extend(refuted);
+        }
         written.extend(new_writes);
     }
 }

@@ -89,7 +89,10 @@ impl Exec<'_, '_> {
                         self.check(r, kind, off, size, stored, span, &guard);
                     }
                 }
-                let here = self.read_element(r, t, off, ty, size);
+                let here = match self.st.regions[r].init.clone() {
+                    Some(init) => super::constants::read_init(&init, off, ty, size),
+                    None => self.read_element(r, t, off, ty, size),
+                };
                 value = Val::ite(&cond, &here, &value);
                 if kind != AccessKind::Read && !self.pure_eval {
                     self.chk.writes_seen.insert(self.st.regions[r].span.start);
@@ -137,7 +140,17 @@ impl Exec<'_, '_> {
         self.st.slots[log.has] = Val::Flag(Bool::or(&[chosen.clone(), has]));
         self.st.slots[log.off] = Val::Bits(chosen.ite(off, &self.st.bv(log.off)));
         self.st.slots[log.size] = Val::Bits(chosen.ite(&offset(size), &self.st.bv(log.size)));
+        let sizes = self.log_sizes.entry(log.size).or_default();
+        if !sizes.contains(&size) {
+            sizes.push(size);
+        }
         self.st.slots[log.site] = Val::Bits(chosen.ite(&BV::from_u64(site, 32), &self.st.bv(log.site)));
+        let handle = self.copy_handle.as_ref().map_or_else(|| BV::from_u64(0, 64), |h| h[0].clone());
+        let old = self.st.bv(log.handle);
+        // (An ordinary access over a log that never held a copy changes nothing.)
+        if self.copy_handle.is_some() || old.simplify().as_u64() != Some(0) {
+            self.st.slots[log.handle] = Val::Bits(chosen.ite(&handle, &old));
+        }
         if kind == AccessKind::Write {
             let value = Self::logged_value(written);
             self.st.slots[log.value] = Val::Bits(chosen.ite(&value, &self.st.bv(log.value)));
@@ -233,6 +246,9 @@ impl Exec<'_, '_> {
             if let Some(logs) = region.logs {
                 let reset = Bool::and(&[self.pred[0].clone(), same_group.clone(), fence.clone()]);
                 for log in logs {
+                    // An access of an asynchronous copy not yet waited for stays.
+                    let waited = self.st.bv(log.handle).eq(BV::from_u64(0, 64));
+                    let reset = Bool::and(&[reset.clone(), waited]);
                     let has = self.st.flag(log.has);
                     self.st.slots[log.has] = Val::Flag(Bool::and(&[reset.not(), has]));
                 }

@@ -7,7 +7,11 @@
 //! One job per module: `exec.rs` (the two-thread, lock-step, predicated
 //! execution of statements and loops), `expr.rs` (expressions of both threads),
 //! `memory.rs` (arrays, pointers, access logs and the race assertions),
-//! `houdini.rs` (candidate loop invariants and the fixpoint driver), `vc.rs`
+//! `houdini.rs` (candidate loop invariants and the fixpoint driver), `group.rs`
+//! (OpenCL's asynchronous work-group copies and `wait_group_events`),
+//! `constants.rs` (the initialised contents of OpenCL `__constant` variables),
+//! `specs.rs` (GPUVerify's value-level specification functions and
+//! contract-only `__spec` functions), `memfns.rs` (`memcpy`, `memset`), `vc.rs`
 //! (the Z3 solver of one run), `state.rs` (thread ids, arrays, slots),
 //! `value.rs` (C values and operations as bit-vector terms), `report.rs`
 //! (failures as located diagnostics with concrete thread ids).
@@ -52,40 +56,53 @@
 //!    read from memory) makes any access through it a failure. Reads of
 //!    struct or vector values the checker does not track give arbitrary values.
 //!    Pointer (and array) fields of struct kernel arguments are arrays of
-//!    their own, under the same assumption. Private variables whose address
+//!    their own, under the same assumption; so is an element of a pointer
+//!    array field that `__requires_fresh_array(q.p[k])` names (GPUVerify's
+//!    fresh array), which may then be reached at constant indices only. Private variables whose address
 //!    is taken live in private memory, so pointers to them are followed.
 //! 6. **Benign races.** As GPUVerify does by default, two writes of the same
 //!    bits to the same bytes are not reported (memory ends the same in either
 //!    order); every other pair of conflicting accesses is.
-//! 7. **Read-only arrays.** An array that no statement of the two-thread
+//! 7. **Asynchronous copies** (`group.rs`, GPUVerify's model): a copy is a
+//!    work-group function (reached alike, arguments equal in a group); some
+//!    work-item of the group (an arbitrary owner) reads and writes any one of
+//!    its elements through the ordinary logs, tagged with the copy's event, and
+//!    a barrier empties such a log only after the event was waited for. So
+//!    every access that may overlap a copy still running is checked against it.
+//! 8. **Read-only arrays.** An array that no statement of the two-thread
 //!    program ever writes (the driver learns this and reruns when a run finds
 //!    a write to an array it treated as read-only) keeps its contents across
 //!    barriers: no thread can have changed them.
-//! 8. **Z3**: only `unsat` proves; `sat` is a defect with a model, `unknown`
+//! 9. **Z3**: only `unsat` proves; `sat` is a defect with a model, `unknown`
 //!    and timeouts are failures at their assertion's place (`vc.rs`).
-//! 9. **Not handled → not proved.** A construct outside what is modelled
-//!    (function pointers, recursion, barrier invariants, taking the address of
-//!    a private variable, …) is an `alpine::races::unsupported` error at its
-//!    place, never a silent success. Calls of functions without a body are
-//!    pure functions of their scalar arguments (library math); one given a
-//!    pointer is refused.
+//! 10. **Not handled → not proved.** A construct outside what is modelled
+//!     (function pointers, recursion, barrier invariants, taking the address of
+//!     a private variable, …) is an `alpine::races::unsupported` error at its
+//!     place, never a silent success. Calls of functions without a body are
+//!     pure functions of their scalar arguments (library math); one given a
+//!     pointer is refused.
 //!
 //! Device functions no function calls are checked on their own (GPUVerify
 //! checks every function); their scalar arguments may differ per thread.
 //! GPUVerify's flags that change what is checked are honoured
 //! (`--check-array-bounds`, `--only-divergence`, `--only-log`,
 //! `--only-intra-group`, `--no-infer`, `--no-annotations`, `--only-requires`,
-//! `--invariants-as-candidates`); `--no-inline` is ignored (calls are always
+//! `--invariants-as-candidates`, `--vcgen-opt=/checkArrays:…`, which the ✓
+//! line states, and `--global_offset`, which shifts OpenCL's global ids); `--no-inline` is ignored (calls are always
 //! inlined, which is more precise than checking callees on their own) and
 //! `--warp-sync` too (warps are not modelled: intra-warp races are reported).
 
+mod constants;
 mod exec;
 mod expr;
+mod group;
 mod houdini;
+mod memfns;
 mod memory;
 pub mod program;
 pub mod pvl;
 mod report;
+mod specs;
 mod state;
 mod value;
 mod vc;
@@ -116,6 +133,17 @@ pub struct Options {
     /// GPUVerify's `--invariants-as-candidates`: `__invariant`s are Houdini
     /// candidates (dropped when they fail) instead of obligations.
     pub invariants_as_candidates: bool,
+    /// OpenCL's global offset per axis (GPUVerify's `--global_offset`; `None`
+    /// for an axis: unconstrained; the whole `None`: a flag alpine could not
+    /// read, so unconstrained too).
+    pub global_offset: Option<[Option<u64>; 3]>,
+    /// The work-items per axis (`--global_size`), when given.
+    pub global_size: Option<[Option<u64>; 3]>,
+    /// OpenCL's `get_work_dim()`, when the geometry flags say it.
+    pub work_dim: Option<u32>,
+    /// GPUVerify's `--vcgen-opt=/checkArrays:A,B`: only these arrays are
+    /// race-checked (the others are not logged, so `__write(A)` is false).
+    pub check_arrays: Option<Vec<String>>,
     /// Wall-clock limit of one Z3 check.
     pub check_limit: Duration,
     /// Wall-clock limit of one kernel (all Houdini runs).
@@ -132,6 +160,10 @@ impl Default for Options {
             no_annotations: false,
             only_requires: false,
             invariants_as_candidates: false,
+            global_offset: Some([Some(0); 3]),
+            global_size: None,
+            work_dim: None,
+            check_arrays: None,
             check_limit: Duration::from_secs(10),
             kernel_limit: Duration::from_secs(60),
         }

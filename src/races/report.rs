@@ -45,6 +45,11 @@ pub(crate) enum Goal {
     ConstantWrite {
         span: Span,
     },
+    /// A work-group function (asynchronous copy, wait) not called alike by a group.
+    GroupCall {
+        span: Span,
+        what: &'static str,
+    },
 }
 
 fn value(model: Option<&z3::Model>, v: &BV) -> Option<u64> {
@@ -116,6 +121,12 @@ pub(crate) fn failure(chk: &Checker, goal: &Goal, model: Option<&z3::Model>) -> 
         Goal::ConstantWrite { span } => Diagnostic::error(codes::RACES_POINTER, "possible attempt to modify constant memory", *span)
             .with_label("this write")
             .with_help("`__constant` memory is read-only on the device"),
+        Goal::GroupCall { span, what } => {
+            let (t1, t2) = (thread(chk, model, 0), thread(chk, model, 1));
+            Diagnostic::error(codes::RACES_DIVERGENCE, "possible divergence at a work-group function", *span)
+                .with_label(format!("{what} ({t1}, {t2})"))
+                .with_help("every work-item of a work-group must call a work-group function, with the same arguments")
+        }
         Goal::Bounds { span, array } => {
             let who = thread(chk, model, 0);
             Diagnostic::error(codes::RACES_BOUNDS, format!("possible out-of-bounds access on array {array}"), *span)

@@ -15,6 +15,11 @@ pub(crate) struct Geometry {
     pub(crate) group: [[BV; 3]; 2],
     pub(crate) block: [BV; 3],
     pub(crate) grid: [BV; 3],
+    /// OpenCL's global offset (0 unless `--global_offset` says otherwise).
+    pub(crate) offset: [BV; 3],
+    /// The number of work-items per axis when `--global_size` gives it
+    /// (with an unconstrained `--local_size`, it relates the two sizes).
+    pub(crate) total: [Option<u64>; 3],
 }
 
 /// The largest size GPUVerify's `*` stands for (sizes are 32-bit in CUDA).
@@ -31,7 +36,7 @@ fn sizes(dim: Option<crate::cfront::ir::Dim3>, name: &str) -> [BV; 3] {
 }
 
 impl Geometry {
-    pub(crate) fn new(launch: &Launch) -> Geometry {
+    pub(crate) fn new(launch: &Launch, offset: Option<[Option<u64>; 3]>, total: Option<[Option<u64>; 3]>) -> Geometry {
         let axis = ["x", "y", "z"];
         let ids = |name: &str, t: usize| -> [BV; 3] { std::array::from_fn(|i| BV::new_const(format!("{name}.{}${}", axis[i], t + 1), 64)) };
         Geometry {
@@ -39,6 +44,11 @@ impl Geometry {
             group: [ids("group_id", 0), ids("group_id", 1)],
             block: sizes(launch.block, "block_size"),
             grid: sizes(launch.grid, "num_groups"),
+            offset: std::array::from_fn(|i| match offset.map(|o| o[i]) {
+                Some(Some(n)) => BV::from_u64(n, 64),
+                _ => BV::new_const(format!("global_offset.{}", axis[i]), 64),
+            }),
+            total: total.unwrap_or([None; 3]),
         }
     }
 
@@ -48,6 +58,21 @@ impl Geometry {
         for size in self.block.iter().chain(&self.grid) {
             facts.push(size.bvugt(BV::from_u64(0, 64)));
             facts.push(size.bvule(BV::from_u64(UNBOUNDED_SIZE, 64)));
+        }
+        for (i, n) in self.total.iter().enumerate() {
+            // Only a fact that some launch satisfies (never a vacuous proof
+            // from flags that contradict each other); both sizes are below
+            // 2^31, so the 64-bit product is exact.
+            let Some(n) = *n else { continue };
+            let fits = |q: u64| (1..=UNBOUNDED_SIZE).contains(&q);
+            let satisfiable = match (self.block[i].as_u64(), self.grid[i].as_u64()) {
+                (Some(_), Some(_)) => false, // nothing to add
+                (Some(b), None) | (None, Some(b)) => b > 0 && n % b == 0 && fits(n / b),
+                (None, None) => fits(n),
+            };
+            if satisfiable {
+                facts.push(self.block[i].bvmul(&self.grid[i]).eq(BV::from_u64(n, 64)));
+            }
         }
         for t in 0..2 {
             for i in 0..3 {
@@ -75,6 +100,10 @@ pub(crate) struct LogSlots {
     /// The value written (64 bits, zero-extended; fresh when not tracked), for
     /// GPUVerify's benign write-write races (both threads write the same bits).
     pub(crate) value: usize,
+    /// The pending asynchronous copy the logged access belongs to (its event;
+    /// 0 for an ordinary access): a barrier empties the log only once the
+    /// copy has been waited for (`group.rs`).
+    pub(crate) handle: usize,
 }
 
 /// An array: a kernel pointer parameter's target, a `__shared__`/`__local`
@@ -95,6 +124,9 @@ pub(crate) struct Region {
     pub(crate) mem: Option<[usize; 2]>,
     /// Thread 1's access logs (read, write, atomic); `None` for private arrays.
     pub(crate) logs: Option<[LogSlots; 3]>,
+    /// The contents of an OpenCL `__constant` variable from its initialiser:
+    /// (byte offset, size, bits) of every scalar (`constants.rs`).
+    pub(crate) init: Option<std::rc::Rc<Vec<(u64, u64, BV)>>>,
 }
 
 impl Region {
@@ -203,9 +235,10 @@ impl ExecState {
                 size: self.alloc(Val::Bits(BV::from_u64(0, OFFSET_BITS))),
                 site: self.alloc(Val::Bits(BV::from_u64(0, 32))),
                 value: self.alloc(Val::Bits(BV::from_u64(0, 64))),
+                handle: self.alloc(Val::Bits(BV::from_u64(0, 64))),
             })
         });
-        self.regions.push(Region { name: name.to_string(), space, id, elem, len_bytes, span, mem, logs });
+        self.regions.push(Region { name: name.to_string(), space, id, elem, len_bytes, span, mem, logs, init: None });
         self.regions.len() - 1
     }
 

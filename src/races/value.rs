@@ -103,6 +103,8 @@ pub(crate) fn bits_of(ty: &Type) -> Option<u32> {
     match ty {
         Type::Bool => Some(8),
         Type::Int { bits, .. } | Type::Float { bits } => Some(u32::from(*bits)),
+        // OpenCL's events are values the checker follows (`group.rs`).
+        Type::Opaque(name) if name == "event_t" => Some(64),
         _ => None,
     }
 }
@@ -191,6 +193,9 @@ pub(crate) fn convert(v: &Val, from: &Type, to: &Type) -> Val {
             None => fresh_of(to, "bool"),
         },
         (Val::Bits(b), Type::Int { bits, .. }) if !is_float(from) => Val::Bits(resize(b, u32::from(*bits), is_signed(from))),
+        (Val::Bits(b), Type::Opaque(_)) if !is_float(from) && bits_of(to).is_some() => {
+            Val::Bits(resize(b, bits_of(to).unwrap_or(64), is_signed(from)))
+        }
         (Val::Bits(b), Type::Float { bits }) if is_float(from) && u32::from(*bits) == b.get_size() => v.clone(),
         (Val::Bits(b), _) if bits_of(to).is_some() => {
             // int ↔ float, float ↔ float of another width: uninterpreted.

@@ -182,6 +182,22 @@ impl<'m> Checker<'m> {
         !self.dropped.contains(&key) && !self.refuted.contains(&key)
     }
 
+    /// The one value `v` can have under what is assumed so far, if it has one
+    /// (a parameter a precondition fixes, a size from the launch): a model's
+    /// value, then proved to be the only one.
+    pub(crate) fn forced(&mut self, v: &z3::ast::BV) -> Option<u64> {
+        use z3::ast::Ast;
+        if let Some(c) = v.simplify().as_u64() {
+            return Some(c);
+        }
+        if v.get_size() > 64 {
+            return None;
+        }
+        let Answer::Invalid(Some(model)) = self.ask(&Bool::from_bool(false)) else { return None };
+        let c = model.eval(v, true)?.as_u64()?;
+        matches!(self.ask(&v.eq(z3::ast::BV::from_u64(c, v.get_size()))), Answer::Valid).then_some(c)
+    }
+
     /// Checks a candidate invariant; a candidate that may fail (or whose check
     /// is inconclusive) is dropped.
     pub(crate) fn candidate(&mut self, key: CandidateKey, goal: Option<Bool>) {

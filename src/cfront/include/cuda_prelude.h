@@ -74,6 +74,16 @@ __device__ int __syncthreads_count(int predicate);
 __device__ int __syncthreads_and(int predicate);
 __device__ int __syncthreads_or(int predicate);
 __device__ void __syncwarp(unsigned int mask = 0xffffffffu);
+/* Cooperative groups, the thread-block group only ("Cooperative Groups":
+ * `this_thread_block()` and `synchronize(g)` (the block's barrier), which alpine reads as `__syncthreads()`; grid and multi-grid
+ * groups are not declared, so a kernel that uses them is refused). */
+namespace cooperative_groups {
+struct thread_block {
+    unsigned int __alpine_group;
+};
+__device__ thread_block this_thread_block();
+__device__ void synchronize(const thread_block &g);
+}
 __device__ void __threadfence(void);
 __device__ void __threadfence_block(void);
 __device__ void __threadfence_system(void);
