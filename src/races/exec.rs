@@ -80,6 +80,9 @@ pub(crate) struct Exec<'c, 'm> {
     /// Pointer-array elements of struct kernel arguments that
     /// `__requires_fresh_array` names, by field path (`q.p[4]`).
     pub(crate) fresh_paths: std::collections::HashSet<String>,
+    /// The values each thread's increments of each atomic counter returned so
+    /// far in this run (`counters.rs`).
+    pub(crate) counter_values: std::collections::HashMap<String, [Vec<(z3::ast::Bool, z3::ast::BV)>; 2]>,
 }
 
 /// The shape of a loop.
@@ -119,6 +122,7 @@ impl<'c, 'm> Exec<'c, 'm> {
             copy_handle: None,
             log_sizes: Default::default(),
             fresh_paths: Default::default(),
+            counter_values: Default::default(),
         }
     }
 

@@ -257,7 +257,9 @@ impl Exec<'_, '_> {
                     Type::Pointer { pointee, .. } => (**pointee).clone(),
                     _ => e.ty.clone(),
                 };
-                self.access(&p, &ty, AccessKind::Atomic, None, e.span)
+                let values = self.access(&p, &ty, AccessKind::Atomic, None, e.span)?;
+                self.refine_counter(e, &values);
+                Ok(values)
             }
             ExprKind::Spec { name, args } => self.eval_spec(name, args, e),
         }

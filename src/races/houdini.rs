@@ -121,7 +121,7 @@ pub(crate) enum Template {
 }
 
 /// Every statement and expression under `s`.
-fn exprs_of(s: &Stmt, out: &mut Vec<Expr>) {
+pub(crate) fn exprs_of(s: &Stmt, out: &mut Vec<Expr>) {
     let mut add = |e: &Expr| walk(e, &mut |x| out.push(x.clone()));
     match &s.kind {
         StmtKind::Decl(v) => {

@@ -7,7 +7,8 @@
 //! One job per module: `exec.rs` (the two-thread, lock-step, predicated
 //! execution of statements and loops), `expr.rs` (expressions of both threads),
 //! `memory.rs` (arrays, pointers, access logs and the race assertions),
-//! `houdini.rs` (candidate loop invariants and the fixpoint driver), `group.rs`
+//! `houdini.rs` (candidate loop invariants and the fixpoint driver),
+//! `counters.rs` (atomic counters whose increments hand out distinct values), `group.rs`
 //! (OpenCL's asynchronous work-group copies and `wait_group_events`),
 //! `constants.rs` (the initialised contents of OpenCL `__constant` variables),
 //! `specs.rs` (GPUVerify's value-level specification functions and
@@ -60,6 +61,12 @@
 //!    array field that `__requires_fresh_array(q.p[k])` names (GPUVerify's
 //!    fresh array), which may then be reached at constant indices only. Private variables whose address
 //!    is taken live in private memory, so pointers to them are followed.
+//! 5b. **Atomics.** Atomic read-modify-writes never race with each other, and
+//!    race with plain accesses of the same location (their own log kind); the
+//!    value one returns is arbitrary, except that increments by one of a
+//!    counter used for nothing else hand two threads different values
+//!    (`counters.rs`; assumed: fewer increments than the counter's range, no
+//!    wrap-around).
 //! 6. **Benign races.** As GPUVerify does by default, two writes of the same
 //!    bits to the same bytes are not reported (memory ends the same in either
 //!    order); every other pair of conflicting accesses is.
@@ -93,6 +100,7 @@
 //! `--warp-sync` too (warps are not modelled: intra-warp races are reported).
 
 mod constants;
+mod counters;
 mod exec;
 mod expr;
 mod group;
