@@ -61,7 +61,7 @@
 //!    array field that `__requires_fresh_array(q.p[k])` names (GPUVerify's
 //!    fresh array), which may then be reached at constant indices only. Private variables whose address
 //!    is taken live in private memory, so pointers to them are followed.
-//! 5b. **Atomics.** Atomic read-modify-writes never race with each other, and
+//!    **Atomics.** Atomic read-modify-writes never race with each other, and
 //!    race with plain accesses of the same location (their own log kind); the
 //!    value one returns is arbitrary, except that increments by one of a
 //!    counter used for nothing else hand two threads different values
