@@ -40,6 +40,17 @@ pub enum TypeKind {
     Enum(Ident),
 }
 
+impl TypeKind {
+    /// A mathematical (ghost) type: `seq`, `set`, `bag`, `map`, `option` or a
+    /// tuple — values only a proof computes with, never GPU data.
+    pub fn is_mathematical(&self) -> bool {
+        matches!(
+            self,
+            TypeKind::Seq(_) | TypeKind::Set(_) | TypeKind::Bag(_) | TypeKind::Map(..) | TypeKind::Option(_) | TypeKind::Tuple(..)
+        )
+    }
+}
+
 impl Type {
     pub fn new(kind: TypeKind, span: Span) -> Type {
         Type { kind, span }

@@ -30,7 +30,7 @@
 //! disagree on a condition around a barrier, `par.rs`).
 
 use super::{Error, Frame, Interp, Value};
-use crate::ast::{ExprKind, Span, Stmt, StmtKind, Type, TypeKind};
+use crate::ast::{ExprKind, Span, Stmt, StmtKind};
 use std::collections::HashMap;
 
 /// An element of the interval-of-summands monoid: `ε` (the empty sum), the sum
@@ -140,10 +140,6 @@ fn mentions_any(e: &crate::ast::Expr, names: &std::collections::HashSet<String>)
     let mut f = Find(names, false);
     crate::ast::visit::Visitor::visit_expr(&mut f, e);
     f.1
-}
-
-fn is_mathematical(t: &Type) -> bool {
-    matches!(t.kind, TypeKind::Seq(_) | TypeKind::Set(_) | TypeKind::Bag(_) | TypeKind::Map(..) | TypeKind::Option(_) | TypeKind::Tuple(..))
 }
 
 /// The address of an array, its identity in the logs.
@@ -278,7 +274,7 @@ impl Interp<'_> {
     pub(super) fn skips_ghost(&mut self, f: &mut Frame, s: &Stmt) -> Result<bool, Error> {
         let Some(g) = &mut self.generic else { return Ok(false) };
         match &s.kind {
-            StmtKind::LocalDecl { ty, name, .. } if is_mathematical(ty) => {
+            StmtKind::LocalDecl { ty, name, .. } if ty.kind.is_mathematical() => {
                 g.ghost_locals.insert(name.name.to_string());
                 Ok(true)
             }
@@ -317,7 +313,7 @@ impl Interp<'_> {
             StmtKind::If { then_branch, else_branch, .. } => {
                 self.ghost_only(f, then_branch)? && else_branch.as_ref().map_or(Ok(true), |e| self.ghost_only(f, e))?
             }
-            StmtKind::LocalDecl { ty, .. } => is_mathematical(ty),
+            StmtKind::LocalDecl { ty, .. } => ty.kind.is_mathematical(),
             StmtKind::Assign { target, .. } => {
                 matches!(&target.kind, ExprKind::Var(x) if self.generic.as_ref().is_some_and(|g| g.ghost_locals.contains(x.as_str())))
             }

@@ -522,7 +522,7 @@ impl Lower<'_> {
     /// nothing but ghost code (it cannot touch the heap).
     fn is_ghost(&mut self, s: &ast::Stmt) -> bool {
         match &s.kind {
-            PStmt::LocalDecl { ty, name, .. } if is_mathematical(&ty.kind) => {
+            PStmt::LocalDecl { ty, name, .. } if ty.kind.is_mathematical() => {
                 self.ghosts.insert(name.to_string());
                 true
             }
@@ -667,10 +667,6 @@ impl Lower<'_> {
     }
 }
 
-fn is_mathematical(t: &TypeKind) -> bool {
-    matches!(t, TypeKind::Seq(_) | TypeKind::Set(_) | TypeKind::Bag(_) | TypeKind::Map(..) | TypeKind::Option(_) | TypeKind::Tuple(..))
-}
-
 /// Whether the method `name` of `class` is ghost code: it returns nothing and
 /// its body (if any) holds only specification statements, ghost locals and
 /// calls of such methods, so running it can change nothing and access no
@@ -707,7 +703,7 @@ fn ghost_method(class: &ast::Class, name: &str, stack: &mut Vec<String>) -> bool
 fn ghost_stmt(class: &ast::Class, s: &ast::Stmt, stack: &mut Vec<String>) -> bool {
     match &s.kind {
         PStmt::Spec { .. } | PStmt::Label(_) => true,
-        PStmt::LocalDecl { ty, .. } => is_mathematical(&ty.kind),
+        PStmt::LocalDecl { ty, .. } => ty.kind.is_mathematical(),
         PStmt::Block(b) => b.stmts.iter().all(|s| ghost_stmt(class, s, stack)),
         PStmt::If { cond, then_branch, else_branch } => {
             heap_free(cond) && ghost_stmt(class, then_branch, stack) && else_branch.as_deref().is_none_or(|e| ghost_stmt(class, e, stack))
