@@ -93,3 +93,31 @@ fn a_kernel_clang_rejects_is_bad_input() {
     assert_eq!(out.status.code(), Some(2));
     assert!(!String::from_utf8_lossy(&out.stderr).contains("panicked"));
 }
+
+fn verify_text(args: &[&str], fixture: &str) -> (Option<i32>, String) {
+    let path = Path::new(env!("CARGO_MANIFEST_DIR")).join("tests/races").join(fixture);
+    let out =
+        Command::new(env!("CARGO_BIN_EXE_alpine")).arg("verify").args(args).arg(&path).env("NO_COLOR", "1").output().expect("alpine runs");
+    (out.status.code(), String::from_utf8_lossy(&out.stderr).to_string() + &String::from_utf8_lossy(&out.stdout))
+}
+
+/// Issue #35 item 4: a race between two lanes of one warp names the warp, both
+/// lanes and the statement; `--warp-sync` is honoured, not ignored.
+#[test]
+fn a_warp_race_names_the_warp_and_both_lanes() {
+    let (code, text) = verify_text(&["--blockDim=64", "--gridDim=1", "--warp-sync=32"], "warp_same_instruction.cu");
+    assert_eq!(code, Some(1), "{text}");
+    assert!(text.contains("within warp 0: lanes "), "the warp and the lanes are named: {text}");
+    assert!(text.contains("s[tid / 2] = tid"), "the statement is shown: {text}");
+    assert!(!text.contains("does not apply"), "--warp-sync is not ignored: {text}");
+}
+
+/// A warp size that is not a power of two up to 1024 is a usage error (exit 2).
+#[test]
+fn a_bad_warp_size_is_a_usage_error() {
+    for bad in ["--warp-sync=3", "--warp-sync=x", "--warp-sync=2048"] {
+        let (code, text) = verify_text(&["--blockDim=64", bad], "warp_reduce_tail.cu");
+        assert_eq!(code, Some(2), "{bad}: {text}");
+        assert!(text.contains("power of two"), "{bad}: {text}");
+    }
+}

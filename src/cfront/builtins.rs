@@ -134,8 +134,27 @@ pub fn annotation(name: &str) -> Option<AnnotationKind> {
 /// (`__implies`, `__read`, `__other_int`, …): declared by alpine's
 /// `gpuverify.h`, whose every name starts with two underscores.
 pub fn is_spec_function(name: &str) -> bool {
-    name.starts_with("__") && annotation(name).is_none()
+    name.starts_with("__") && annotation(name).is_none() && !CUDA_SYNC_FUNCTIONS.contains(&name)
 }
+
+/// CUDA's warp-level functions and block reductions that alpine models
+/// (`races/warp.rs`): ordinary calls, not GPUVerify specification functions
+/// (`__all_sync` is not GPUVerify's `__all`).
+pub const CUDA_SYNC_FUNCTIONS: &[&str] = &[
+    "__all_sync",
+    "__any_sync",
+    "__ballot_sync",
+    "__activemask",
+    "__shfl_sync",
+    "__shfl_up_sync",
+    "__shfl_down_sync",
+    "__shfl_xor_sync",
+    "__match_any_sync",
+    "__match_all_sync",
+    "__syncthreads_count",
+    "__syncthreads_and",
+    "__syncthreads_or",
+];
 
 #[cfg(test)]
 mod tests {

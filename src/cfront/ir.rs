@@ -254,8 +254,9 @@ pub enum Barrier {
     /// OpenCL `barrier(flags)` whose flags are computed at run time (a value of
     /// `CLK_LOCAL_MEM_FENCE` and `CLK_GLOBAL_MEM_FENCE` bits).
     BlockWithFlags(Box<Expr>),
-    /// CUDA `__syncwarp`: the threads of a warp.
-    Warp,
+    /// CUDA `__syncwarp(mask)`: the threads of a warp (32 lanes) whose bits
+    /// the mask sets. `None`: a mask computed at run time.
+    Warp { mask: Option<u32> },
 }
 
 /// GPUVerify's statement-like specification functions.

@@ -71,7 +71,13 @@ impl<'tu> Lowerer<'tu> {
     fn barrier(&mut self, kind: BarrierCall, call: &Entity<'tu>, span: Span) -> Lowered<Barrier> {
         Ok(match kind {
             BarrierCall::Block => Barrier::Block { shared: true, global: true },
-            BarrierCall::Warp => Barrier::Warp,
+            BarrierCall::Warp => {
+                // The prelude declares the mask's default (all 32 lanes), so
+                // clang gives every call an argument.
+                let args = call.get_arguments().unwrap_or_default();
+                let mask = args.first().map_or(Some(u32::MAX), |m| self.constant(m).and_then(|v| u32::try_from(v & 0xffff_ffff).ok()));
+                Barrier::Warp { mask }
+            }
             BarrierCall::Fenced => {
                 let args = call.get_arguments().unwrap_or_default();
                 let flags = args.first().ok_or_else(|| Unsupported::new("a barrier without fence flags", span))?;

@@ -87,6 +87,7 @@ const RACE_CHECKER_FLAGS: &[&str] = &[
     "--no-annotations",
     "--only-requires",
     "--invariants-as-candidates",
+    "--warp-sync",
 ];
 
 impl KernelArgs {
@@ -127,8 +128,21 @@ impl KernelArgs {
         (!lists.is_empty()).then(|| lists.iter().flat_map(|l| l.split(',')).map(|a| a.trim().to_string()).collect())
     }
 
+    /// GPUVerify's `--warp-sync=N`: the warp size, a power of two from 1 to
+    /// 1024 (`None` without the flag), or a usage error.
+    pub fn warp_size(&self) -> Result<Option<u64>, String> {
+        let Some(text) = self.gpuverify_value("--warp-sync") else {
+            return if self.gpuverify_flag("--warp-sync") { Err("--warp-sync needs a warp size: --warp-sync=32".into()) } else { Ok(None) };
+        };
+        match text.trim().parse::<u64>() {
+            Ok(n) if n.is_power_of_two() && n <= 1024 => Ok(Some(n)),
+            _ => Err(format!("--warp-sync={text}: the warp size must be a power of two from 1 to 1024")),
+        }
+    }
+
     /// The front end's options, or a usage error.
     pub fn options(&self) -> Result<cfront::Options, String> {
+        self.warp_size()?;
         if self.block_dim.is_some() && self.local_size.is_some() {
             return Err("--blockDim and --local_size both give the block size; use one".into());
         }
@@ -162,6 +176,7 @@ pub fn race_options(args: &KernelArgs) -> alpine::races::Options {
         global_size: args.global_size.map(|d| d.dim.0),
         work_dim: [args.local_size, args.num_groups, args.global_size].iter().flatten().map(|d| d.axes).max(),
         check_arrays: args.vcgen_check_arrays(),
+        warp_size: args.warp_size().ok().flatten(),
         ..Default::default()
     }
 }

@@ -298,7 +298,7 @@ impl Body<'_, '_> {
             S::Barrier(ir::Barrier::BlockWithFlags(_)) => {
                 self.cx.unsupported("a barrier whose fence flags are computed at run time", span);
             }
-            S::Barrier(ir::Barrier::Warp) => {
+            S::Barrier(ir::Barrier::Warp { .. }) => {
                 self.cx.unsupported("`__syncwarp`", span);
             }
             S::Annotation { .. } => {

@@ -480,7 +480,7 @@ impl<'c, 'm> Exec<'c, 'm> {
         Ok(())
     }
 
-    fn exec_barrier(&mut self, b: &Barrier, span: Span) -> R<()> {
+    pub(crate) fn exec_barrier(&mut self, b: &Barrier, span: Span) -> R<()> {
         let (shared, global) = match b {
             Barrier::Block { shared, global } => (Bool::from_bool(*shared), Bool::from_bool(*global)),
             Barrier::BlockWithFlags(flags) => {
@@ -491,14 +491,13 @@ impl<'c, 'm> Exec<'c, 'm> {
                 };
                 (bit(1), bit(2))
             }
-            // A warp barrier orders nothing the checker relies on: no effect.
-            Barrier::Warp => return Ok(()),
+            Barrier::Warp { .. } => return self.exec_warp_barrier(b, span),
         };
         // Barrier divergence: two threads of one group reach it together or not at all.
         let same_group = self.chk.geometry.same_group();
         let goal = same_group.implies(self.pred[0].eq(&self.pred[1]));
         self.prove(goal, Goal::Divergence { span });
-        self.barrier_effect(&shared, &global);
+        self.barrier_effect(&shared, &global, &same_group);
         Ok(())
     }
 

@@ -663,6 +663,11 @@ impl Exec<'_, '_> {
         if super::group::is_group_function(callee) && module.function(callee).and_then(|f| f.body.as_ref()).is_none() {
             return self.group_call(callee, args, &vals, e.span);
         }
+        if module.function(callee).and_then(|f| f.body.as_ref()).is_none() {
+            if let Some(r) = self.warp_call(callee, &vals, e) {
+                return r;
+            }
+        }
         let Some(body) = module.function(callee).and_then(|f| f.body.as_ref()) else {
             // A function without body (a library function of the headers, or
             // one the file only declares): a pure function of its scalar

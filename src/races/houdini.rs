@@ -75,10 +75,22 @@ pub(crate) enum Template {
         thread: usize,
     },
     /// No access logged (when the threads share a group: logs of threads of
-    /// different groups are not emptied by barriers).
+    /// different groups are not emptied by barriers; or a warp of the given
+    /// size, whose re-syncs and `__syncwarp`s empty logs, `warp.rs`).
     NoAccess {
         has: usize,
         same_group: bool,
+    },
+    NoAccessInWarp {
+        has: usize,
+        size: u64,
+    },
+    /// No access logged where thread 1 did not enter the loop and the threads
+    /// share a group (a loop under a thread-dependent condition, after a
+    /// barrier: the threads outside keep their empty logs while the others'
+    /// logs fill).
+    NoAccessOutside {
+        has: usize,
     },
     /// The logged access is not one of a pending asynchronous copy.
     NotPending {
@@ -326,6 +338,9 @@ impl Exec<'_, '_> {
         }
         sizes.sort_unstable();
         sizes.dedup();
+        let warp_scopes = super::warp::log_scopes(lp.body, self.options);
+        // A loop with a block barrier is entered alike by a group's threads.
+        let block_barrier = super::warp::has_barrier(lp.body, &|b| !matches!(b, crate::cfront::ir::Barrier::Warp { .. }));
         let regions = self.st.regions.clone();
         for region in &regions {
             if let Some(mem) = region.mem.filter(|m| region.logs.is_some() && (modified.contains(&m[0]) || modified.contains(&m[1]))) {
@@ -337,6 +352,12 @@ impl Exec<'_, '_> {
                     out.push(Template::LogSize { has: log.has, size: log.size, sizes: sizes.clone() });
                     out.push(Template::NoAccess { has: log.has, same_group: false });
                     out.push(Template::NoAccess { has: log.has, same_group: true });
+                    if !block_barrier {
+                        out.push(Template::NoAccessOutside { has: log.has });
+                    }
+                    for &size in &warp_scopes {
+                        out.push(Template::NoAccessInWarp { has: log.has, size });
+                    }
                 }
                 if modified.contains(&log.handle) {
                     out.push(Template::NotPending { handle: log.handle });
@@ -519,6 +540,10 @@ impl Exec<'_, '_> {
             Template::NoAccess { has, same_group: false } => self.st.flag(*has).not(),
             Template::NotPending { handle } => bits(self, *handle)?.eq(BV::from_u64(0, 64)),
             Template::NoAccess { has, same_group: true } => self.chk.geometry.same_group().implies(self.st.flag(*has).not()),
+            Template::NoAccessOutside { has } => {
+                self.chk.geometry.same_group().implies(Bool::or(&[entered[0].clone(), self.st.flag(*has).not()]))
+            }
+            Template::NoAccessInWarp { has, size } => self.chk.geometry.same_warp(*size).implies(self.st.flag(*has).not()),
             Template::AccessAt { has, off, address } => {
                 let a = self.pure(|x| x.address(address))?;
                 let Val::Ptr { off: at, .. } = &a[0] else { return None };
@@ -672,7 +697,7 @@ pub(crate) fn check_kernel(module: &Module, kernel: &Function, options: &Options
     let mut written: BTreeSet<u32> = BTreeSet::new();
     loop {
         let offset = if module.language == crate::cfront::ir::Language::OpenCl { options.global_offset } else { Some([Some(0); 3]) };
-        let geometry = Geometry::new(&module.launch, offset, options.global_size);
+        let geometry = Geometry { warp_size: options.warp_size, ..Geometry::new(&module.launch, offset, options.global_size) };
         let mut chk = Checker::new(module, &dropped, &written, geometry, options.check_limit, deadline);
         let mut exec = Exec::new(&mut chk, options);
         if let Err(d) = exec.run_kernel(kernel) {

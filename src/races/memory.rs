@@ -64,6 +64,10 @@ impl Exec<'_, '_> {
         let size =
             size_of(self.chk.module, ty).ok_or_else(|| self.unsupported(span, "an access of a type whose size alpine does not know"))?;
         let site = self.chk.site(span, kind);
+        let touched = self.warp_touched(ptrs);
+        if kind != AccessKind::Read && !self.pure_eval {
+            self.warp_write_havoc(&touched);
+        }
         let mut out = [Val::Opaque, Val::Opaque];
         for t in 0..2 {
             let Val::Ptr { base, off } = &ptrs[t] else {
@@ -109,6 +113,9 @@ impl Exec<'_, '_> {
                 (AccessKind::Atomic, _) => fresh_of(ty, "atomic"),
                 _ => value,
             };
+        }
+        if !self.pure_eval {
+            self.warp_resync(&touched);
         }
         Ok(out)
     }
@@ -230,12 +237,12 @@ impl Exec<'_, '_> {
     }
 
     /// A barrier reached by the threads whose predicate holds: thread 1's logs
-    /// of the fenced arrays are emptied when both threads are in one group, and
-    /// each thread's view of fenced memory is havocked (one fresh view for both
-    /// threads of a group: what is read after a barrier is what the group wrote).
-    pub(crate) fn barrier_effect(&mut self, shared: &Bool, global: &Bool) {
-        let same_group = self.chk.geometry.same_group();
-        let both = Bool::and(&[self.pred[0].clone(), self.pred[1].clone(), same_group.clone()]);
+    /// of the fenced arrays are emptied when both threads are in the barrier's
+    /// `scope` (one group; one warp for `__syncwarp`), and each thread's view
+    /// of fenced memory is havocked (one fresh view for both threads of a
+    /// scope: what is read after a barrier is what the scope wrote).
+    pub(crate) fn barrier_effect(&mut self, shared: &Bool, global: &Bool, scope: &Bool) {
+        let both = Bool::and(&[self.pred[0].clone(), self.pred[1].clone(), scope.clone()]);
         for r in 0..self.st.regions.len() {
             let region = self.st.regions[r].clone();
             let fence = match region.space {
@@ -244,7 +251,7 @@ impl Exec<'_, '_> {
                 _ => continue,
             };
             if let Some(logs) = region.logs {
-                let reset = Bool::and(&[self.pred[0].clone(), same_group.clone(), fence.clone()]);
+                let reset = Bool::and(&[self.pred[0].clone(), scope.clone(), fence.clone()]);
                 for log in logs {
                     // An access of an asynchronous copy not yet waited for stays.
                     let waited = self.st.bv(log.handle).eq(BV::from_u64(0, 64));

@@ -11,6 +11,7 @@
 //! `counters.rs` (atomic counters whose increments hand out distinct values), `group.rs`
 //! (OpenCL's asynchronous work-group copies and `wait_group_events`),
 //! `constants.rs` (the initialised contents of OpenCL `__constant` variables),
+//! `warp.rs` (`--warp-sync`'s lock-step warps, `__syncwarp`, warp functions),
 //! `specs.rs` (GPUVerify's value-level specification functions and
 //! contract-only `__spec` functions), `memfns.rs` (`memcpy`, `memset`), `vc.rs`
 //! (the Z3 solver of one run), `state.rs` (thread ids, arrays, slots),
@@ -96,8 +97,14 @@
 //! `--only-intra-group`, `--no-infer`, `--no-annotations`, `--only-requires`,
 //! `--invariants-as-candidates`, `--vcgen-opt=/checkArrays:…`, which the ✓
 //! line states, and `--global_offset`, which shifts OpenCL's global ids); `--no-inline` is ignored (calls are always
-//! inlined, which is more precise than checking callees on their own) and
-//! `--warp-sync` too (warps are not modelled: intra-warp races are reported).
+//! inlined, which is more precise than checking callees on their own).
+//!
+//! 11. **Warps.** Without `--warp-sync`, no two threads are assumed ordered
+//!     but by barriers, so warp-synchronous code gets its intra-warp races
+//!     reported. With `--warp-sync=N`, the lanes of a warp run in lock-step
+//!     (a hardware assumption the ✓ holds under); `__syncwarp`, the `*_sync`
+//!     warp functions and `__syncthreads_count/and/or` are modelled whatever
+//!     the flag says. The argument is in `warp.rs`.
 
 mod constants;
 mod counters;
@@ -114,6 +121,7 @@ mod specs;
 mod state;
 mod value;
 mod vc;
+mod warp;
 
 use crate::cfront::ir::Module;
 use crate::diagnostics::Diagnostic;
@@ -152,6 +160,10 @@ pub struct Options {
     /// GPUVerify's `--vcgen-opt=/checkArrays:A,B`: only these arrays are
     /// race-checked (the others are not logged, so `__write(A)` is false).
     pub check_arrays: Option<Vec<String>>,
+    /// GPUVerify's `--warp-sync=N`: the threads of each warp of N threads
+    /// (by linear local id) run in lock-step (`warp.rs`). `None`: no
+    /// ordering between threads is assumed anywhere but at barriers.
+    pub warp_size: Option<u64>,
     /// Wall-clock limit of one Z3 check.
     pub check_limit: Duration,
     /// Wall-clock limit of one kernel (all Houdini runs).
@@ -172,6 +184,7 @@ impl Default for Options {
             global_size: None,
             work_dim: None,
             check_arrays: None,
+            warp_size: None,
             check_limit: Duration::from_secs(10),
             kernel_limit: Duration::from_secs(60),
         }

@@ -50,6 +50,14 @@ pub(crate) enum Goal {
         span: Span,
         what: &'static str,
     },
+    /// A warp-synchronous call (`__syncwarp`, `__shfl_sync`, …) breaking
+    /// CUDA's rule: `lanes` — a caller's mask does not name its own lane;
+    /// otherwise a lane the mask names does not make the same call.
+    WarpCall {
+        span: Span,
+        what: &'static str,
+        lanes: bool,
+    },
 }
 
 fn value(model: Option<&z3::Model>, v: &BV) -> Option<u64> {
@@ -67,7 +75,23 @@ fn dim(model: Option<&z3::Model>, v: &[BV; 3]) -> String {
 
 fn thread(chk: &Checker, model: Option<&z3::Model>, t: usize) -> String {
     let g = &chk.geometry;
-    format!("thread {} of block {}", dim(model, &g.local[t]), dim(model, &g.group[t]))
+    let base = format!("thread {} of block {}", dim(model, &g.local[t]), dim(model, &g.group[t]));
+    match chk.geometry.warp_size {
+        Some(n) => format!("{base} ({})", warp_lane(chk, model, t, n)),
+        None => base,
+    }
+}
+
+/// "warp 1, lane 3" (warps of `size` threads).
+fn warp_lane(chk: &Checker, model: Option<&z3::Model>, t: usize, size: u64) -> String {
+    let g = &chk.geometry;
+    let show = |v: &BV| value(model, v).map_or("?".to_string(), |n| n.to_string());
+    format!("warp {}, lane {}", show(&g.warp_of(t, size)), show(&g.lane_of(t, size)))
+}
+
+/// Whether the model puts the two threads in one warp of `size`.
+fn one_warp(chk: &Checker, model: Option<&z3::Model>, size: u64) -> bool {
+    model.and_then(|m| m.eval(&chk.geometry.same_warp(size), true)).and_then(|b| b.as_bool()) == Some(true)
 }
 
 /// The diagnostic for a failed assertion (`model`: Z3's counterexample, when
@@ -85,13 +109,28 @@ pub(crate) fn failure(chk: &Checker, goal: &Goal, model: Option<&z3::Model>) -> 
                     eprintln!("{m}");
                 }
             }
-            let mut d =
-                Diagnostic::error(codes::RACES_RACE, format!("possible {}-{} race on {element}", r.first.word(), r.second.word()), r.span2)
-                    .with_label(format!("{} by {t2}", r.second.word()));
+            let kinds = format!("{}-{}", r.first.word(), r.second.word());
+            let (message, help) = match chk.geometry.warp_size.filter(|&n| one_warp(chk, model, n)) {
+                // Under `--warp-sync`, two lanes of one warp race only within one instruction.
+                Some(n) => (
+                    format!(
+                        "possible {kinds} race on {element} within warp {}: lanes {} and {} in the same instruction",
+                        value(model, &chk.geometry.warp_of(0, n)).map_or("?".into(), |w| w.to_string()),
+                        value(model, &chk.geometry.lane_of(0, n)).map_or("?".into(), |l| l.to_string()),
+                        value(model, &chk.geometry.lane_of(1, n)).map_or("?".into(), |l| l.to_string()),
+                    ),
+                    "lanes of one warp run in lock-step, but two of them writing one element in one instruction (or in branches the warp runs one after the other) still race",
+                ),
+                None => (
+                    format!("possible {kinds} race on {element}"),
+                    "the two accesses are not separated by a barrier; make them touch different elements or put a barrier between them",
+                ),
+            };
+            let mut d = Diagnostic::error(codes::RACES_RACE, message, r.span2).with_label(format!("{} by {t2}", r.second.word()));
             if let Some(span) = site {
                 d = d.with_related(span, format!("{} by {t1}", r.first.word()));
             }
-            d.with_help("the two accesses are not separated by a barrier; make them touch different elements or put a barrier between them")
+            d.with_help(help)
         }
         Goal::Divergence { span } => {
             let (t1, t2) = (thread(chk, model, 0), thread(chk, model, 1));
@@ -126,6 +165,19 @@ pub(crate) fn failure(chk: &Checker, goal: &Goal, model: Option<&z3::Model>) -> 
             Diagnostic::error(codes::RACES_DIVERGENCE, "possible divergence at a work-group function", *span)
                 .with_label(format!("{what} ({t1}, {t2})"))
                 .with_help("every work-item of a work-group must call a work-group function, with the same arguments")
+        }
+        Goal::WarpCall { span, what, lanes } => {
+            let (t1, t2) = (thread(chk, model, 0), thread(chk, model, 1));
+            let lanes_of =
+                format!("{}; {}", warp_lane(chk, model, 0, super::warp::CUDA_WARP), warp_lane(chk, model, 1, super::warp::CUDA_WARP));
+            let label = if *lanes {
+                format!("a thread may call {what} with a mask that does not name its own lane ({t1} or {t2})")
+            } else {
+                format!("{t1} names {t2} in its mask, which may not make the same call with the same mask ({lanes_of})")
+            };
+            Diagnostic::error(codes::RACES_DIVERGENCE, format!("possible divergence at {what}"), *span).with_label(label).with_help(
+                "every lane a warp-synchronous call's mask names must make the same call with the same mask, and a caller must name itself",
+            )
         }
         Goal::Bounds { span, array } => {
             let who = thread(chk, model, 0);

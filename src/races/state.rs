@@ -20,6 +20,8 @@ pub(crate) struct Geometry {
     /// The number of work-items per axis when `--global_size` gives it
     /// (with an unconstrained `--local_size`, it relates the two sizes).
     pub(crate) total: [Option<u64>; 3],
+    /// `--warp-sync`'s warp size, for reports (`None`: warps not modelled).
+    pub(crate) warp_size: Option<u64>,
 }
 
 /// The largest size GPUVerify's `*` stands for (sizes are 32-bit in CUDA).
@@ -49,6 +51,7 @@ impl Geometry {
                 _ => BV::new_const(format!("global_offset.{}", axis[i]), 64),
             }),
             total: total.unwrap_or([None; 3]),
+            warp_size: None,
         }
     }
 
@@ -83,6 +86,32 @@ impl Geometry {
         let same_local = Bool::and(&(0..3).map(|i| self.local[0][i].eq(&self.local[1][i])).collect::<Vec<_>>());
         facts.push(Bool::and(&[same_local, self.same_group()]).not());
         facts
+    }
+
+    /// Thread `t`'s linear id in its group (x fastest, as CUDA numbers the
+    /// threads of a block into warps), in 128 bits: exact for any sizes below
+    /// 2^31 per axis (a symbolic launch too), so two threads are never put in
+    /// one warp by a wrapped product.
+    pub(crate) fn linear_local(&self, t: usize) -> BV {
+        let wide = |v: &BV| v.zero_ext(64);
+        let [x, y, z] = &self.local[t];
+        let (bx, by) = (wide(&self.block[0]), wide(&self.block[1]));
+        wide(x).bvadd(wide(y).bvmul(&bx)).bvadd(wide(z).bvmul(&bx).bvmul(&by))
+    }
+
+    /// Thread `t`'s warp (of `size` threads) in its group (128 bits).
+    pub(crate) fn warp_of(&self, t: usize, size: u64) -> BV {
+        self.linear_local(t).bvudiv(BV::from_u64(size, 128))
+    }
+
+    /// Thread `t`'s lane in its warp of `size` threads (128 bits).
+    pub(crate) fn lane_of(&self, t: usize, size: u64) -> BV {
+        self.linear_local(t).bvurem(BV::from_u64(size, 128))
+    }
+
+    /// The two threads are in one warp of `size` threads (of one group).
+    pub(crate) fn same_warp(&self, size: u64) -> Bool {
+        Bool::and(&[self.same_group(), self.warp_of(0, size).eq(self.warp_of(1, size))])
     }
 
     pub(crate) fn same_group(&self) -> Bool {

@@ -90,6 +90,25 @@ __device__ void __threadfence_system(void);
 __device__ int __all_sync(unsigned int mask, int predicate);
 __device__ int __any_sync(unsigned int mask, int predicate);
 __device__ unsigned int __ballot_sync(unsigned int mask, int predicate);
+__device__ unsigned int __activemask(void);
+/* Warp shuffle and match functions ("Warp Shuffle Functions", "Warp Match
+ * Functions"), every type the guide lists. */
+#define __ALPINE_SHFL(T)                                                                  \
+    __device__ T __shfl_sync(unsigned int mask, T var, int srcLane, int width = 32);      \
+    __device__ T __shfl_up_sync(unsigned int mask, T var, unsigned int delta, int width = 32); \
+    __device__ T __shfl_down_sync(unsigned int mask, T var, unsigned int delta, int width = 32); \
+    __device__ T __shfl_xor_sync(unsigned int mask, T var, int laneMask, int width = 32); \
+    __device__ unsigned int __match_any_sync(unsigned int mask, T value);                 \
+    __device__ unsigned int __match_all_sync(unsigned int mask, T value, int *pred);
+__ALPINE_SHFL(int)
+__ALPINE_SHFL(unsigned int)
+__ALPINE_SHFL(long)
+__ALPINE_SHFL(unsigned long)
+__ALPINE_SHFL(long long)
+__ALPINE_SHFL(unsigned long long)
+__ALPINE_SHFL(float)
+__ALPINE_SHFL(double)
+#undef __ALPINE_SHFL
 
 /* Atomic functions ("Atomic Functions"), every integer and floating-point
  * overload the guide lists. */
