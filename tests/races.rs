@@ -121,3 +121,11 @@ fn a_bad_warp_size_is_a_usage_error() {
         assert!(text.contains("power of two"), "{bad}: {text}");
     }
 }
+
+/// The ✓ under `--warp-sync` states the hardware assumption it rests on.
+#[test]
+fn a_proof_under_warp_sync_states_its_assumption() {
+    let (code, text) = verify_text(&["--blockDim=256", "--gridDim=4", "--warp-sync=32"], "warp_reduce_tail.cu");
+    assert_eq!(code, Some(0), "{text}");
+    assert!(text.contains("the 32 threads of each warp in lock-step"), "{text}");
+}

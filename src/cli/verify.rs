@@ -150,7 +150,15 @@ fn check_races(file: &SourceFile, module: &alpine::cfront::ir::Module, args: &Ke
             let aliasing = if module.kernels().any(|k| pointers(k) > 1) { ", distinct pointer arguments do not alias" } else { "" };
             // `--vcgen-opt=/checkArrays:…` narrows what "no data race" covers.
             let only = args.vcgen_check_arrays().map(|l| format!(", races checked on {} only", l.join(", "))).unwrap_or_default();
-            outln!("✓ {}: no data race, no barrier divergence, annotations hold (assuming no signed overflow{aliasing}{only})", file.name);
+            // `--warp-sync=N` is a hardware assumption the proof rests on.
+            let warps = kernel::race_options(args)
+                .warp_size
+                .map(|n| format!(", the {n} threads of each warp in lock-step (--warp-sync)"))
+                .unwrap_or_default();
+            outln!(
+                "✓ {}: no data race, no barrier divergence, annotations hold (assuming no signed overflow{aliasing}{warps}{only})",
+                file.name
+            );
         }
     }
     if failed {

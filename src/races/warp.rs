@@ -32,8 +32,9 @@
 //!    own writes (`memory.rs`); the other threads of its warp may now write
 //!    between its instructions without a race. So at every write instruction
 //!    — whatever the two threads' predicates, since a third thread of the
-//!    warp may execute it — both views of every array the instruction may
-//!    touch are havocked before the threads' own writes are stored. A loop
+//!    warp may execute it — both views of every shared or global array the
+//!    instruction may touch are havocked before the threads' own writes are
+//!    stored (private memory is the thread's own). A loop
 //!    that third threads keep iterating after both threads left is covered:
 //!    the loop's invariants are checked for an iteration in which neither
 //!    thread iterates too (`exec.rs`), and its write havocs the views there.
@@ -147,6 +148,10 @@ impl Exec<'_, '_> {
     /// threads' views of the arrays it may touch.
     pub(crate) fn warp_write_havoc(&mut self, touched: &[usize]) {
         for &r in touched {
+            // Only the thread itself writes its private memory.
+            if self.st.regions[r].space == crate::cfront::ir::AddressSpace::Private {
+                continue;
+            }
             let Some(mem) = self.st.regions[r].mem else { continue };
             for slot in mem {
                 self.st.slots[slot] = self.st.slots[slot].havoc("warp");
