@@ -83,6 +83,25 @@ pub(crate) struct Exec<'c, 'm> {
     /// The values each thread's increments of each atomic counter returned so
     /// far in this run (`counters.rs`).
     pub(crate) counter_values: std::collections::HashMap<String, [Vec<(z3::ast::Bool, z3::ast::BV)>; 2]>,
+    /// Barrier invariants waiting for their barrier (`barrier_inv.rs`).
+    pub(crate) pending_invariants: Vec<super::barrier_inv::Pending>,
+    /// While a barrier invariant is evaluated: what its reads check.
+    pub(crate) invariant_read: Option<super::barrier_inv::InvariantRead>,
+}
+
+/// Whether `pred` holds for `s` or a statement under it (calls not followed).
+pub(crate) fn any_stmt(s: &Stmt, pred: &dyn Fn(&Stmt) -> bool) -> bool {
+    if pred(s) {
+        return true;
+    }
+    match &s.kind {
+        StmtKind::Block(b) => b.iter().any(|s| any_stmt(s, pred)),
+        StmtKind::If { then, otherwise, .. } => any_stmt(then, pred) || otherwise.as_deref().is_some_and(|o| any_stmt(o, pred)),
+        StmtKind::While { body, .. } | StmtKind::DoWhile { body, .. } => any_stmt(body, pred),
+        StmtKind::For { init, body, .. } => init.iter().any(|s| any_stmt(s, pred)) || any_stmt(body, pred),
+        StmtKind::Switch { arms, .. } => arms.iter().any(|a| a.body.iter().any(|s| any_stmt(s, pred))),
+        _ => false,
+    }
 }
 
 /// The shape of a loop.
@@ -123,6 +142,8 @@ impl<'c, 'm> Exec<'c, 'm> {
             log_sizes: Default::default(),
             fresh_paths: Default::default(),
             counter_values: Default::default(),
+            pending_invariants: Vec::new(),
+            invariant_read: None,
         }
     }
 
@@ -147,6 +168,7 @@ impl<'c, 'm> Exec<'c, 'm> {
     /// Runs a kernel from its start, both threads enabled.
     pub(crate) fn run_kernel(&mut self, kernel: &Function) -> R<()> {
         let module = self.chk.module;
+        self.st.track_access = super::barrier_inv::uses_barrier_invariants(module);
         for g in &module.globals {
             let r = self.declare_memory(&g.name, &g.ty, g.space, g.span);
             self.constant_contents(r, g);
@@ -261,7 +283,7 @@ impl<'c, 'm> Exec<'c, 'm> {
         let entry = self.pred.clone();
         let saved_targets = std::mem::take(&mut self.targets);
         self.st.scopes.push(Vec::new());
-        let result = body.iter().try_for_each(|s| self.exec_stmt(s));
+        let result = self.exec_stmts(body);
         self.st.scopes.pop();
         self.targets = saved_targets;
         result?;
@@ -284,13 +306,26 @@ impl<'c, 'm> Exec<'c, 'm> {
         Ok(frame.and_then(|f| f.ret).map(|r| [self.st.slots[r[0]].clone(), self.st.slots[r[1]].clone()]))
     }
 
+    /// A statement list: a barrier invariant must be followed by its barrier
+    /// in the same list (`barrier_inv.rs`).
+    pub(crate) fn exec_stmts(&mut self, stmts: &[Stmt]) -> R<()> {
+        for s in stmts {
+            self.check_pending(s)?;
+            self.exec_stmt(s)?;
+        }
+        match self.pending_invariants.first() {
+            Some(p) => Err(self.unsupported(p.span, "a barrier invariant that is not followed by a block barrier")),
+            None => Ok(()),
+        }
+    }
+
     pub(crate) fn exec_stmt(&mut self, s: &Stmt) -> R<()> {
         match &s.kind {
             StmtKind::Decl(v) => self.exec_decl(v),
             StmtKind::Expr(e) => self.eval(e).map(drop),
             StmtKind::Block(stmts) => {
                 self.st.scopes.push(Vec::new());
-                let r = stmts.iter().try_for_each(|s| self.exec_stmt(s));
+                let r = self.exec_stmts(stmts);
                 self.st.scopes.pop();
                 r
             }
@@ -360,7 +395,10 @@ impl<'c, 'm> Exec<'c, 'm> {
     }
 
     fn exec_decl(&mut self, v: &crate::cfront::ir::Variable) -> R<()> {
-        let key = (v.span.start, v.span.end);
+        // By the declaration itself, not its span: a function the front end
+        // lowers again from clang's printing gives every node one span, and
+        // two arrays must never share a region.
+        let key = v as *const crate::cfront::ir::Variable as usize;
         if self.frames.last().is_some_and(|f| f.address_taken.contains(&v.name)) && !matches!(v.ty, Type::Array { .. }) {
             // A private variable whose address is taken lives in private
             // memory, so that pointers to it can be followed.
@@ -459,7 +497,7 @@ impl<'c, 'm> Exec<'c, 'm> {
             });
             self.pred = or2(&falling, &and2(&entry, &hit));
             self.st.scopes.push(Vec::new());
-            let r = arm.body.iter().try_for_each(|s| self.exec_stmt(s));
+            let r = self.exec_stmts(&arm.body);
             self.st.scopes.pop();
             r?;
             falling = self.pred.clone();
@@ -493,12 +531,15 @@ impl<'c, 'm> Exec<'c, 'm> {
             }
             Barrier::Warp { .. } => return self.exec_warp_barrier(b, span),
         };
+        let invariants = std::mem::take(&mut self.pending_invariants);
+        self.assert_barrier_invariants(&invariants)?;
         // Barrier divergence: two threads of one group reach it together or not at all.
         let same_group = self.chk.geometry.same_group();
         let goal = same_group.implies(self.pred[0].eq(&self.pred[1]));
         self.prove(goal, Goal::Divergence { span });
         self.barrier_effect(&shared, &global, &same_group);
-        Ok(())
+        let fenced = [shared.as_bool() == Some(true), global.as_bool() == Some(true)];
+        self.assume_barrier_invariants(&invariants, fenced, span)
     }
 
     fn exec_annotation(&mut self, kind: AnnotationKind, args: &[Expr], span: Span) -> R<()> {
@@ -554,7 +595,7 @@ impl<'c, 'm> Exec<'c, 'm> {
             | AnnotationKind::CandidateGlobalInvariant => {
                 Err(self.unsupported(span, "a loop invariant that is not before a loop's condition"))
             }
-            AnnotationKind::BarrierInvariant { .. } => Err(self.unsupported(span, "barrier invariants")),
+            AnnotationKind::BarrierInvariant { binary } => self.barrier_invariant(binary, args, span),
         }
     }
 

@@ -731,6 +731,13 @@ impl Exec<'_, '_> {
             let (a, b) = (self.eval_cond(a)?, self.eval_cond(b)?);
             return Ok(std::array::from_fn(|t| from_bool(&a[t].implies(&b[t]), &e.ty)));
         }
+        if name == "__ite" {
+            let (Some(c), Some(a), Some(b)) = (arg(0), arg(1), arg(2)) else {
+                return Err(self.unsupported(e.span, "`__ite` without three arguments"));
+            };
+            let (c, a, b) = (self.eval_cond(c)?, self.eval(a)?, self.eval(b)?);
+            return Ok(std::array::from_fn(|t| Val::ite(&c[t], &a[t], &b[t])));
+        }
         if name == "__enabled" {
             return Ok(std::array::from_fn(|t| from_bool(&self.pred[t], &e.ty)));
         }

@@ -85,6 +85,11 @@ impl Exec<'_, '_> {
             for (r, cond) in &targets {
                 let (r, cond) = (*r, cond.clone());
                 let guard = Bool::and(&[self.pred[t].clone(), cond.clone()]);
+                if self.pure_eval {
+                    self.invariant_read_check(r, t, off, size, &guard)?;
+                } else if kind != AccessKind::Atomic {
+                    self.mark_accessed(r, t, off, size, &guard);
+                }
                 if !self.pure_eval {
                     let stored = written.map(|w| &w[t]);
                     if t == 0 {
@@ -258,6 +263,13 @@ impl Exec<'_, '_> {
                     let reset = Bool::and(&[reset.clone(), waited]);
                     let has = self.st.flag(log.has);
                     self.st.slots[log.has] = Val::Flag(Bool::and(&[reset.not(), has]));
+                }
+            }
+            if let Some(acc) = region.acc {
+                for (t, slot) in acc.into_iter().enumerate() {
+                    let g = Bool::and(&[self.pred[t].clone(), fence.clone()]);
+                    let now = self.st.slots[slot].clone();
+                    self.st.slots[slot] = Val::ite(&g, &Val::Mem(super::barrier_inv::no_access()), &now);
                 }
             }
             // Nothing writes a read-only array: its contents stay.

@@ -12,6 +12,7 @@
 //! (OpenCL's asynchronous work-group copies and `wait_group_events`),
 //! `constants.rs` (the initialised contents of OpenCL `__constant` variables),
 //! `warp.rs` (`--warp-sync`'s lock-step warps, `__syncwarp`, warp functions),
+//! `barrier_inv.rs` (GPUVerify's barrier invariants),
 //! `specs.rs` (GPUVerify's value-level specification functions and
 //! contract-only `__spec` functions), `memfns.rs` (`memcpy`, `memset`), `vc.rs`
 //! (the Z3 solver of one run), `state.rs` (thread ids, arrays, slots),
@@ -84,7 +85,7 @@
 //! 9. **Z3**: only `unsat` proves; `sat` is a defect with a model, `unknown`
 //!    and timeouts are failures at their assertion's place (`vc.rs`).
 //! 10. **Not handled → not proved.** A construct outside what is modelled
-//!     (function pointers, recursion, barrier invariants, taking the address of
+//!     (function pointers, recursion, binary barrier invariants, taking the address of
 //!     a private variable, …) is an `alpine::races::unsupported` error at its
 //!     place, never a silent success. Calls of functions without a body are
 //!     pure functions of their scalar arguments (library math); one given a
@@ -105,7 +106,11 @@
 //!     (a hardware assumption the ✓ holds under); `__syncwarp`, the `*_sync`
 //!     warp functions and `__syncthreads_count/and/or` are modelled whatever
 //!     the flag says. The argument is in `warp.rs`.
+//! 12. **Barrier invariants** (`__barrier_invariant_N`): proved by each
+//!     thread at the barrier from elements it accessed, assumed after it for
+//!     the threads it names (`barrier_inv.rs`).
 
+mod barrier_inv;
 mod constants;
 mod counters;
 mod exec;

@@ -50,6 +50,12 @@ pub(crate) enum Goal {
         span: Span,
         what: &'static str,
     },
+    /// A barrier invariant reads an element the thread did not access since
+    /// the last barrier (`barrier_inv.rs`).
+    BarrierInvariantAccess {
+        span: Span,
+        array: String,
+    },
     /// A warp-synchronous call (`__syncwarp`, `__shfl_sync`, …) breaking
     /// CUDA's rule: `lanes` — a caller's mask does not name its own lane;
     /// otherwise a lane the mask names does not make the same call.
@@ -165,6 +171,12 @@ pub(crate) fn failure(chk: &Checker, goal: &Goal, model: Option<&z3::Model>) -> 
             Diagnostic::error(codes::RACES_DIVERGENCE, "possible divergence at a work-group function", *span)
                 .with_label(format!("{what} ({t1}, {t2})"))
                 .with_help("every work-item of a work-group must call a work-group function, with the same arguments")
+        }
+        Goal::BarrierInvariantAccess { span, array } => {
+            let who = thread(chk, model, 0);
+            Diagnostic::error(codes::RACES_ASSERT, format!("this barrier invariant may read an element of {array} that the thread did not access since the last barrier"), *span)
+                .with_label(format!("for {who}"))
+                .with_help("a barrier invariant may only read what the thread itself read or wrote since the last barrier: read it first, e.g. with `__read_permission(T, X)`")
         }
         Goal::WarpCall { span, what, lanes } => {
             let (t1, t2) = (thread(chk, model, 0), thread(chk, model, 1));

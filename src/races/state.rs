@@ -153,6 +153,10 @@ pub(crate) struct Region {
     pub(crate) mem: Option<[usize; 2]>,
     /// Thread 1's access logs (read, write, atomic); `None` for private arrays.
     pub(crate) logs: Option<[LogSlots; 3]>,
+    /// Each thread's set of elements it accessed since the last barrier
+    /// (slots holding `Val::Mem` of Booleans), kept only in kernels with
+    /// barrier invariants (`barrier_inv.rs`).
+    pub(crate) acc: Option<[usize; 2]>,
     /// The contents of an OpenCL `__constant` variable from its initialiser:
     /// (byte offset, size, bits) of every scalar (`constants.rs`).
     pub(crate) init: Option<std::rc::Rc<Vec<(u64, u64, BV)>>>,
@@ -199,8 +203,11 @@ pub(crate) struct ExecState {
     pub(crate) fields: HashMap<(usize, String), [usize; 2]>,
     /// Regions of local array declarations, by declaration (a loop body's
     /// declaration is the same array each iteration).
-    pub(crate) local_regions: HashMap<(u32, u32), usize>,
+    pub(crate) local_regions: HashMap<usize, usize>,
     pub(crate) next_uid: usize,
+    /// Whether regions keep the sets of elements each thread accessed
+    /// (kernels with barrier invariants).
+    pub(crate) track_access: bool,
 }
 
 impl ExecState {
@@ -212,6 +219,7 @@ impl ExecState {
             fields: HashMap::new(),
             local_regions: HashMap::new(),
             next_uid: 0,
+            track_access: false,
         }
     }
 
@@ -267,7 +275,9 @@ impl ExecState {
                 handle: self.alloc(Val::Bits(BV::from_u64(0, 64))),
             })
         });
-        self.regions.push(Region { name: name.to_string(), space, id, elem, len_bytes, span, mem, logs, init: None });
+        let tracked = self.track_access && elem.is_some() && matches!(space, AddressSpace::Shared | AddressSpace::Global);
+        let acc = tracked.then(|| [0, 1].map(|_| self.alloc(Val::Mem(super::barrier_inv::no_access()))));
+        self.regions.push(Region { name: name.to_string(), space, id, elem, len_bytes, span, mem, logs, acc, init: None });
         self.regions.len() - 1
     }
 

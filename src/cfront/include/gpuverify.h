@@ -19,6 +19,14 @@
     __attribute__((overloadable)) R NAME(__private const volatile void *p __VA_ARGS__);
 #endif
 
+/* `__read_permission(T, X)`: reads X (an access a barrier invariant may then
+ * speak of, GPUVerify's barrier access check). */
+#define __read_permission(T, X)                                                    \
+    {                                                                              \
+        volatile T __read_permission_value = X;                                    \
+        (void)__read_permission_value;                                             \
+    }
+
 /* Statements: contracts, assertions, invariants. */
 __ALPINE_SPEC void __assert(bool b);
 __ALPINE_SPEC void __global_assert(bool b);

@@ -1,0 +1,16 @@
+// flags: --local_size=64 --num_groups=4
+// expect: alpine::races::assert
+// line: 11
+// Mutant: the barrier invariant reads an element this work-item did not access
+// since the last barrier (its neighbour wrote it), so its truth cannot be checked.
+#define N 64
+__kernel void reverse(__global int *out) {
+    __local int A[N];
+    int tid = get_local_id(0);
+    A[tid] = 2 * tid;
+    __barrier_invariant_1(A[(get_local_id(0) + 1) % N] == 2 * ((get_local_id(0) + 1) % N), N - 2 - tid);
+    barrier(CLK_LOCAL_MEM_FENCE);
+    int mirror = A[N - 1 - tid];
+    __assert(mirror == 2 * (N - 1 - tid));
+    out[get_global_id(0)] = mirror;
+}
