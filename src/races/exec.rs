@@ -175,6 +175,16 @@ impl<'c, 'm> Exec<'c, 'm> {
         }
         for p in &kernel.params {
             match &p.ty {
+                // A function pointer: any value, the same in every thread.
+                Type::Pointer { pointee, .. } if **pointee == Type::Function => {
+                    let v = Val::Ptr {
+                        base: BV::new_const(format!("arg.{}.base", p.name), super::value::BASE_BITS),
+                        off: BV::new_const(format!("arg.{}.off", p.name), 64),
+                    };
+                    let second = if kernel.is_kernel { v.clone() } else { super::value::fresh_ptr(&p.name) };
+                    let slots = [self.st.alloc(v), self.st.alloc(second)];
+                    self.st.bind(&p.name, Binding::Scalar { slots, ty: p.ty.clone() });
+                }
                 Type::Pointer { pointee, space } => {
                     let space =
                         if *space == AddressSpace::Generic || *space == AddressSpace::Private { AddressSpace::Global } else { *space };

@@ -244,8 +244,8 @@ impl Exec<'_, '_> {
                 self.read_place(&place, &e.ty, e.span)
             }
             ExprKind::Call { callee, args } => self.eval_call(callee, args, e),
-            ExprKind::IndirectCall { .. } => Err(self.unsupported(e.span, "calls through function pointers")),
-            ExprKind::FunctionRef(_) => Err(self.unsupported(e.span, "function pointers")),
+            ExprKind::IndirectCall { callee, args } => self.indirect_call(callee, args, e),
+            ExprKind::FunctionRef(name) => self.function_address(name, e),
             ExprKind::Builtin(b) => Ok(self.builtin(*b, &e.ty)),
             ExprKind::Atomic { args, .. } => {
                 let Some(target) = args.first() else { return Err(self.unsupported(e.span, "an atomic without arguments")) };
@@ -627,6 +627,8 @@ impl Exec<'_, '_> {
                 _ => Err(self.unsupported(e.span, "taking the address of this variable (a parameter whose address is taken)")),
             },
             ExprKind::Cast { operand, .. } => self.address(operand),
+            // `&f` of a function is its address, as `f` is.
+            ExprKind::FunctionRef(name) => self.function_address(name, e),
             _ => Err(self.unsupported(e.span, "the address of this expression")),
         }
     }
@@ -657,7 +659,7 @@ impl Exec<'_, '_> {
         }
     }
 
-    fn eval_call(&mut self, callee: &str, args: &[Expr], e: &Expr) -> R<[Val; 2]> {
+    pub(crate) fn eval_call(&mut self, callee: &str, args: &[Expr], e: &Expr) -> R<[Val; 2]> {
         let module = self.chk.module;
         let vals: Vec<[Val; 2]> = args.iter().map(|a| self.eval(a)).collect::<R<_>>()?;
         if super::group::is_group_function(callee) && module.function(callee).and_then(|f| f.body.as_ref()).is_none() {

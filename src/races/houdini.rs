@@ -683,7 +683,8 @@ pub(crate) fn calls_in(s: &Stmt, out: &mut std::collections::HashSet<String>) {
         args.iter().for_each(|a| walk(a, &mut |x| exprs.push(x.clone())));
     }
     for e in exprs {
-        if let ExprKind::Call { callee, .. } = &e.kind {
+        // A function whose address is taken is called where a pointer is.
+        if let ExprKind::Call { callee, .. } | ExprKind::FunctionRef(callee) = &e.kind {
             out.insert(callee.clone());
         }
     }

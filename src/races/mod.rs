@@ -12,7 +12,8 @@
 //! (OpenCL's asynchronous work-group copies and `wait_group_events`),
 //! `constants.rs` (the initialised contents of OpenCL `__constant` variables),
 //! `warp.rs` (`--warp-sync`'s lock-step warps, `__syncwarp`, warp functions),
-//! `barrier_inv.rs` (GPUVerify's barrier invariants),
+//! `barrier_inv.rs` (GPUVerify's barrier invariants), `funcptr.rs` (calls
+//! through function pointers as a case split over the file's functions),
 //! `specs.rs` (GPUVerify's value-level specification functions and
 //! contract-only `__spec` functions), `memfns.rs` (`memcpy`, `memset`), `vc.rs`
 //! (the Z3 solver of one run), `state.rs` (thread ids, arrays, slots),
@@ -85,7 +86,7 @@
 //! 9. **Z3**: only `unsat` proves; `sat` is a defect with a model, `unknown`
 //!    and timeouts are failures at their assertion's place (`vc.rs`).
 //! 10. **Not handled → not proved.** A construct outside what is modelled
-//!     (function pointers, recursion, binary barrier invariants, taking the address of
+//!     (recursion, binary barrier invariants, taking the address of
 //!     a private variable, …) is an `alpine::races::unsupported` error at its
 //!     place, never a silent success. Calls of functions without a body are
 //!     pure functions of their scalar arguments (library math); one given a
@@ -115,6 +116,7 @@ mod constants;
 mod counters;
 mod exec;
 mod expr;
+mod funcptr;
 mod group;
 mod houdini;
 mod memfns;

@@ -50,6 +50,10 @@ pub(crate) enum Goal {
         span: Span,
         what: &'static str,
     },
+    /// A call through a pointer that may not be a function of the file.
+    FunctionPointer {
+        span: Span,
+    },
     /// A barrier invariant reads an element the thread did not access since
     /// the last barrier (`barrier_inv.rs`).
     BarrierInvariantAccess {
@@ -171,6 +175,16 @@ pub(crate) fn failure(chk: &Checker, goal: &Goal, model: Option<&z3::Model>) -> 
             Diagnostic::error(codes::RACES_DIVERGENCE, "possible divergence at a work-group function", *span)
                 .with_label(format!("{what} ({t1}, {t2})"))
                 .with_help("every work-item of a work-group must call a work-group function, with the same arguments")
+        }
+        Goal::FunctionPointer { span } => {
+            let who = thread(chk, model, 0);
+            Diagnostic::error(
+                codes::RACES_POINTER,
+                "possible call through a null pointer or a pointer that is not a function of this file",
+                *span,
+            )
+            .with_label(format!("for {who} or the other thread"))
+            .with_help("alpine follows calls through pointers to the file's own functions (with a body) only")
         }
         Goal::BarrierInvariantAccess { span, array } => {
             let who = thread(chk, model, 0);
