@@ -693,7 +693,11 @@ fn kernel_contract(cx: &mut Ctx, p: &Par, host: &Contract, ids: ThreadIds) -> Ve
         for mut conj in split_conjuncts(e) {
             let free = crate::ast::subst::free_vars(&conj);
             let shadowed = free.iter().any(|(n, _)| iter_names.contains(n) || cx.locals.contains_key(n));
+            // Only facts the lowering can read: one that calls a function (a pure
+            // PVL function, which annotations cannot name) is left out, which
+            // only assumes less.
             if conj.ty == crate::ast::Ty::Bool
+                && !calls(&conj)
                 && !shadowed
                 && free.iter().all(|(n, _)| cx.host_vars.contains_key(n))
                 && capture_all(cx, &conj)
@@ -769,6 +773,22 @@ fn kernel_contract(cx: &mut Ctx, p: &Par, host: &Contract, ids: ThreadIds) -> Ve
         .collect();
     facts.append(&mut lines);
     facts
+}
+
+/// Whether `e` calls a method or function.
+fn calls(e: &Expr) -> bool {
+    struct Find(bool);
+    impl crate::ast::visit::Visitor for Find {
+        fn visit_expr(&mut self, e: &Expr) {
+            if matches!(e.kind, ExprKind::Call { .. } | ExprKind::OptCall { .. }) {
+                self.0 = true;
+            }
+            crate::ast::visit::walk_expr(self, e);
+        }
+    }
+    let mut f = Find(false);
+    crate::ast::visit::Visitor::visit_expr(&mut f, e);
+    f.0
 }
 
 /// The conjuncts of `e` at its top level (`**`, `&&`), each parenthesised by
