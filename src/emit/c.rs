@@ -703,10 +703,15 @@ fn body_in_scope(cx: &mut Ctx, s: &Stmt, indent: &str, on_par: &mut Option<ParHo
 
 /// Appends a printed statement. Two annotations with only whitespace between
 /// them are one annotation to a reader (`alpine verify`, VerCors), so an
-/// annotation statement (`assert`) right before an annotated one (a barrier, a
-/// loop) gets an empty statement between them.
+/// annotation statement (`assert`) right before an annotated one (a barrier's
+/// or a loop's contract) gets an empty statement between them.
 pub fn push_stmt(out: &mut String, next: &str, indent: &str) {
-    if out.trim_end().ends_with("@*/") && next.trim_start().starts_with("/*@") {
+    let annotated = next.trim_start().starts_with("/*@")
+        && next.split_once("@*/\n").is_some_and(|(_, rest)| {
+            let rest = rest.trim_start();
+            ["for (", "while (", "__syncthreads", "barrier("].iter().any(|k| rest.starts_with(k))
+        });
+    if out.trim_end().ends_with("@*/") && annotated {
         *out += &format!("{indent}; // (keeps the annotations above and below apart)\n");
     }
     *out += next;
