@@ -210,3 +210,14 @@ fn a_mutated_annotation_is_rejected_at_its_line() {
         }
     }
 }
+
+/// `--no-race-check` on a kernel file without VerCors annotations checks
+/// nothing, and says so (exit 2, never ✓).
+#[test]
+fn no_race_check_without_annotations_is_bad_input() {
+    let cu = Path::new(env!("CARGO_MANIFEST_DIR")).join("examples/vector_add.cu");
+    let out = Command::new(env!("CARGO_BIN_EXE_alpine")).args(["verify", "--no-race-check"]).arg(&cu).output().expect("run alpine");
+    let (stdout, stderr) = (String::from_utf8_lossy(&out.stdout), String::from_utf8_lossy(&out.stderr));
+    assert_eq!(out.status.code(), Some(2), "{stdout}{stderr}");
+    assert!(!stdout.contains('✓') && stderr.contains("no VerCors annotations"), "{stdout}{stderr}");
+}
