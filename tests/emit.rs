@@ -53,10 +53,17 @@ fn emitted_code_builds_as_printed_and_keeps_annotations() {
     let printed = format!("//   clang {} FILE.cu -o FILE.ptx\n", CLANG_PTX.join(" "));
     assert!(cuda.contains(&printed), "the header prints the tests' command:\n{cuda}");
     let kernels = std::fs::read_to_string(&cl).unwrap();
-    for code in [&cuda, &kernels] {
-        assert!(code.contains("/*@\n    requires Perm(a[tid], write) ** Perm(b[tid], write);"), "{code}");
+    // The kernel's contract in the kernel's terms (the iterator is the thread's
+    // id, `tests/emit_reverify.rs`), the host method's as a plain comment.
+    for (code, id) in [(&cuda, "threadIdx.x"), (&kernels, "get_local_id(0)")] {
+        assert!(code.contains("/*@\n    context_everywhere a != null && 0 <= a_length && a_length <= a.length;"), "{code}");
+        assert!(
+            code.contains(&format!("\n    requires Perm(a[alpine_lo0 + {id}], write);\n    requires Perm(b[alpine_lo0 + {id}], write);")),
+            "{code}"
+        );
         assert!(code.contains("        @*/\n        ") && !code.contains("// requires"), "{code}");
     }
+    assert!(cuda.contains("// The contract of the PVL method Shift.shift (not checked in C"), "{cuda}");
     assert!(kernels.contains("__kernel void Shift_shift_threads(") && !kernels.contains("clEnqueue"), "device code only:\n{kernels}");
     if !have("clang", "--version") {
         return;
@@ -259,7 +266,7 @@ fn a_file_without_par_is_refused_and_a_supported_one_is_accepted() {
     let ok = format!("{HEAD}    par k(int t = 0 .. a.length)\n      context Perm(a[t], write);\n    {{ a[t] = t / 2 % 3; }}\n  }}\n}}\n");
     let (code, out) = emit_cli(&ok, "opencl");
     assert_eq!(code, 0, "{out}");
-    assert!(out.contains("__kernel void C_m_k(__global int *restrict a, int alpine_lo0, int alpine_n0)"), "{out}");
+    assert!(out.contains("__kernel void C_m_k(__global int *restrict a, int a_length, int alpine_lo0, int alpine_n0)"), "{out}");
 }
 
 /// A kernel that sums and subtracts into one cell through atomic blocks (one

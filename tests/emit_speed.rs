@@ -44,7 +44,10 @@ fn read_only_arrays_are_const_restrict_and_only_written_arrays_come_back() {
     assert!(cuda.contains("Kernel array pointers are `__restrict__`"), "the header says what a launcher must guarantee");
 
     let cl = emit(&p, Target::OpenCl).unwrap();
-    assert!(cl.contains("__kernel void ScaleAdd_run_scale(__global int *restrict b, int k, __global const int *restrict a,"), "{cl}");
+    assert!(
+        cl.contains("__kernel void ScaleAdd_run_scale(__global int *restrict b, int b_length, int k, __global const int *restrict a,"),
+        "{cl}"
+    );
     assert!(cl.contains("int ScaleAdd_run(const int *a, int a_length, int *b, int b_length, int n, int k)"), "{cl}");
     let back = lines_with(&cl, "clEnqueueReadBuffer");
     assert_eq!(back.len(), 1, "{back:?}");

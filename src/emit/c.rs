@@ -23,6 +23,7 @@
 //! with a located diagnostic: the emitter never guesses.
 
 use super::{unsupported, Target};
+use crate::ast::visit::VisitMut;
 use crate::ast::*;
 use crate::diagnostics::Diagnostic;
 use std::collections::{BTreeSet, HashMap, HashSet};
@@ -72,6 +73,10 @@ pub struct Ctx<'a> {
     pub scopes: Vec<HashSet<Name>>,
     /// `Options::data`: locals that hold data are declared with its type.
     pub data: Option<std::sync::Arc<super::DataTyping>>,
+    /// Kernel mode: each iterator by its thread's id in the terms of a barrier
+    /// contract that `alpine verify` reads (`alpine_lo0 + threadIdx.x`): a
+    /// barrier kernel is one block, so its local id is its global id.
+    pub barrier_ids: crate::ast::subst::Subst,
 }
 
 impl<'a> Ctx<'a> {
@@ -88,11 +93,20 @@ impl<'a> Ctx<'a> {
             has_barrier: false,
             scopes: vec![HashSet::new()],
             data: None,
+            barrier_ids: crate::ast::subst::Subst::new(),
         }
     }
 
     /// Resolves a variable occurrence: a local, or (in a kernel) a captured host
     /// variable; anything else is a field of `this`, which is refused.
+    /// Captures host variable `name` into the kernel (as a use in code would);
+    /// false when it is not a host variable of an emittable type.
+    pub fn capture(&mut self, name: &Name) -> bool {
+        !self.locals.contains_key(name)
+            && self.host_vars.contains_key(name)
+            && self.var(&Ident::new(name, Span::DUMMY), Span::DUMMY).is_ok()
+    }
+
     fn var(&mut self, id: &Ident, span: Span) -> R<Ty> {
         if let Some(t) = self.locals.get(&id.name) {
             return Ok(t.clone());
@@ -117,7 +131,7 @@ impl<'a> Ctx<'a> {
         Err(unsupported(span, format!("`{}` is not a local variable or parameter here (fields of `this` cannot be emitted)", id.name)))
     }
 
-    fn mark_length(&mut self, name: &Name) {
+    pub fn mark_length(&mut self, name: &Name) {
         for c in &mut self.captures {
             if let Capture::Array { name: n, length, .. } = c {
                 if n == name {
@@ -293,9 +307,39 @@ pub fn annotation(indent: &str, lines: &[String]) -> String {
     }
 }
 
+/// Specification lines inside code: an annotation in a kernel or function,
+/// but plain comments in host code, which `alpine verify` does not verify from
+/// the C file (it leaves host code out; the PVL original is where they were
+/// proved), so no annotation is there that nothing checks.
+fn spec_annotation(cx: &Ctx, indent: &str, lines: &[String]) -> String {
+    if cx.mode != Mode::Host || lines.is_empty() {
+        return annotation(indent, lines);
+    }
+    let mut out = comment(indent, "PVL specification (checked in the PVL original, not in C):");
+    for l in lines {
+        out += &format!("{indent}//     {l}\n");
+    }
+    out
+}
+
 /// A contract as one annotation at `indent` (see [`annotation`]).
 pub fn contract_annotation(indent: &str, c: &Contract) -> String {
     annotation(indent, &clause_lines(c))
+}
+
+/// A contract kept as a plain comment (`// requires …;`), not an annotation:
+/// for host functions, which `alpine verify` does not verify in C (the
+/// verified PVL method is where this contract was proved).
+pub fn contract_comment(indent: &str, title: &str, c: &Contract) -> String {
+    let lines = clause_lines(c);
+    if lines.is_empty() {
+        return String::new();
+    }
+    let mut out = comment(indent, title);
+    for l in lines {
+        out += &format!("{indent}//     {l}\n");
+    }
+    out
 }
 
 /// The clauses of a contract, one PVL line each (`requires e;`).
@@ -531,7 +575,11 @@ pub fn stmt(cx: &mut Ctx, s: &Stmt, indent: &str, on_par: &mut Option<ParHook>) 
     let inner = format!("{indent}    ");
     match &s.kind {
         StmtKind::LocalDecl { .. } | StmtKind::Assign { .. } | StmtKind::IncDec { .. } => Ok(format!("{indent}{};\n", simple(cx, s)?)),
-        StmtKind::Spec { kind, expr: e } => Ok(annotation(indent, &[spec_line(kind, e)])),
+        StmtKind::Spec { kind, expr: e } => {
+            let mut e = e.clone();
+            kernel_spec_expr(cx, &mut e);
+            Ok(spec_annotation(cx, indent, &[spec_line(kind, &e)]))
+        }
         StmtKind::If { cond, then_branch, else_branch } => {
             let c = expr(cx, cond)?;
             let mut out = format!("{indent}if ({c}) {{\n");
@@ -547,14 +595,15 @@ pub fn stmt(cx: &mut Ctx, s: &Stmt, indent: &str, on_par: &mut Option<ParHook>) 
             let mut out = format!("{indent}{{\n");
             cx.scopes.push(HashSet::new());
             for s in &b.stmts {
-                out += &stmt(cx, s, &inner, on_par)?;
+                push_stmt(&mut out, &stmt(cx, s, &inner, on_par)?, &inner);
             }
             cx.scopes.pop();
             out += &format!("{indent}}}\n");
             Ok(out)
         }
         StmtKind::Loop(l) => {
-            let mut out = contract_annotation(indent, &l.contract);
+            let contract = kernel_spec(cx, &l.contract);
+            let mut out = spec_annotation(cx, indent, &clause_lines(&contract));
             match &l.kind {
                 LoopKind::While { cond } => {
                     let c = expr(cx, cond)?;
@@ -604,7 +653,7 @@ pub fn stmt(cx: &mut Ctx, s: &Stmt, indent: &str, on_par: &mut Option<ParHook>) 
         }
         StmtKind::Barrier(b) => barrier(cx, b, indent),
         StmtKind::Vec(v) => Err(unsupported(v.span, "`vec` blocks cannot be emitted")),
-        StmtKind::Label(l) => Ok(annotation(indent, &[format!("label {};", l.name)])),
+        StmtKind::Label(l) => Ok(spec_annotation(cx, indent, &[format!("label {};", l.name)])),
         StmtKind::Package { .. } => Err(unsupported(s.span, "`package` (magic wands) cannot be emitted")),
         StmtKind::Par(p) => match (cx.mode, on_par.as_mut()) {
             (Mode::Host, Some(hook)) => hook(cx, p, indent),
@@ -644,12 +693,70 @@ fn body_in_scope(cx: &mut Ctx, s: &Stmt, indent: &str, on_par: &mut Option<ParHo
         StmtKind::Block(b) => {
             let mut out = String::new();
             for s in &b.stmts {
-                out += &stmt(cx, s, indent, on_par)?;
+                push_stmt(&mut out, &stmt(cx, s, indent, on_par)?, indent);
             }
             Ok(out)
         }
         _ => stmt(cx, s, indent, on_par),
     }
+}
+
+/// Appends a printed statement. Two annotations with only whitespace between
+/// them are one annotation to a reader (`alpine verify`, VerCors), so an
+/// annotation statement (`assert`) right before an annotated one (a barrier's
+/// or a loop's contract) gets an empty statement between them.
+pub fn push_stmt(out: &mut String, next: &str, indent: &str) {
+    let annotated = next.trim_start().starts_with("/*@")
+        && next.split_once("@*/\n").is_some_and(|(_, rest)| {
+            let rest = rest.trim_start();
+            ["for (", "while (", "__syncthreads", "barrier("].iter().any(|k| rest.starts_with(k))
+        });
+    if out.trim_end().ends_with("@*/") && annotated {
+        *out += &format!("{indent}; // (keeps the annotations above and below apart)\n");
+    }
+    *out += next;
+}
+
+/// In a kernel's annotations, `a.length` of a captured array is the kernel's
+/// `a_length` parameter — the host array's length, which the code reads too;
+/// the device buffer `a` has at least that many elements (`mod.rs`,
+/// `kernel_contract`, states it). Elsewhere nothing changes.
+pub fn kernel_spec_expr(cx: &mut Ctx, e: &mut Expr) {
+    struct Lengths<'c, 'a>(&'c mut Ctx<'a>);
+    impl VisitMut for Lengths<'_, '_> {
+        fn visit_expr_mut(&mut self, e: &mut Expr) {
+            if let ExprKind::Field { obj, field } = &e.kind {
+                if let ExprKind::Var(id) = &obj.kind {
+                    let name = id.name.clone();
+                    if &*field.name == "length" && matches!(self.0.host_vars.get(&name), Some(Ty::Array(_))) && self.0.capture(&name) {
+                        self.0.mark_length(&name);
+                        *e = Expr::new(ExprKind::Var(Ident::new(length_name(&name), e.span)), e.span);
+                        return;
+                    }
+                }
+            }
+            crate::ast::visit::walk_expr_mut(self, e);
+        }
+    }
+    if cx.mode == Mode::Kernel {
+        Lengths(cx).visit_expr_mut(e);
+    }
+}
+
+/// [`kernel_spec_expr`] on every clause of a contract.
+pub fn kernel_spec(cx: &mut Ctx, c: &Contract) -> Contract {
+    let mut c = c.clone();
+    for cl in &mut c.clauses {
+        match &mut cl.kind {
+            ClauseKind::Requires(e)
+            | ClauseKind::Ensures(e)
+            | ClauseKind::Context(e)
+            | ClauseKind::ContextEverywhere(e)
+            | ClauseKind::LoopInvariant(e) => kernel_spec_expr(cx, e),
+            _ => {}
+        }
+    }
+    c
 }
 
 /// A barrier of the enclosing par unit: its contract as an annotation, then the
@@ -662,11 +769,19 @@ fn barrier(cx: &mut Ctx, b: &Barrier, indent: &str) -> R<String> {
     if cx.label.as_ref() != Some(&b.label.name) {
         return Err(unsupported(b.label.span, "the barrier does not name the par block it is in"));
     }
-    let mut lines = clause_lines(&b.contract);
+    // In the thread's id, not the iterator (a local of the kernel): the
+    // barrier's redistribution is checked over all threads of the block.
+    let mut contract = kernel_spec(cx, &b.contract);
+    cx.barrier_ids.contract_mut(&mut contract);
+    let mut lines = clause_lines(&contract);
     if let Some(body) = &b.body {
         for s in &body.stmts {
             match &s.kind {
-                StmtKind::Spec { kind, expr: e } => lines.push(spec_line(kind, e)),
+                StmtKind::Spec { kind, expr: e } => {
+                    let mut e = e.clone();
+                    kernel_spec_expr(cx, &mut e);
+                    lines.push(spec_line(kind, &e))
+                }
                 _ => return Err(unsupported(s.span, "statements in a barrier's body cannot be emitted")),
             }
         }

@@ -155,6 +155,53 @@ impl Geometry {
             .collect()
     }
 
+    /// The geometry of one kernel whose contract fixes some of the symbolic
+    /// sizes: a `context_everywhere S == N` clause (`S` a block or grid size in
+    /// any spelling, `N` an integer literal) is a precondition of the launch
+    /// written in the file, as `--blockDim`/`--gridDim` are on the command line,
+    /// so the kernel is lowered for that size (what `alpine emit` writes for its
+    /// one-block and fixed-block launches). The clause itself stays in the
+    /// contract (it becomes `N == N`). Returns the geometry and the substitution
+    /// that brings the parsed contract to it: each pinned size by its value, and
+    /// the iterator of an axis now of size 1 by 0 (it has no iterator).
+    pub fn pinned_by(&self, contract: &crate::ast::Contract) -> (Geometry, crate::ast::subst::Subst) {
+        let mut geo = self.clone();
+        let mut subst = crate::ast::subst::Subst::new();
+        for cl in &contract.clauses {
+            let crate::ast::ClauseKind::ContextEverywhere(e) = &cl.kind else { continue };
+            for c in conjuncts(e) {
+                let ExprKind::Binary { op: BinOp::Eq, lhs, rhs } = &c.kind else { continue };
+                let (name, n) = match (&lhs.kind, &rhs.kind) {
+                    (ExprKind::Var(v), ExprKind::IntLit(n)) | (ExprKind::IntLit(n), ExprKind::Var(v)) => (v.name.to_string(), *n),
+                    _ => continue,
+                };
+                let Ok(n) = u64::try_from(n) else { continue };
+                if n == 0 {
+                    continue;
+                }
+                for a in AXES {
+                    let i = axis_index(a);
+                    let block = geo.block_iters_of(a, &name);
+                    let slot = if block { &mut geo.block[i] } else { &mut geo.grid[i] };
+                    if matches!(slot, Size::Symbolic(s) if *s == name) {
+                        *slot = Size::Given(n);
+                        subst = subst.with(&name, int_lit(n as u128, c.span));
+                        if n == 1 {
+                            let iter = if block { self.thread_iter(a) } else { self.block_iter(a) };
+                            subst = subst.with(&iter, int_lit(0, c.span));
+                        }
+                    }
+                }
+            }
+        }
+        (geo, subst)
+    }
+
+    /// Whether `name` is the block size of axis `a` (else it may be its grid size).
+    fn block_iters_of(&self, a: Axis, name: &str) -> bool {
+        matches!(&self.block[axis_index(a)], Size::Symbolic(s) if s == name)
+    }
+
     /// The launch preconditions: every symbolic size positive, and per axis
     /// `grid * block <= INT_MAX` (see the module doc). `Err` names an axis whose
     /// given sizes break the bound.

@@ -101,13 +101,17 @@ pub fn lower(text: &str, module: &Module) -> Result<Lowered, Vec<Diagnostic>> {
             from = span.end();
             continue;
         };
-        let contract = match kernel::contract_of(f, from, &geo, text, &mut anns) {
+        let mut contract = match kernel::contract_of(f, from, &geo, text, &mut anns) {
             Ok(c) => c.unwrap_or_default(),
             Err(mut ds) => {
                 errors.append(&mut ds);
                 ast::Contract::default()
             }
         };
+        // Sizes the contract fixes (`context_everywhere gridDim.x == 1`) are
+        // this kernel's launch (see `Geometry::pinned_by`).
+        let (geo, pinned) = geo.pinned_by(&contract);
+        pinned.contract_mut(&mut contract);
         match kernel::lower(f, contract, &geo, text, &mut anns, module, &mut outputs) {
             Ok(m) => members.push(ast::Member::Method(m)),
             Err(mut ds) => errors.append(&mut ds),
@@ -155,7 +159,7 @@ fn describe_launch(geo: &geometry::Geometry) -> String {
     };
     let dims = |d: &[geometry::Size; 3]| format!("[{}, {}, {}]", show(&d[0]), show(&d[1]), show(&d[2]));
     format!(
-        "verified for blocks of {} threads in a grid of {} blocks (symbolic sizes positive, gridDim × blockDim ≤ INT_MAX per axis)",
+        "verified for blocks of {} threads in a grid of {} blocks (symbolic sizes positive, gridDim × blockDim ≤ INT_MAX per axis; a size a kernel's contract fixes to a number, `context_everywhere gridDim.x == 1`, is that number for that kernel)",
         dims(&geo.block),
         dims(&geo.grid)
     )
