@@ -125,6 +125,9 @@ fn verify_kernel_file(
     }
     // `--no-race-check`: the annotation proof alone decides.
     let races = if args.no_race_check { VERIFIED } else { check_races(&file, &module, &args.kernel, reporter) };
+    if args.no_race_check && !reporter.json() {
+        errln!("note: {}: data races and barrier divergence not checked (--no-race-check)", file.name);
+    }
     if !annotated {
         return races;
     }
