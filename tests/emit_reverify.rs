@@ -27,33 +27,10 @@ use std::collections::BTreeMap;
 use std::path::Path;
 use std::process::Command;
 
-/// Corpus programs and examples, checked by the front end (as in
-/// `tests/emit_roundtrip.rs`), by their path relative to the corpus
-/// (`examples/NAME.pvl` for the examples).
-fn programs() -> Option<Vec<(String, alpine::ast::Program)>> {
-    let dir = common::corpus_dir()?;
-    let mut files: Vec<(String, SourceFile)> = Vec::new();
-    for (rel, text) in common::corpus_files()? {
-        let name = rel.rsplit('/').next().unwrap_or(&rel).to_string();
-        let wanted = name.starts_with("orig_") || name.starts_with("opt_") || rel.starts_with("motivational_example/");
-        if wanted && rel != common::MALFORMED {
-            files.push((rel.clone(), SourceFile::new(dir.join(&rel).to_string_lossy().into_owned(), text)));
-        }
-    }
-    let examples = Path::new(env!("CARGO_MANIFEST_DIR")).join("examples");
-    let mut names: Vec<_> = std::fs::read_dir(&examples).unwrap().map(|e| e.unwrap().path()).collect();
-    names.sort();
-    for p in names.into_iter().filter(|p| p.extension().is_some_and(|e| e == "pvl")) {
-        let text = std::fs::read_to_string(&p).unwrap();
-        files.push((format!("examples/{}", p.file_name().unwrap().to_string_lossy()), SourceFile::new(p.to_string_lossy(), text)));
-    }
-    Some(files.into_iter().filter_map(|(rel, f)| alpine::frontend(&f).ok().map(|(p, _)| (rel, p))).collect())
-}
-
 /// Every emitted file as (key: `REL.cu`/`REL.cl`, text).
 fn emitted() -> Option<Vec<(String, String)>> {
     let mut out = Vec::new();
-    for (rel, p) in programs()? {
+    for (rel, p) in common::emit_programs()? {
         if let Ok(cu) = emit(&p, Target::Cuda) {
             out.push((format!("{rel}.cu"), cu));
         }

@@ -14,32 +14,10 @@ use alpine::emit::{emit, emit_kernels, Target};
 use std::path::Path;
 use std::process::Command;
 
-/// Corpus programs (`orig_`/`opt_` and the motivational example) and the
-/// examples, checked by the front end.
-fn programs() -> Option<Vec<(String, alpine::ast::Program)>> {
-    let dir = common::corpus_dir()?;
-    let mut files: Vec<(String, SourceFile)> = Vec::new();
-    for (rel, text) in common::corpus_files()? {
-        let name = rel.rsplit('/').next().unwrap_or(&rel).to_string();
-        let wanted = name.starts_with("orig_") || name.starts_with("opt_") || rel.starts_with("motivational_example/");
-        if wanted && rel != common::MALFORMED {
-            files.push((rel.clone(), SourceFile::new(dir.join(&rel).to_string_lossy().into_owned(), text)));
-        }
-    }
-    let examples = Path::new(env!("CARGO_MANIFEST_DIR")).join("examples");
-    let mut names: Vec<_> = std::fs::read_dir(&examples).unwrap().map(|e| e.unwrap().path()).collect();
-    names.sort();
-    for p in names.into_iter().filter(|p| p.extension().is_some_and(|e| e == "pvl")) {
-        let text = std::fs::read_to_string(&p).unwrap();
-        files.push((format!("examples/{}", p.file_name().unwrap().to_string_lossy()), SourceFile::new(p.to_string_lossy(), text)));
-    }
-    Some(files.into_iter().filter_map(|(rel, f)| alpine::frontend(&f).ok().map(|(p, _)| (rel, p))).collect())
-}
-
 /// Every emitted file, as (what it came from, file name, text).
 fn emitted() -> Option<Vec<(String, String, String)>> {
     let mut out = Vec::new();
-    for (rel, p) in programs()? {
+    for (rel, p) in common::emit_programs()? {
         let stem = rel.replace(['/', '.'], "_");
         if let Ok(cu) = emit(&p, Target::Cuda) {
             out.push((rel.clone(), format!("{stem}.cu"), cu));

@@ -304,3 +304,29 @@ pub fn not_yet_proved() -> std::collections::HashSet<String> {
 /// exactly the command the emitted file's header prints (`tests/emit.rs` checks that).
 pub const CLANG_PTX: &[&str] =
     &["-x", "cuda", "--cuda-device-only", "--cuda-gpu-arch=sm_70", "-nocudainc", "-nocudalib", "-DALPINE_NO_CUDA_SDK", "-S"];
+
+/// The programs `alpine emit` is tested on: the corpus's `orig_`/`opt_`
+/// programs and motivational example, and the examples, checked by the front
+/// end; by path (`examples/NAME.pvl` for the examples). `None` without the corpus.
+pub fn emit_programs() -> Option<Vec<(String, alpine::ast::Program)>> {
+    let dir = corpus_dir()?;
+    let mut files: Vec<(String, alpine::diagnostics::SourceFile)> = Vec::new();
+    for (rel, text) in corpus_files()? {
+        let name = rel.rsplit('/').next().unwrap_or(&rel).to_string();
+        let wanted = name.starts_with("orig_") || name.starts_with("opt_") || rel.starts_with("motivational_example/");
+        if wanted && rel != MALFORMED {
+            files.push((rel.clone(), alpine::diagnostics::SourceFile::new(dir.join(&rel).to_string_lossy().into_owned(), text)));
+        }
+    }
+    let examples = Path::new(env!("CARGO_MANIFEST_DIR")).join("examples");
+    let mut names: Vec<_> = std::fs::read_dir(&examples).unwrap().map(|e| e.unwrap().path()).collect();
+    names.sort();
+    for p in names.into_iter().filter(|p| p.extension().is_some_and(|e| e == "pvl")) {
+        let text = std::fs::read_to_string(&p).unwrap();
+        files.push((
+            format!("examples/{}", p.file_name().unwrap().to_string_lossy()),
+            alpine::diagnostics::SourceFile::new(p.to_string_lossy(), text),
+        ));
+    }
+    Some(files.into_iter().filter_map(|(rel, f)| alpine::frontend(&f).ok().map(|(p, _)| (rel, p))).collect())
+}
