@@ -17,6 +17,19 @@ impl Expr {
     pub fn boxed(self) -> Box<Expr> {
         Box::new(self)
     }
+
+    /// The top-level conjuncts of an assertion (split at `&&` and `**`), left
+    /// to right.
+    pub fn conjuncts(&self) -> Vec<&Expr> {
+        match &self.kind {
+            ExprKind::Binary { op: BinOp::And | BinOp::Star, lhs, rhs } => {
+                let mut v = lhs.conjuncts();
+                v.extend(rhs.conjuncts());
+                v
+            }
+            _ => vec![self],
+        }
+    }
 }
 
 /// Binary operators, loosest-binding first within each group. The grammar's

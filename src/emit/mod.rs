@@ -690,7 +690,7 @@ fn kernel_contract(cx: &mut Ctx, p: &Par, host: &Contract, ids: ThreadIds) -> Ve
     let mut lines = Vec::new();
     for cl in &host.clauses {
         let ClauseKind::ContextEverywhere(e) = &cl.kind else { continue };
-        for mut conj in split_conjuncts(e) {
+        for mut conj in e.conjuncts().into_iter().cloned() {
             let free = crate::ast::subst::free_vars(&conj);
             let shadowed = free.iter().any(|(n, _)| iter_names.contains(n) || cx.locals.contains_key(n));
             // Only facts the lowering can read: one that calls a function (a pure
@@ -748,7 +748,7 @@ fn kernel_contract(cx: &mut Ctx, p: &Par, host: &Contract, ids: ThreadIds) -> Ve
                 continue;
             }
         };
-        for mut conj in split_conjuncts(e) {
+        for mut conj in e.conjuncts().into_iter().cloned() {
             capture_all(cx, &conj);
             c::kernel_spec_expr(cx, &mut conj);
             let body = crate::printer::print_expr(&subst.expr(&rename_c(&conj, &pvl_names)));
@@ -789,19 +789,6 @@ fn calls(e: &Expr) -> bool {
     let mut f = Find(false);
     crate::ast::visit::Visitor::visit_expr(&mut f, e);
     f.0
-}
-
-/// The conjuncts of `e` at its top level (`**`, `&&`), each parenthesised by
-/// the printer where it needs to be.
-fn split_conjuncts(e: &Expr) -> Vec<Expr> {
-    match &e.kind {
-        ExprKind::Binary { op: BinOp::Star | BinOp::And, lhs, rhs } => {
-            let mut out = split_conjuncts(lhs);
-            out.extend(split_conjuncts(rhs));
-            out
-        }
-        _ => vec![e.clone()],
-    }
 }
 
 /// `e` with each PVL variable of `names` renamed to its C name (`c::c_name`)

@@ -169,7 +169,7 @@ impl Geometry {
         let mut subst = crate::ast::subst::Subst::new();
         for cl in &contract.clauses {
             let crate::ast::ClauseKind::ContextEverywhere(e) = &cl.kind else { continue };
-            for c in conjuncts(e) {
+            for c in e.conjuncts() {
                 let ExprKind::Binary { op: BinOp::Eq, lhs, rhs } = &c.kind else { continue };
                 let (name, n) = match (&lhs.kind, &rhs.kind) {
                     (ExprKind::Var(v), ExprKind::IntLit(n)) | (ExprKind::IntLit(n), ExprKind::Var(v)) => (v.name.to_string(), *n),
@@ -271,18 +271,6 @@ pub fn is_resource(e: &Expr) -> bool {
     let mut f = Find(false);
     crate::ast::visit::Visitor::visit_expr(&mut f, e);
     f.0
-}
-
-/// The conjuncts of `e` split at `**` and `&&` (top level only).
-pub fn conjuncts(e: &Expr) -> Vec<Expr> {
-    match &e.kind {
-        ExprKind::Binary { op: BinOp::Star | BinOp::And, lhs, rhs } => {
-            let mut out = conjuncts(lhs);
-            out.extend(conjuncts(rhs));
-            out
-        }
-        _ => vec![e.clone()],
-    }
 }
 
 /// `e`, a clause of one thread, for all threads of `iters` (VerCors'

@@ -29,7 +29,7 @@
 use super::annotations::Annotations;
 use super::body::{scalar, Body, THREADS};
 use super::expr::{int_range, Cx};
-use super::geometry::{bin, conjuncts, for_all_threads, int_type, is_resource, var, Geometry};
+use super::geometry::{bin, for_all_threads, int_type, is_resource, var, Geometry};
 use super::spec::{self, Parsed, Place};
 use crate::ast::{
     self, BinOp, Block, Clause, ClauseKind, Contract, Expr, ExprKind, Ident, Method, Param, Span, Stmt, StmtKind, Type, TypeKind,
@@ -178,7 +178,7 @@ pub fn lower(
     let mk_contract = |pre: &[Expr], post: &[Expr], iters: &[(String, Expr)]| -> Contract {
         let mut clauses = Vec::new();
         for (list, is_pre) in [(pre, true), (post, false)] {
-            for e in list.iter().flat_map(conjuncts) {
+            for e in list.iter().flat_map(|x| x.conjuncts().into_iter().cloned()) {
                 if mentions(&e, &shared_names) {
                     continue;
                 }

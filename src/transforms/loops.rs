@@ -465,16 +465,10 @@ fn typed_int(v: i64) -> Expr {
     Expr { ty: Ty::Int, ..int(v) }
 }
 
-/// Splits an assertion into its top-level conjuncts (`&&` and `**`).
+/// Splits an assertion into its top-level conjuncts (`&&` and `**`): [`Expr::conjuncts`],
+/// as a function for the passes' iterator chains.
 pub fn conjuncts(e: &Expr) -> Vec<&Expr> {
-    match &e.kind {
-        ExprKind::Binary { op: BinOp::And | BinOp::Star, lhs, rhs } => {
-            let mut v = conjuncts(lhs);
-            v.extend(conjuncts(rhs));
-            v
-        }
-        _ => vec![e],
-    }
+    e.conjuncts()
 }
 
 /// The conjuncts of a loop's invariants, in order.

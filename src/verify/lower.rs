@@ -581,7 +581,7 @@ impl Lower<'_> {
         let share = bin(ast::BinOp::Frac, int(1), var, Ty::Frac);
         let mut inherited = Vec::new();
         for s in &self.everywhere {
-            for c in conjuncts(&s.expr) {
+            for c in s.expr.conjuncts() {
                 let expr = if is_pure(c) {
                     c.clone()
                 } else {
@@ -730,16 +730,4 @@ fn while_stmt(invariants: Vec<Spec>, test: Vec<Stmt>, cond: Expr, body: Vec<Stmt
         s.assigned_locals(&mut modified);
     }
     Stmt::While { invariants, test, cond, body, modified, span }
-}
-
-/// The `**`/`&&` conjuncts of an assertion, left to right.
-fn conjuncts(e: &Expr) -> Vec<&Expr> {
-    match &e.kind {
-        ExprKind::Binary { op: ast::BinOp::Star | ast::BinOp::And, lhs, rhs } => {
-            let mut v = conjuncts(lhs);
-            v.extend(conjuncts(rhs));
-            v
-        }
-        _ => vec![e],
-    }
 }

@@ -164,7 +164,7 @@ impl Encoder<'_> {
         let mut parts: Vec<(Expr, ExCx, Term)> = Vec::new();
         for (b, (non_empty, bounds)) in blocks.iter().zip(&ranges) {
             for s in &b.pre {
-                for conj in conjuncts(&s.expr) {
+                for conj in s.expr.conjuncts() {
                     let (q, unused) = quantify(conj, &b.iters, &HashSet::new());
                     let ex = ExCx {
                         code: codes::PRECONDITION,
@@ -218,7 +218,7 @@ impl Encoder<'_> {
         }
         for (b, (non_empty, bounds)) in blocks.iter().zip(&ranges) {
             for s in &b.post {
-                for conj in conjuncts(&s.expr) {
+                for conj in s.expr.conjuncts() {
                     let (q, unused) = quantify(conj, &b.iters, &HashSet::new());
                     let scale = scale_of(&unused, bounds);
                     self.inhale(&path.guard.clone(), &mut st, &fr, &q, non_empty, scale.as_ref(), false);
@@ -378,7 +378,7 @@ impl Encoder<'_> {
             }
         }
         for s in pre {
-            for conj in conjuncts(&s.expr).into_iter().filter(|c| is_arithmetic(c, &path.env)) {
+            for conj in s.expr.conjuncts().into_iter().filter(|c| is_arithmetic(c, &path.env)) {
                 facts.push(self.eval(conj, path, ucx));
             }
         }
@@ -459,7 +459,7 @@ impl Encoder<'_> {
         {
             let fr = Frame { env: &env, old: Some(st.clone()), ..self.frame(path, ucx) };
             for s in pre {
-                for conj in conjuncts(&s.expr) {
+                for conj in s.expr.conjuncts() {
                     let (q, unused) = quantify(conj, &pcx.iters, &per_thread);
                     let scale = scale_of(&unused, &pcx.bounds);
                     self.inhale(&g, &mut st, &fr, &q, &Term::tru(), scale.as_ref(), false);
@@ -493,7 +493,7 @@ impl Encoder<'_> {
 /// The conjuncts of a barrier's postcondition, each with its clause's span,
 /// in the order they are checked.
 fn post_conjuncts(post: &[Spec]) -> impl Iterator<Item = (Span, &Expr)> {
-    post.iter().flat_map(|s| conjuncts(&s.expr).into_iter().map(move |c| (s.span, c)))
+    post.iter().flat_map(|s| s.expr.conjuncts().into_iter().map(move |c| (s.span, c)))
 }
 
 /// The number of threads a conjunct stands for when it does not mention the
@@ -509,17 +509,6 @@ fn scale_of(unused: &[usize], bounds: &[(Term, Term)]) -> Option<Term> {
         t = t.mul(&h.sub(l));
     }
     Some(t)
-}
-
-pub(super) fn conjuncts(e: &Expr) -> Vec<&Expr> {
-    match &e.kind {
-        ExprKind::Binary { op: BinOp::Star | BinOp::And, lhs, rhs } => {
-            let mut v = conjuncts(lhs);
-            v.extend(conjuncts(rhs));
-            v
-        }
-        _ => vec![e],
-    }
 }
 
 /// A par or barrier contract conjunct as all threads together see it:
