@@ -6,7 +6,9 @@
 //! barrier does not diverge), the threads' "still iterating" flags equal, a
 //! counter that only grows or only shrinks, a power of two (strides halved or
 //! doubled), a counter's residue modulo its stride (`i = tid; i += stride`),
-//! the loop test made non-strict, no access logged, a logged access at the
+//! the loop test made non-strict, no access logged (at all; for two threads
+//! of one group; of one warp, `warp.rs`; where thread 1 did not enter a loop
+//! without a barrier), a logged access at the
 //! offset one of the body's accesses has at the head, or with that access's
 //! residue modulo a stride, no logged access of an asynchronous copy pending —
 //! and the user's `__candidate_invariant`s.
