@@ -102,7 +102,14 @@ impl Exec<'_, '_> {
             return false;
         }
         match ty {
-            Type::Array { elem, len: Some(len) } => {
+            // An array or a vector: its elements one after another (a vector's
+            // initialiser must list scalars).
+            Type::Array { elem, len: Some(_) } | Type::Vector { elem, .. } => {
+                let (count, lanes) = match ty {
+                    Type::Vector { lanes, .. } => (u64::from(*lanes), true),
+                    Type::Array { len: Some(len), .. } => (*len, false),
+                    _ => return false,
+                };
                 let Some(esize) = size_of(module, elem) else { return false };
                 let parts = match init {
                     Some(e) => match list(e) {
@@ -111,24 +118,10 @@ impl Exec<'_, '_> {
                     },
                     None => &[],
                 };
-                if parts.len() as u64 > *len {
+                if parts.len() as u64 > count || (lanes && parts.iter().any(|p| bits_of(&p.ty).is_none())) {
                     return false;
                 }
-                (0..*len).all(|i| self.flatten(module, elem, parts.get(i as usize), at + i * esize, out))
-            }
-            Type::Vector { elem, lanes } => {
-                let Some(esize) = size_of(module, elem) else { return false };
-                let parts = match init {
-                    Some(e) => match list(e) {
-                        Some(p) => p,
-                        None => return false,
-                    },
-                    None => &[],
-                };
-                if parts.len() > *lanes as usize || parts.iter().any(|p| bits_of(&p.ty).is_none()) {
-                    return false;
-                }
-                (0..u64::from(*lanes)).all(|i| self.flatten(module, elem, parts.get(i as usize), at + i * esize, out))
+                (0..count).all(|i| self.flatten(module, elem, parts.get(i as usize), at + i * esize, out))
             }
             Type::Struct(name) => {
                 let Some(def) = module.structs.iter().find(|s| &s.name == name) else { return false };
