@@ -1,8 +1,10 @@
 //! Emission round trip, the "verify again" half (issue #33, item 6): the
 //! VerCors annotations that `alpine emit` writes into CUDA and OpenCL kernels
-//! are proved again by `alpine verify --no-race-check` (the annotated
-//! lowering of `src/kernels` and alpine's verifier; the annotation-free race
-//! check is left out, see `README.md`).
+//! are proved again by `alpine verify --no-race-check
+//! --assume-no-signed-overflow` (the annotated lowering of `src/kernels` and
+//! alpine's verifier; the annotation-free race check is left out, see
+//! `README.md`; the PVL proof is over unbounded integers, so signed arithmetic
+//! is read over the integers too, as the emitted header says).
 //!
 //! The programs are those of `tests/emit_roundtrip.rs`: the corpus's
 //! `orig_`/`opt_`/motivational programs and `examples/*.pvl` that `alpine emit`
@@ -17,7 +19,8 @@
 //! starts with `multi-block` (kernels of several blocks, where Z3 spends
 //! seconds before giving up); `emitted_annotations_verify_again_all` (ignored:
 //! `cargo test --release --test emit_reverify -- --ignored`) runs every file.
-//! `a_mutated_annotation_is_rejected_at_its_line` is the negative twin.
+//! `a_mutated_annotation_is_rejected_at_its_line` is the negative twin;
+//! `signed_overflow_is_reported_without_the_assumption` the twin of the flag.
 
 mod common;
 
@@ -60,10 +63,16 @@ fn known() -> BTreeMap<String, (String, String)> {
 /// An error diagnostic of `alpine verify`: (line, code, message).
 type Error = (u64, String, String);
 
-/// `alpine verify --no-race-check --message-format json FILE`: the exit status and the errors.
+/// `alpine verify --no-race-check --assume-no-signed-overflow --message-format json FILE`:
+/// the exit status and the errors.
 fn verify(path: &Path) -> (Option<i32>, Vec<Error>) {
+    verify_with(path, &["--assume-no-signed-overflow"])
+}
+
+fn verify_with(path: &Path, flags: &[&str]) -> (Option<i32>, Vec<Error>) {
     let out = Command::new(env!("CARGO_BIN_EXE_alpine"))
         .args(["verify", "--no-race-check", "--message-format", "json"])
+        .args(flags)
         .arg(path)
         .output()
         .expect("run alpine");
@@ -186,6 +195,30 @@ fn a_mutated_annotation_is_rejected_at_its_line() {
             );
         }
     }
+}
+
+/// Without `--assume-no-signed-overflow` the C file's signed arithmetic is
+/// checked: the PVL proof of `forward-dep` bounds no value of `a`, so
+/// `a[tid - 1] + 2` may overflow C's `int` (reported at its line, exit 1); with
+/// the flag the same file verifies.
+#[test]
+fn signed_overflow_is_reported_without_the_assumption() {
+    let Some(dir) = common::corpus_dir() else { return };
+    let pvl = dir.join("data_prefetch/arrays/forard-dep/orig_forward-dep.pvl");
+    let file = SourceFile::new(pvl.to_string_lossy(), std::fs::read_to_string(&pvl).unwrap());
+    let (program, _) = alpine::frontend(&file).expect("checks");
+    let text = emit(&program, Target::Cuda).expect("emits");
+    let tmp = tempfile::tempdir().unwrap();
+    let path = tmp.path().join("forward-dep.cu");
+    std::fs::write(&path, &text).unwrap();
+    let line = text.lines().position(|l| l.contains("+ 2)")).expect("the sum") as u64 + 1;
+    let (status, errors) = verify_with(&path, &[]);
+    assert_eq!(status, Some(1), "{errors:?}");
+    assert!(
+        errors.iter().any(|(l, c, m)| *l == line && c == "verify::assert" && m.starts_with("signed overflow")),
+        "want a signed overflow at line {line}: {errors:?}"
+    );
+    assert_eq!(verify(&path), (Some(0), Vec::new()));
 }
 
 /// `--no-race-check` on a kernel file without VerCors annotations checks

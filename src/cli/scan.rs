@@ -351,7 +351,7 @@ fn read(args: &ScanArgs, reporter: &Reporter) -> Option<(alpine::diagnostics::So
         };
         let launch = format!("blocks of {} threads, a grid of {} blocks", dims(options.launch.block), dims(options.launch.grid));
         let (file, module) = super::kernel::read(&args.file, lang, &options, reporter)?;
-        return match alpine::kernels::lower(&file.text, &module) {
+        return match alpine::kernels::lower(&file.text, &module, &alpine::kernels::Options::default()) {
             Ok(l) => Some((file, l.program, Some(launch))),
             Err(diags) => {
                 reporter.report(&file, &diags);

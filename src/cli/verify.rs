@@ -50,6 +50,14 @@ pub struct VerifyArgs {
     /// and is reported as such (exit 2), never ✓.
     #[arg(long, conflicts_with = "races")]
     no_race_check: bool,
+    /// CUDA/OpenCL files: read signed integer arithmetic in the VerCors
+    /// annotations' proof over the mathematical integers, without checking
+    /// that it stays within its C type (PVL's `int`, over which `alpine emit`
+    /// proved what it writes). The proof then covers the runs without signed
+    /// overflow, as the note says; unsigned wrap-around and conversions stay
+    /// exact and checked. The race checker always makes this assumption.
+    #[arg(long)]
+    assume_no_signed_overflow: bool,
     #[command(flatten)]
     kernel: KernelArgs,
 }
@@ -131,7 +139,8 @@ fn verify_kernel_file(
     if !annotated {
         return races;
     }
-    let lowered = match alpine::kernels::lower(&file.text, &module) {
+    let lower_opts = alpine::kernels::Options { assume_no_signed_overflow: args.assume_no_signed_overflow };
+    let lowered = match alpine::kernels::lower(&file.text, &module, &lower_opts) {
         Ok(l) => l,
         Err(diags) => {
             reporter.report(&file, &diags);

@@ -3,7 +3,9 @@
 //! What maps to what, and why:
 //! * PVL `int` and `boolean` both become C `int` (32 bits). PVL integers are
 //!   unbounded: a program whose values leave the 32-bit range overflows in the
-//!   emitted code (verification does not rule that out). Booleans are 0 or 1.
+//!   emitted code (verification does not rule that out). The header says so
+//!   ([`INT_NOTE`]) and how the annotations are proved again on the C file for
+//!   the runs without signed overflow. Booleans are 0 or 1.
 //! * `/` and `%` are printed as C's `/` and `%`: both truncate towards zero, which
 //!   is what PVL's integer division and remainder do (the verifier's encoding and
 //!   `alpine::interp` agree on truncation).
@@ -27,6 +29,14 @@ use crate::ast::visit::VisitMut;
 use crate::ast::*;
 use crate::diagnostics::Diagnostic;
 use std::collections::{BTreeSet, HashMap, HashSet};
+
+/// The header lines on integers, for both targets: what PVL's types become,
+/// and that the annotations were proved over unbounded integers, so that
+/// proving them on the C file needs `--assume-no-signed-overflow` (or bounds
+/// on the values in the contract).
+pub const INT_NOTE: &str = "// PVL int and boolean are C int (32 bits); `/` and `%` truncate as in PVL. The annotations were proved\n\
+     // over unbounded integers: `alpine verify --assume-no-signed-overflow FILE` proves them here for the runs\n\
+     // without signed overflow (without the flag, it also asks that no signed arithmetic overflows).\n";
 
 pub type R<T> = Result<T, Box<Diagnostic>>;
 

@@ -56,6 +56,9 @@ pub struct Cx<'a> {
     pub uses_float: bool,
     /// Pointer locals into arrays (`int *p = a + k;`), see [`Cx::pointer_local`].
     pub pointers: Vec<PointerLocal>,
+    /// `--assume-no-signed-overflow`: signed arithmetic is read over the
+    /// integers, unchecked (see [`super::Options`]).
+    pub assume_no_signed_overflow: bool,
 }
 
 /// A local pointer into an array: `p[i]` is `base[offset + i]`, where
@@ -168,6 +171,7 @@ impl<'a> Cx<'a> {
             fresh_count: 0,
             uses_float: false,
             pointers: Vec::new(),
+            assume_no_signed_overflow: false,
         }
     }
 
@@ -183,11 +187,21 @@ impl<'a> Cx<'a> {
         self.text.get(span.start()..span.end()).unwrap_or("this operation")
     }
 
-    /// The C value of the mathematical result `v` of an operation of type
-    /// `ty`: for an unsigned type, `v` modulo 2^bits (C's wrap-around, exact);
-    /// for a signed one `v` itself, checked to be in range (an overflow is
-    /// undefined behaviour, reported).
+    /// The C value of the mathematical result `v` of an arithmetic operation
+    /// of type `ty`: for an unsigned type, `v` modulo 2^bits (C's wrap-around,
+    /// exact); for a signed one `v` itself, checked to be in range (an overflow
+    /// is undefined behaviour, reported) unless `--assume-no-signed-overflow`.
     pub fn in_range(&mut self, v: ast::Expr, ty: &Type, span: Span) -> ast::Expr {
+        match ty {
+            Type::Int { signed: true, .. } if self.assume_no_signed_overflow => v,
+            _ => self.converted(v, ty, span),
+        }
+    }
+
+    /// `v` converted to the integer type `ty`: wrapped into an unsigned type,
+    /// checked to fit a signed one (implementation-defined otherwise, so
+    /// checked under `--assume-no-signed-overflow` too).
+    pub fn converted(&mut self, v: ast::Expr, ty: &Type, span: Span) -> ast::Expr {
         match ty {
             Type::Int { bits, signed: false } if *bits <= 64 => wrap(v, *bits, span, &mut self.fresh_count),
             _ => {
@@ -467,7 +481,7 @@ impl<'a> Cx<'a> {
                 let (tmin, tmax) = int_range(to).unwrap_or((i128::MIN, i128::MAX));
                 // A conversion to an unsigned type is modulo 2^bits; to a signed
                 // type, a value out of its range is implementation-defined: reported.
-                let x = if (fmin < tmin || fmax > tmax) && !bounded_by_launch(operand) { self.in_range(x, to, operand.span) } else { x };
+                let x = if (fmin < tmin || fmax > tmax) && !bounded_by_launch(operand) { self.converted(x, to, operand.span) } else { x };
                 Value { expr: x, boolean: false }
             }
             (Type::Pointer { .. }, Type::Array { .. } | Type::Pointer { .. }) => self.value(operand),

@@ -73,6 +73,9 @@ fn mentions(e: &Expr, names: &[String]) -> bool {
 }
 
 /// The method of kernel `f`, whose contract annotation is `contract`.
+// One argument per part of the file's lowering context (the kernel, its launch, the
+// text and its annotations, the module, the options, what is collected).
+#[allow(clippy::too_many_arguments)]
 pub fn lower(
     f: &Function,
     contract: Contract,
@@ -80,11 +83,13 @@ pub fn lower(
     text: &str,
     anns: &mut Annotations,
     module: &ir::Module,
+    opts: &super::Options,
     out: &mut Outputs,
 ) -> Result<Method, Vec<Diagnostic>> {
     let span = f.span;
     let mut errors = Vec::new();
     let mut cx = Cx::new(geo, text);
+    cx.assume_no_signed_overflow = opts.assume_no_signed_overflow;
     // Host functions count as defined: a call of one is refused, never a library call.
     let host = module.host_functions.iter().map(|(name, _)| name.clone());
     cx.defined = module.functions.iter().filter(|g| g.body.is_some()).map(|g| g.name.clone()).chain(host).collect();

@@ -76,8 +76,21 @@ pub struct Lowered {
     pub launch: String,
 }
 
+/// How kernels are lowered.
+#[derive(Clone, Copy, Debug, Default)]
+pub struct Options {
+    /// `alpine verify --assume-no-signed-overflow`: signed arithmetic is read
+    /// over the mathematical integers, without its overflow checks — the
+    /// semantics of PVL's `int`, under which `alpine emit` proved the
+    /// annotations it writes. Equal to C's in every run without signed
+    /// overflow, so a proof says: every such run meets the annotations (the
+    /// assumption GPUVerify makes, stated in the run's note). Unsigned
+    /// wrap-around and conversions stay exact and checked.
+    pub assume_no_signed_overflow: bool,
+}
+
 /// Lowers the kernels of `module` (read from `text`) with their annotations.
-pub fn lower(text: &str, module: &Module) -> Result<Lowered, Vec<Diagnostic>> {
+pub fn lower(text: &str, module: &Module, opts: &Options) -> Result<Lowered, Vec<Diagnostic>> {
     let geo = geometry::Geometry::new(module.language, module.launch, text);
     let mut anns = annotations::Annotations::scan(text);
     let mut errors = Vec::new();
@@ -112,7 +125,7 @@ pub fn lower(text: &str, module: &Module) -> Result<Lowered, Vec<Diagnostic>> {
         // this kernel's launch (see `Geometry::pinned_by`).
         let (geo, pinned) = geo.pinned_by(&contract);
         pinned.contract_mut(&mut contract);
-        match kernel::lower(f, contract, &geo, text, &mut anns, module, &mut outputs) {
+        match kernel::lower(f, contract, &geo, text, &mut anns, module, opts, &mut outputs) {
             Ok(m) => members.push(ast::Member::Method(m)),
             Err(mut ds) => errors.append(&mut ds),
         }
@@ -149,7 +162,11 @@ pub fn lower(text: &str, module: &Module) -> Result<Lowered, Vec<Diagnostic>> {
     if !errs.is_empty() {
         return Err(errs);
     }
-    Ok(Lowered { program, checks: outputs.checks, launch: describe_launch(&geo) })
+    let mut launch = describe_launch(&geo);
+    if opts.assume_no_signed_overflow {
+        launch.push_str("; signed arithmetic read over the integers, assuming no signed overflow (--assume-no-signed-overflow)");
+    }
+    Ok(Lowered { program, checks: outputs.checks, launch })
 }
 
 fn describe_launch(geo: &geometry::Geometry) -> String {

@@ -170,7 +170,7 @@ impl VisitMut for Shift {
 /// Replaces the C names of the launch geometry in an annotation: CUDA's
 /// `threadIdx.x`, `blockIdx.x`, `blockDim.x`, `gridDim.x`, and OpenCL's
 /// `get_local_id(0)`, `get_group_id(0)`, `get_local_size(0)`,
-/// `get_num_groups(0)`, `get_global_id(0)`, `get_global_size(0)`.
+/// `get_num_groups(0)`, `get_global_id(0)`, `get_global_size(0)`; and `NULL`.
 struct Rename<'g> {
     geo: &'g Geometry,
     errors: Vec<Diagnostic>,
@@ -180,6 +180,12 @@ impl VisitMut for Rename<'_> {
     fn visit_expr_mut(&mut self, e: &mut Expr) {
         if let Some(replacement) = self.geometry(e) {
             *e = replacement;
+            return;
+        }
+        // C's null pointer constant, as VerCors' C front end reads it
+        // (`requires a != NULL`): a macro in C, never a variable.
+        if matches!(&e.kind, ExprKind::Var(v) if v.as_str() == "NULL") {
+            *e = Expr::new(ExprKind::Null, e.span);
             return;
         }
         visit::walk_expr_mut(self, e);

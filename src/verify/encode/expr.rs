@@ -343,6 +343,10 @@ impl Encoder<'_> {
                     let names: Vec<Rc<str>> = vars.iter().map(|v| v.0.clone()).collect();
                     let matrix = g.implies(&inner_body);
                     let pats = triggers::choose(&names, &matrix);
+                    if !pats.is_empty() {
+                        return Term::forall(vars, pats, matrix, &qid);
+                    }
+                    let (vars, matrix, pats) = pin_quotients(vars, matrix, true);
                     return Term::forall(vars, pats, matrix, &qid);
                 }
                 let mut pats = triggers::choose(std::slice::from_ref(&name), &matrix);
@@ -583,6 +587,30 @@ pub fn trunc_mod(a: &Term, b: &Term) -> Term {
 type Binders = Vec<(Rc<str>, Sort)>;
 
 /// The variables and body of a universal quantifier (`None` for anything else).
+/// A quantifier over `vars` without patterns: binders its hypotheses fix by a
+/// quotient (`triggers::pin_by_division`, exact) are substituted away, and the
+/// patterns chosen again for the rest. A binder left with nothing to match is
+/// left to Z3 (completeness only).
+fn pin_quotients(mut vars: Binders, mut matrix: Term, forall: bool) -> (Binders, Term, Vec<Vec<Term>>) {
+    loop {
+        let names: Vec<Rc<str>> = vars.iter().map(|v| v.0.clone()).collect();
+        let mut hyps = Vec::new();
+        triggers::hypotheses(&matrix, forall, &mut hyps);
+        let Some((v, by)) = triggers::pin_by_division(&names, &hyps) else {
+            let pats = triggers::choose(&names, &matrix);
+            return (vars, matrix, pats);
+        };
+        let one: std::collections::HashMap<Rc<str>, Term> = [(v.clone(), by)].into_iter().collect();
+        matrix = matrix.subst(&one);
+        vars.retain(|(n, _)| *n != v);
+        let names: Vec<Rc<str>> = vars.iter().map(|v| v.0.clone()).collect();
+        let pats = triggers::choose(&names, &matrix);
+        if !pats.is_empty() || vars.is_empty() {
+            return (vars, matrix, pats);
+        }
+    }
+}
+
 fn inner_forall(t: &Term) -> Option<(Binders, Term)> {
     match t.node() {
         Node::Quant(q) if q.forall => Some((q.vars.clone(), q.body.clone())),

@@ -84,6 +84,162 @@ pub fn reindex(v: &Rc<str>, matrix: &Term, forall: bool, fresh: &Rc<str>) -> Opt
     None
 }
 
+/// A binder that the hypotheses of a quantifier's matrix fix through a
+/// quotient: conjuncts `0 <= s` and `s < w` with `s = e − w·v` (`w` free of the
+/// bound variables, a literal or a symbolic size; `e` free of `v`) hold exactly
+/// when `v = e div w` (SMT-LIB's Euclidean `div`: `e = w·q + r`, `0 <= r < w`,
+/// for `w > 0`; for `w <= 0` no `v` meets them, and neither does `e div w`,
+/// since `0 <= s < w` then fails whatever `v` is). So substituting `v ↦ e div w`
+/// is exact, in either polarity, like pinning by an equation (`qp::pinned`).
+/// This is what a block-of-threads index needs: after `t ↦ j − b·B` (the
+/// affine re-indexing above), `∀b, j. 0 <= b < G ⇒ 0 <= j − b·B < B ⇒ A[j] = 0`
+/// has no pattern for `b`, but `b = j div B` does away with it.
+///
+/// `hyps` are the conjuncts of the matrix's hypotheses (the antecedents of a
+/// `∀`'s implication chain, the conjuncts of an `∃`'s matrix).
+pub fn pin_by_division(vars: &[Rc<str>], hyps: &[Term]) -> Option<(Rc<str>, Term)> {
+    use crate::verify::smt::term::Op;
+    let lower = |c: &Term| match c.node() {
+        Node::Op(Op::Le, a, _) if a[0].as_int_lit() == Some(0) => Some(a[1].clone()),
+        _ => None,
+    };
+    let upper = |c: &Term| match c.node() {
+        Node::Op(Op::Lt, a, _) => Some((a[0].clone(), a[1].clone())),
+        _ => None,
+    };
+    for lo in hyps.iter().filter_map(lower) {
+        for (s, w) in hyps.iter().filter_map(upper).filter(|(s, _)| *s == lo) {
+            if mentions_any(&w, vars) {
+                continue;
+            }
+            let want = negated(&monomials(&w)?);
+            for v in vars.iter().filter(|v| s.mentions(v)) {
+                let Some((coef, rest)) = split_linear(&s, v) else { continue };
+                if same_sum(&coef, &want) && !rest.mentions(v) {
+                    return Some((v.clone(), rest.ediv(&w)));
+                }
+            }
+        }
+    }
+    None
+}
+
+/// The conjuncts of `m`'s hypotheses: the antecedents along a `∀` matrix's
+/// chain of implications, or every conjunct of an `∃` matrix.
+pub fn hypotheses(m: &Term, forall: bool, out: &mut Vec<Term>) {
+    use crate::verify::smt::term::Op;
+    match m.node() {
+        Node::Op(Op::Implies, a, _) if forall => {
+            flatten_and(&a[0], out);
+            hypotheses(&a[1], forall, out);
+        }
+        Node::Op(Op::And, _, _) if !forall => flatten_and(m, out),
+        _ => {}
+    }
+}
+
+fn flatten_and(t: &Term, out: &mut Vec<Term>) {
+    match t.node() {
+        Node::Op(crate::verify::smt::term::Op::And, a, _) => a.iter().for_each(|x| flatten_and(x, out)),
+        _ => out.push(t.clone()),
+    }
+}
+
+/// A sum of literal multiples of atoms (`None`: the constant 1).
+type Sum = Vec<(i128, Option<Term>)>;
+
+/// `t` (free of the binder in question) as a [`Sum`]: `+`, `−`, negation and
+/// products with a literal are taken apart, anything else is an atom.
+fn monomials(t: &Term) -> Option<Sum> {
+    use crate::verify::smt::term::Op;
+    if let Some(k) = t.as_int_lit() {
+        return Some(vec![(k, None)]);
+    }
+    Some(match t.node() {
+        Node::Op(Op::Add, a, _) => [monomials(&a[0])?, monomials(&a[1])?].concat(),
+        Node::Op(Op::Sub, a, _) => [monomials(&a[0])?, negated(&monomials(&a[1])?)].concat(),
+        Node::Op(Op::Neg, a, _) => negated(&monomials(&a[0])?),
+        Node::Op(Op::Mul, a, _) => match (a[0].as_int_lit(), a[1].as_int_lit()) {
+            (Some(c), _) => scaled(&monomials(&a[1])?, c)?,
+            (_, Some(c)) => scaled(&monomials(&a[0])?, c)?,
+            _ => vec![(1, Some(t.clone()))],
+        },
+        _ => vec![(1, Some(t.clone()))],
+    })
+}
+
+fn negated(s: &Sum) -> Sum {
+    s.iter().map(|(k, a)| (-k, a.clone())).collect()
+}
+
+fn scaled(s: &Sum, c: i128) -> Option<Sum> {
+    s.iter().map(|(k, a)| Some((k.checked_mul(c)?, a.clone()))).collect()
+}
+
+/// `t = coef·v + rest` with `coef` a [`Sum`] free of `v`: linear in `v`, where a
+/// product's other factor may be symbolic (`b·B`).
+fn split_linear(t: &Term, v: &str) -> Option<(Sum, Term)> {
+    use crate::verify::smt::term::Op;
+    if !t.mentions(v) {
+        return Some((Vec::new(), t.clone()));
+    }
+    match t.node() {
+        Node::Const(n, _) if &**n == v => Some((vec![(1, None)], Term::int(0))),
+        Node::Op(Op::Add, a, _) => {
+            let ((c1, r1), (c2, r2)) = (split_linear(&a[0], v)?, split_linear(&a[1], v)?);
+            Some(([c1, c2].concat(), r1.add(&r2)))
+        }
+        Node::Op(Op::Sub, a, _) => {
+            let ((c1, r1), (c2, r2)) = (split_linear(&a[0], v)?, split_linear(&a[1], v)?);
+            Some(([c1, negated(&c2)].concat(), r1.sub(&r2)))
+        }
+        Node::Op(Op::Neg, a, _) => {
+            let (c, r) = split_linear(&a[0], v)?;
+            Some((negated(&c), r.neg()))
+        }
+        Node::Op(Op::Mul, a, _) => {
+            let (with, factor) = match (a[0].mentions(v), a[1].mentions(v)) {
+                (true, false) => (&a[0], &a[1]),
+                (false, true) => (&a[1], &a[0]),
+                _ => return None,
+            };
+            let (c, r) = split_linear(with, v)?;
+            let f = monomials(factor)?;
+            let mut prod = Sum::new();
+            for (k, atom) in &c {
+                for (l, g) in &f {
+                    let atom = match (atom, g) {
+                        (None, g) => g.clone(),
+                        (a, None) => a.clone(),
+                        (Some(a), Some(g)) => Some(a.mul(g)),
+                    };
+                    prod.push((k.checked_mul(*l)?, atom));
+                }
+            }
+            let rest = if r.as_int_lit() == Some(0) { r } else { r.mul(factor) };
+            Some((prod, rest))
+        }
+        _ => None,
+    }
+}
+
+/// Whether two sums are equal as polynomials over their atoms (syntactic atoms).
+fn same_sum(a: &Sum, b: &Sum) -> bool {
+    let combine = |s: &Sum| {
+        let mut out: Vec<(i128, Option<Term>)> = Vec::new();
+        for (k, atom) in s {
+            match out.iter_mut().find(|(_, a)| a == atom) {
+                Some(e) => e.0 = e.0.saturating_add(*k),
+                None => out.push((*k, atom.clone())),
+            }
+        }
+        out.retain(|(k, _)| *k != 0);
+        out
+    };
+    let (a, b) = (combine(a), combine(b));
+    a.len() == b.len() && a.iter().all(|m| b.contains(m))
+}
+
 fn collect_apps(t: &Term, out: &mut Vec<Term>) {
     match t.node() {
         Node::App(_, args, _) => {
@@ -148,6 +304,26 @@ fn contains(big: &Term, small: &Term) -> bool {
 mod tests {
     use super::*;
     use crate::verify::smt::Sort;
+
+    /// `0 <= j − b·B ∧ j − b·B < B` pins `b` to `j div B`, with `B` a literal
+    /// or a symbolic size; bounds of another width, or a width that mentions a
+    /// binder, pin nothing.
+    #[test]
+    fn block_index_is_pinned_by_a_quotient() {
+        let (j, b) = (Term::konst("j", Sort::Int), Term::konst("b", Sort::Int));
+        let vars = [Rc::from("b"), Rc::from("j")];
+        for w in [Term::int(256), Term::konst("B", Sort::Int)] {
+            let s = j.sub(&b.mul(&w));
+            let hyps = [Term::int(0).le(&s), s.lt(&w)];
+            let (v, by) = pin_by_division(&vars, &hyps).expect("pinned");
+            assert_eq!((&*v, by), ("b", j.ediv(&w)));
+            // The upper bound one short of the width: `b` is not determined.
+            let short = [Term::int(0).le(&s), s.lt(&w.sub(&Term::int(1)))];
+            assert!(pin_by_division(&vars, &short).is_none());
+        }
+        let s = j.sub(&b.mul(&j));
+        assert!(pin_by_division(&vars, &[Term::int(0).le(&s), s.lt(&j)]).is_none());
+    }
 
     #[test]
     fn arithmetic_arguments_are_not_patterns() {
