@@ -78,6 +78,10 @@ pub fn run(args: VerifyArgs, reporter: &Reporter) -> i32 {
     if inputs.files.iter().any(|p| kernel::language(p).is_some()) {
         args.kernel.verify_notices();
     }
+    // PVL's `int` is unbounded already: the flag changes nothing there, say so.
+    if args.assume_no_signed_overflow && inputs.files.iter().any(|p| kernel::language(p).is_none()) && !reporter.json() {
+        errln!("note: --assume-no-signed-overflow applies to CUDA/OpenCL files (PVL integers are unbounded)");
+    }
     for path in &inputs.files {
         progress.file(path);
         let outcome = match kernel::language(path) {
