@@ -64,14 +64,20 @@ impl Encoder<'_> {
         let names: Vec<Rc<str>> = vars.iter().map(|v| v.0.clone()).collect();
         let (idx, range) = (self.unfold_defs(idx), self.unfold_defs(range));
         let x: Rc<str> = Rc::from(self.fresh_name("x").as_str());
-        let sol = propose_inverse(&idx, &range, &names, &Term::konst(&x, Sort::Int))?;
-        // range(v̄) ⇒ v̄ = t̄(idx(v̄)), for fresh v̄.
-        let copy: HashMap<Rc<str>, Term> = vars.iter().map(|(v, s)| (v.clone(), self.fresh_const(&format!("{v}'0"), s.clone()))).collect();
-        let at: HashMap<Rc<str>, Term> = [(x.clone(), idx.subst(&copy))].into_iter().collect();
-        let goal = Term::and(names.iter().map(|v| copy[v].eq(&sol[v].subst(&at))).collect());
-        let hyp = cond.and2(&range.subst(&copy));
-        if !self.prove_quick(guard, &hyp, &goal) {
-            return None;
+        let (sol, derived) = propose_inverse(&idx, &range, &names, &Term::konst(&x, Sort::Int))?;
+        // range(v̄) ⇒ v̄ = t̄(idx(v̄)), for fresh v̄: already a theorem when every
+        // step derived its binder from the conjuncts (see `Proposal::derived`),
+        // else proved here. Z3 takes seconds over a symbolic divisor
+        // (`(i·M + j) div M = i`), which derivation does not need.
+        if !derived {
+            let copy: HashMap<Rc<str>, Term> =
+                vars.iter().map(|(v, s)| (v.clone(), self.fresh_const(&format!("{v}'0"), s.clone()))).collect();
+            let at: HashMap<Rc<str>, Term> = [(x.clone(), idx.subst(&copy))].into_iter().collect();
+            let goal = Term::and(names.iter().map(|v| copy[v].eq(&sol[v].subst(&at))).collect());
+            let hyp = cond.and2(&range.subst(&copy));
+            if !self.prove_quick(guard, &hyp, &goal) {
+                return None;
+            }
         }
         Some(Solved { x, sol, range, idx })
     }
@@ -138,12 +144,21 @@ pub fn applies(t: &Term, name: &str) -> bool {
     }
 }
 
+/// Proposed binder values, and whether they are *derived*: every step took its
+/// binder from an equation of the conjuncts (`v + d = 0`, or `k·v + d = 0`
+/// where `(−d) div k` is exact because `k` divides `−d`) or from a quotient
+/// pin (`0 <= e − w·v < w` iff `v = e div w`, `triggers::pin_by_division`).
+/// Each such step is implied by `range ∧ x = idx` and the steps before it, so
+/// `range(v̄) ⇒ v̄ = t̄(idx(v̄))` holds without a proof. A bound (the largest
+/// value) or a rotation is only a guess, proved by the caller.
+type Proposal = (HashMap<Rc<str>, Term>, bool);
+
 /// Proposes binder values over the index `x` for `\forall* vars; range;
 /// Perm(a[idx], p)` (`idx` and `range` with definitions unfolded). `None` when
 /// some binder is not determined by the rules of the module documentation.
-pub fn propose_inverse(idx: &Term, range: &Term, vars: &[Rc<str>], x: &Term) -> Option<HashMap<Rc<str>, Term>> {
+pub fn propose_inverse(idx: &Term, range: &Term, vars: &[Rc<str>], x: &Term) -> Option<Proposal> {
     if let Some(sol) = propose_rotation(idx, vars, x) {
-        return Some(sol);
+        return Some((sol, false));
     }
     let mut conjs = Vec::new();
     conjuncts(range, &mut conjs);
@@ -154,8 +169,11 @@ pub fn propose_inverse(idx: &Term, range: &Term, vars: &[Rc<str>], x: &Term) -> 
     };
     let mut open: Vec<Rc<str>> = vars.to_vec();
     let mut sol: Vec<(Rc<str>, Term)> = Vec::new();
+    let mut derived = true;
     while !open.is_empty() {
-        let (v, t) = solve_equation(&conjs, &open).or_else(|| solve_bound(&conjs, &open, &x_name))?;
+        let exact = solve_equation(&conjs, &open).or_else(|| super::triggers::pin_by_division(&open, &conjs));
+        derived &= exact.is_some();
+        let (v, t) = exact.or_else(|| solve_bound(&conjs, &open, &x_name))?;
         let one: HashMap<Rc<str>, Term> = [(v.clone(), t.clone())].into_iter().collect();
         conjs = conjs.iter().map(|c| c.subst(&one)).collect();
         for (_, s) in sol.iter_mut() {
@@ -167,7 +185,7 @@ pub fn propose_inverse(idx: &Term, range: &Term, vars: &[Rc<str>], x: &Term) -> 
     let out: HashMap<Rc<str>, Term> = sol.into_iter().collect();
     // Every binder was eliminated, so no solution mentions one.
     debug_assert!(out.values().all(|t| !vars.iter().any(|v| t.mentions(v))));
-    Some(out)
+    Some((out, derived))
 }
 
 /// A rotation of the threads, `(v + c) % n` with one binder `v` (PVL's `%`, a
@@ -287,7 +305,8 @@ mod tests {
         let (i0, j, c, x) = (k("i0"), k("j"), k("c"), k("x"));
         let range =
             Term::and(vec![Term::int(0).le(&i0), i0.lt(&c), i0.mul(&Term::int(8)).le(&j), j.lt(&i0.add(&Term::int(1)).mul(&Term::int(8)))]);
-        let s = propose_inverse(&j, &range, &[Rc::from("i0"), Rc::from("j")], &x).expect("solved");
+        let (s, derived) = propose_inverse(&j, &range, &[Rc::from("i0"), Rc::from("j")], &x).expect("solved");
+        assert!(!derived, "i0 is the largest value of a bound: a guess, proved by the caller");
         assert_eq!(s[&Rc::from("j")], x);
         assert_eq!(s[&Rc::from("i0")], x.ediv(&Term::int(8)));
     }
@@ -298,17 +317,29 @@ mod tests {
         let (i0, i1, x) = (k("i0"), k("i1"), k("x"));
         let range = Term::and(vec![Term::int(0).le(&i0), i0.lt(&Term::int(10)), Term::int(0).le(&i1)]);
         let idx = i0.add(&i1.mul(&Term::int(10)));
-        let s = propose_inverse(&idx, &range, &[Rc::from("i0"), Rc::from("i1")], &x).expect("solved");
+        let (s, derived) = propose_inverse(&idx, &range, &[Rc::from("i0"), Rc::from("i1")], &x).expect("solved");
+        assert!(derived, "i0 from the equation, i1 pinned by 0 <= x − 10·i1 < 10");
         let q = x.ediv(&Term::int(10));
         assert_eq!(s[&Rc::from("i1")], q);
         assert_eq!(s[&Rc::from("i0")], x.sub(&q.mul(&Term::int(10))));
     }
 
     #[test]
+    fn block_of_symbolic_size_is_quotient_and_remainder() {
+        // 0 <= i < m && 0 <= j < n ; location i*n + j (blocks of n threads): j = x − i·n, i = x div n.
+        let (i, j, x, n, m) = (k("i"), k("j"), k("x"), k("n"), k("m"));
+        let range = Term::and(vec![Term::int(0).le(&i), i.lt(&m), Term::int(0).le(&j), j.lt(&n)]);
+        let (s, derived) = propose_inverse(&i.mul(&n).add(&j), &range, &[Rc::from("i"), Rc::from("j")], &x).expect("solved");
+        assert!(derived, "an equation and a quotient pin: no proof needed");
+        assert_eq!(s[&Rc::from("i")], x.ediv(&n));
+        assert_eq!(s[&Rc::from("j")], x.sub(&x.ediv(&n).mul(&n)));
+    }
+
+    #[test]
     fn undetermined_binder_gives_nothing() {
-        // i + j with both in ranges: no equation with a lone binder, no bound on x.
-        let (i, j, x, n) = (k("i"), k("j"), k("x"), k("n"));
-        let range = Term::and(vec![Term::int(0).le(&i), i.lt(&n), Term::int(0).le(&j), j.lt(&n)]);
+        // i*n + j with j unbounded above: j = x − i·n, but nothing fixes i.
+        let (i, j, x, n, m) = (k("i"), k("j"), k("x"), k("n"), k("m"));
+        let range = Term::and(vec![Term::int(0).le(&i), i.lt(&m), Term::int(0).le(&j)]);
         assert!(propose_inverse(&i.mul(&n).add(&j), &range, &[Rc::from("i"), Rc::from("j")], &x).is_none());
     }
 }

@@ -1,5 +1,6 @@
 // zero_grid.cu with the block offset left out of the write: each thread writes
 // a cell of block 0, which it holds no permission for.
+//:: flags --no-race-check
 #include <cuda.h>
 
 /*@

@@ -1,4 +1,5 @@
 // zero_grid.cu claiming the wrong value.
+//:: flags --no-race-check
 #include <cuda.h>
 
 /*@
