@@ -49,6 +49,9 @@ pub struct Cx<'a> {
     pub shared: Vec<String>,
     /// Names of the functions the file defines (the others are library functions).
     pub defined: Vec<String>,
+    /// Whether this is a device function's body (`device.rs`), which has no
+    /// launch geometry of its own: a kernel passes ids as arguments.
+    pub in_function: bool,
     /// Fresh locals made so far (`float.rs`), for unique names.
     pub fresh_count: usize,
     /// Whether the kernel has a floating-point value (its program then declares
@@ -165,6 +168,7 @@ impl<'a> Cx<'a> {
             pending: Vec::new(),
             shared: Vec::new(),
             defined: Vec::new(),
+            in_function: false,
             fresh_count: 0,
             uses_float: false,
             pointers: Vec::new(),
@@ -402,6 +406,9 @@ impl<'a> Cx<'a> {
                     return int(self.unsupported(format!("the global variable `{name}`"), span));
                 }
                 Value { expr: var(name, span), boolean: e.ty == Type::Bool }
+            }
+            C::Builtin(_) if self.in_function => {
+                int(self.unsupported("the launch geometry in a device function with a contract (pass it as an argument)", span))
             }
             C::Builtin(b) => match self.geo.builtin(*b, span) {
                 Some(x) => int(x),

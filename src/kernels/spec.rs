@@ -47,6 +47,21 @@ pub enum Parsed {
 
 /// Parses `a` as an annotation at `place`; geometry names rewritten with `geo`.
 pub fn parse(a: &Annotation, place: Place, geo: &Geometry) -> Result<Parsed, Vec<Diagnostic>> {
+    parse_marked(a, place, geo).map(|(p, _)| p)
+}
+
+/// The annotation before a function that is not a kernel: its contract, and
+/// whether it holds VerCors' `pure` marker (`/*@ pure @*/`, which may follow
+/// `requires` clauses), parsed as the modifier of the wrapper's method.
+pub fn parse_function(a: &Annotation, geo: &Geometry) -> Result<(Contract, bool), Vec<Diagnostic>> {
+    match parse_marked(a, Place::Kernel, geo)? {
+        (Parsed::Contract(c), pure) => Ok((c, pure)),
+        (Parsed::Stmts(_), _) => Err(vec![misplaced(a, "this annotation before a function is not a contract")]),
+    }
+}
+
+/// [`parse`], and whether the wrapper's method was marked `pure`.
+fn parse_marked(a: &Annotation, place: Place, geo: &Geometry) -> Result<(Parsed, bool), Vec<Diagnostic>> {
     let (before, after) = wrapper(place);
     let room = a.start.min(before.len());
     let shift = (before.len() - room) as i64;
@@ -60,6 +75,7 @@ pub fn parse(a: &Annotation, place: Place, geo: &Geometry) -> Result<Parsed, Vec
     let Some(method) = method else {
         return Err(vec![misplaced(a, "this annotation is not a contract")]);
     };
+    let pure = method.modifiers.is_pure;
     let mut out = match place {
         Place::Kernel => Parsed::Contract(std::mem::take(&mut method.contract)),
         _ => {
@@ -96,7 +112,7 @@ pub fn parse(a: &Annotation, place: Place, geo: &Geometry) -> Result<Parsed, Vec
     if let Parsed::Contract(c) = &out {
         check_clauses(c, place)?;
     }
-    Ok(out)
+    Ok((out, pure))
 }
 
 /// The clauses each place may hold; anything else is refused at the clause
