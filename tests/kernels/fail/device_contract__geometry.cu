@@ -11,7 +11,7 @@
   ensures c[i] == a[i] + b[i];
 @*/
 __device__ void add(int *c, const int *a, const int *b, int i) {
-  c[i] = a[i] + b[i] + (int)threadIdx.x - (int)threadIdx.x; //~ ERROR cfront::unsupported //~ ERROR cfront::unsupported
+  c[i] = a[i] + b[i] + (int)threadIdx.x - (int)threadIdx.x; //~ ERROR cfront::unsupported
 }
 
 /*@

@@ -3,7 +3,7 @@
 #include <cuda.h>
 
 /*@ pure @*/
-__device__ int idx(int w, unsigned row, int col) { return w * row + col; } //~ ERROR cfront::unsupported //~ ERROR cfront::unsupported
+__device__ int idx(int w, unsigned row, int col) { return w * row + col; } //~ ERROR cfront::unsupported
 
 /*@
   context_everywhere m != null ** m.length == 2 * n;
