@@ -12,7 +12,9 @@
 //!   functions take every array as a pointer plus its length; kernels take the
 //!   length only when they use it).
 //! * Calls of pure `int`/`boolean` functions of the same class with an expression
-//!   body become calls of C functions (`Class_f`), emitted once each, callees first.
+//!   body become calls of C functions (`Class_f`), emitted once each, callees first;
+//!   in annotations too (`spec_calls`), the function then marked `/*@ pure @*/`
+//!   so that a verifier reading the C file resolves the call.
 //! * Specification statements (`assert`, `assume`, `fold`, ...) and contracts
 //!   become VerCors annotations (`/*@ … @*/`); they have no run-time effect in
 //!   PVL either, and VerCors can read them back from the emitted kernel.

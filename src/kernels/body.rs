@@ -459,6 +459,9 @@ impl<'a, 'c> Body<'a, 'c> {
                 self.assign(t, v, span, out);
             }
             C::Atomic { op, args } => self.atomic(*op, args, None, e, out),
+            // A call's discarded result (`f(x);` of a non-void `f`, after
+            // `inline.rs`): reading a local has no effect.
+            C::Var { kind: ir::VarKind::Local, .. } => {}
             C::Cast { operand, implicit: _ } if e.ty == Type::Void => self.expr_stmt(operand, out),
             _ => {
                 self.cx.unsupported("this expression statement", span);

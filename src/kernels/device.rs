@@ -134,8 +134,7 @@ pub fn call(cx: &mut Cx, name: &str, args: &[ir::Expr], span: Span) -> Expr {
             continue;
         };
         let buffer = matches!(a.ty, ir::Type::Pointer { .. } | ir::Type::Array { .. });
-        let ok = !buffer
-            || (!cx.pointers.iter().any(|p| p.name == *v) && (*kind == ir::VarKind::Param || cx.shared.contains(v)));
+        let ok = !buffer || (!cx.pointers.iter().any(|p| p.name == *v) && (*kind == ir::VarKind::Param || cx.shared.contains(v)));
         if ok {
             lowered.push(var(v, a.span));
         } else {
@@ -161,7 +160,8 @@ pub fn pure_function(f: &Function, contract: Contract, file: &super::File) -> Re
     for p in &f.params {
         match plain(&p.ty) {
             Some(k) => params.push(ast::Param { ty: Type::new(k, p.span), name: Ident::new(&p.name, p.span), span: p.span }),
-            None => errors.push(unsupported(format!("the parameter `{}` of a pure function (signed integers and booleans are)", p.name), p.span)),
+            None => errors
+                .push(unsupported(format!("the parameter `{}` of a pure function (signed integers and booleans are)", p.name), p.span)),
         }
     }
     let Some(ret) = plain(&f.ret) else {
@@ -297,12 +297,20 @@ impl Pure<'_, '_> {
                 let Some(g) = self.file.module.function(callee) else { return self.refuse("this call", span) };
                 let args = args.iter().zip(&g.params).map(|(a, p)| {
                     let v = self.expr(a);
-                    if p.ty == ir::Type::Bool { v.boolean() } else { v.int() }
+                    if p.ty == ir::Type::Bool {
+                        v.boolean()
+                    } else {
+                        v.int()
+                    }
                 });
                 let (args, callee_ret_bool) = (args.collect(), g.ret == ir::Type::Bool);
-                Value { expr: Expr::new(P::Call { receiver: None, method: Ident::new(callee, span), args }, span), boolean: callee_ret_bool }
+                Value {
+                    expr: Expr::new(P::Call { receiver: None, method: Ident::new(callee, span), args }, span),
+                    boolean: callee_ret_bool,
+                }
             }
-            _ => self.refuse("this expression (parameters, literals, arithmetic, comparisons and calls of pure functions are supported)", span),
+            _ => self
+                .refuse("this expression (parameters, literals, arithmetic, comparisons and calls of pure functions are supported)", span),
         }
     }
 }

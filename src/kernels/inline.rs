@@ -1,5 +1,7 @@
 //! Calls of `__device__` functions (without annotations) inlined, on the
-//! kernel IR, before a statement is lowered.
+//! kernel IR, before a statement is lowered; calls of those with a contract
+//! hoisted the same way, their scalar arguments evaluated into locals, and
+//! left as a call of the PVL method (`Inliner::method_call`, `device.rs`).
 //!
 //! A statement's calls are hoisted out of its expressions, in C's evaluation
 //! order, into statements that run before it (`hoist`): for `x = f(a) + 1;`
@@ -236,7 +238,14 @@ impl Inliner<'_> {
     /// `device.rs`): each scalar argument evaluated once into a local of its
     /// parameter's type (by value), each pointer argument a buffer passed as
     /// it is, then the call, its result in `call.n`.
-    fn method_call(&mut self, f: &ir::Function, args: &[Expr], span: Span, n: usize, before: &mut Vec<Stmt>) -> Result<Option<String>, Refusal> {
+    fn method_call(
+        &mut self,
+        f: &ir::Function,
+        args: &[Expr],
+        span: Span,
+        n: usize,
+        before: &mut Vec<Stmt>,
+    ) -> Result<Option<String>, Refusal> {
         let mut inner = Vec::new();
         let mut passed = Vec::new();
         for (p, a) in f.params.iter().zip(args) {
@@ -253,7 +262,13 @@ impl Inliner<'_> {
                 },
                 _ => {
                     let name = format!("{}.{n}", p.name);
-                    let v = ir::Variable { name: name.clone(), ty: p.ty.clone(), space: ir::AddressSpace::Private, init: Some(a.clone()), span: a.span };
+                    let v = ir::Variable {
+                        name: name.clone(),
+                        ty: p.ty.clone(),
+                        space: ir::AddressSpace::Private,
+                        init: Some(a.clone()),
+                        span: a.span,
+                    };
                     inner.push(Stmt { kind: S::Decl(v), span: a.span });
                     passed.push(Expr { kind: C::Var { name, kind: VarKind::Local }, ty: p.ty.clone(), span: a.span });
                 }

@@ -9,6 +9,8 @@
 //! (launch sizes, iterators, thread-level clauses over all threads),
 //! `expr.rs` (C expressions and their integer checks), `float.rs` (floating
 //! point as uninterpreted values), `inline.rs` (calls of device functions),
+//! `device.rs` (device functions with a contract as PVL methods, `pure` ones
+//! as PVL pure functions),
 //! `jumps.rs` (`break`, `continue`, `switch`), `body.rs` (statements),
 //! `kernel.rs` (one kernel: the method, the grid of blocks of threads).
 //!
@@ -39,8 +41,15 @@
 //!   conversions, literals and math functions give fresh values, comparisons
 //!   are uninterpreted predicates, so no claim about float arithmetic is
 //!   provable.
-//! * **Device functions** are inlined at their calls (`inline.rs`), which is
-//!   C's call semantics (arguments evaluated once, passed by value).
+//! * **Device functions** without a contract are inlined at their calls
+//!   (`inline.rs`), which is C's call semantics (arguments evaluated once,
+//!   passed by value). One with a contract annotation before it is a PVL
+//!   method proved against its contract once, and a call checks the
+//!   precondition and assumes the postcondition (`device.rs`; the arguments
+//!   evaluated as for inlining): the assumption is sound because the method's
+//!   own proof establishes it for every argument meeting the precondition.
+//!   A `/*@ pure @*/` function of one `return e;` means `e` over mathematical
+//!   integers in annotations, and is inlined (checked as C) in code.
 //! * **Control flow**: `break`/`continue` become flags and `switch` an `if`
 //!   chain (`jumps.rs`), `do B while (c)` is `B; while (c) B` — the same runs.
 //! * Bitwise operators (shifts by a constant are modelled), structs, fall-through between `case`s
