@@ -269,3 +269,34 @@ pub fn check_ghost(stmts: &[Stmt]) -> Result<(), Vec<Diagnostic>> {
         Err(bad)
     }
 }
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::cfront::ir::{Language, Launch};
+
+    fn function_annotation(text: &str) -> Result<(Contract, bool), Vec<Diagnostic>> {
+        let geo = Geometry::new(Language::Cuda, Launch::default(), text);
+        let a = super::super::annotations::Annotations::scan(text).take_between(0, text.len(), text).expect("an annotation");
+        parse_function(&a, &geo)
+    }
+
+    #[test]
+    fn the_pure_marker_is_read_with_or_without_clauses() {
+        let (c, pure) = function_annotation("/*@ pure @*/ int f(int x) { return x; }").unwrap();
+        assert!(pure && c.clauses.is_empty());
+        let (c, pure) = function_annotation("/*@\n  requires n > 0;\n  pure\n@*/ int f(int n) { return n; }").unwrap();
+        assert!(pure && c.clauses.len() == 1);
+        let (c, pure) = function_annotation("/*@ requires n > 0; ensures \\result == n; @*/ int f(int n) { return n; }").unwrap();
+        assert!(!pure && c.clauses.len() == 2);
+    }
+
+    #[test]
+    fn a_clause_spans_its_place_in_the_file() {
+        let text = "int x;\n/*@ requires n > 0; @*/ void f(int n) {}";
+        let (c, _) = function_annotation(text).unwrap();
+        let at = text.find("n > 0").unwrap();
+        let ClauseKind::Requires(e) = &c.clauses[0].kind else { panic!("a requires clause") };
+        assert_eq!(e.span.start(), at);
+    }
+}
