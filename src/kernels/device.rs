@@ -16,6 +16,10 @@
 //! exhales the precondition at the call (a failure is located there) and
 //! inhales the postcondition. A parameter in a postcondition means its value
 //! at entry, which is C's: the caller never sees the callee's assignments.
+//! Proofs are of partial correctness, as for loops: a recursive call assumes
+//! the contract being proved (VerCors' reading without `decreases`; the race
+//! checker refuses recursion, so a file with it is never ✓ without
+//! `--no-race-check`).
 //!
 //! **Pure functions.** `/*@ pure @*/ int f(int x, …) { return e; }` becomes
 //! `static pure int f(int x, …) = e;`, `e` read over mathematical integers,
@@ -38,7 +42,7 @@ use super::annotations::Annotations;
 use super::body::{scalar, Body};
 use super::expr::Cx;
 use super::geometry::{bin, var, Geometry};
-use super::kernel::{defined, parameters, Outputs};
+use super::kernel::{defined, mentions_float, parameters, Outputs};
 use crate::ast::{self, BinOp, Block, Clause, ClauseKind, Contract, Expr, ExprKind as P, Ident, Method, Span, Stmt, StmtKind, Type, UnOp};
 use crate::cfront::ir::{self, BinaryOp, ExprKind as C, Function, UnaryOp};
 use crate::diagnostics::{codes, Diagnostic};
@@ -102,7 +106,7 @@ pub fn method(
     body.stmts(&stmts, span.start(), span.end(), &mut lowered);
     errors.append(&mut cx.errors);
     out.checks.append(&mut cx.checks);
-    out.uses_float |= cx.uses_float;
+    out.uses_float |= cx.uses_float || f.params.iter().any(|p| mentions_float(&p.ty)) || mentions_float(&f.ret);
     if !errors.is_empty() {
         return Err(errors);
     }

@@ -45,7 +45,7 @@ pub struct Outputs {
     pub uses_float: bool,
 }
 
-fn mentions_float(ty: &ir::Type) -> bool {
+pub fn mentions_float(ty: &ir::Type) -> bool {
     match ty {
         ir::Type::Float { .. } => true,
         ir::Type::Pointer { pointee: t, .. } | ir::Type::Array { elem: t, .. } => mentions_float(t),
