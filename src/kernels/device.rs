@@ -40,7 +40,7 @@
 
 use super::annotations::Annotations;
 use super::body::{scalar, Body};
-use super::expr::Cx;
+use super::expr::{arith_op, compare_op, Cx};
 use super::geometry::{bin, var, Geometry};
 use super::kernel::{defined, mentions_float, parameters, Outputs};
 use crate::ast::{self, BinOp, Block, Clause, ClauseKind, Contract, Expr, ExprKind as P, Ident, Method, Span, Stmt, StmtKind, Type, UnOp};
@@ -266,29 +266,17 @@ impl Pure<'_, '_> {
                 boolean(Expr::new(P::Unary { op: UnOp::Not, operand: x.boxed() }, span))
             }
             C::Binary { op, lhs, rhs } => {
-                let (arith, logic) = match op {
-                    BinaryOp::Add => (Some(BinOp::Add), false),
-                    BinaryOp::Sub => (Some(BinOp::Sub), false),
-                    BinaryOp::Mul => (Some(BinOp::Mul), false),
-                    BinaryOp::Div => (Some(BinOp::Div), false),
-                    BinaryOp::Rem => (Some(BinOp::Mod), false),
-                    BinaryOp::Eq => (Some(BinOp::Eq), false),
-                    BinaryOp::Ne => (Some(BinOp::Ne), false),
-                    BinaryOp::Lt => (Some(BinOp::Lt), false),
-                    BinaryOp::Le => (Some(BinOp::Le), false),
-                    BinaryOp::Gt => (Some(BinOp::Gt), false),
-                    BinaryOp::Ge => (Some(BinOp::Ge), false),
-                    BinaryOp::And => (Some(BinOp::And), true),
-                    BinaryOp::Or => (Some(BinOp::Or), true),
-                    _ => (None, false),
+                let logic = match op {
+                    BinaryOp::And => Some(BinOp::And),
+                    BinaryOp::Or => Some(BinOp::Or),
+                    _ => None,
                 };
-                let Some(p) = arith else { return self.refuse("this operator", span) };
+                let Some(p) = arith_op(*op).or(compare_op(*op)).or(logic) else { return self.refuse("this operator", span) };
                 let (l, r) = (self.expr(lhs), self.expr(rhs));
-                if logic {
+                if logic.is_some() {
                     return boolean(bin(p, l.boolean(), r.boolean(), span));
                 }
-                let compare = matches!(p, BinOp::Eq | BinOp::Ne | BinOp::Lt | BinOp::Le | BinOp::Gt | BinOp::Ge);
-                Value { expr: bin(p, l.int(), r.int(), span), boolean: compare }
+                Value { expr: bin(p, l.int(), r.int(), span), boolean: compare_op(*op).is_some() }
             }
             C::Conditional { cond, then, otherwise } => {
                 let c = self.expr(cond).boolean();

@@ -69,6 +69,31 @@ pub struct PointerLocal {
     pub offset: String,
 }
 
+/// The PVL operator of a C arithmetic operator (`/` and `%` truncate in both).
+pub fn arith_op(op: BinaryOp) -> Option<BinOp> {
+    match op {
+        BinaryOp::Add => Some(BinOp::Add),
+        BinaryOp::Sub => Some(BinOp::Sub),
+        BinaryOp::Mul => Some(BinOp::Mul),
+        BinaryOp::Div => Some(BinOp::Div),
+        BinaryOp::Rem => Some(BinOp::Mod),
+        _ => None,
+    }
+}
+
+/// The PVL operator of a C comparison.
+pub fn compare_op(op: BinaryOp) -> Option<BinOp> {
+    match op {
+        BinaryOp::Eq => Some(BinOp::Eq),
+        BinaryOp::Ne => Some(BinOp::Ne),
+        BinaryOp::Lt => Some(BinOp::Lt),
+        BinaryOp::Le => Some(BinOp::Le),
+        BinaryOp::Gt => Some(BinOp::Gt),
+        BinaryOp::Ge => Some(BinOp::Ge),
+        _ => None,
+    }
+}
+
 /// The range of a C integer type.
 pub fn int_range(ty: &Type) -> Option<(i128, i128)> {
     match ty {
@@ -520,37 +545,20 @@ impl<'a> Cx<'a> {
 
     fn binary(&mut self, op: BinaryOp, lhs: &ir::Expr, rhs: &ir::Expr, e: &ir::Expr) -> Value {
         let span = e.span;
-        let arith = |op| match op {
-            BinaryOp::Add => Some(BinOp::Add),
-            BinaryOp::Sub => Some(BinOp::Sub),
-            BinaryOp::Mul => Some(BinOp::Mul),
-            BinaryOp::Div => Some(BinOp::Div),
-            BinaryOp::Rem => Some(BinOp::Mod),
-            _ => None,
-        };
-        let compare = |op| match op {
-            BinaryOp::Eq => Some(BinOp::Eq),
-            BinaryOp::Ne => Some(BinOp::Ne),
-            BinaryOp::Lt => Some(BinOp::Lt),
-            BinaryOp::Le => Some(BinOp::Le),
-            BinaryOp::Gt => Some(BinOp::Gt),
-            BinaryOp::Ge => Some(BinOp::Ge),
-            _ => None,
-        };
         if (is_float(&lhs.ty) || is_float(&rhs.ty)) && !matches!(op, BinaryOp::And | BinaryOp::Or) {
-            if compare(op).is_some() {
+            if compare_op(op).is_some() {
                 return Value { expr: self.float_comparison(op, lhs, rhs, span), boolean: true };
             }
             return Value { expr: self.unsupported("this floating-point operation", span), boolean: false };
         }
-        if let Some(p) = arith(op) {
+        if let Some(p) = arith_op(op) {
             let (l, r) = (self.int(lhs), self.int(rhs));
             let x = bin(p, l, r, span);
             // `%` stays within its operands' range; `/` only overflows on INT_MIN / -1.
             let x = if p != BinOp::Mod && !bounded_by_launch(e) { self.in_range(x, &e.ty, span) } else { x };
             return Value { expr: x, boolean: false };
         }
-        if let Some(p) = compare(op) {
+        if let Some(p) = compare_op(op) {
             let (l, r) = (self.value(lhs), self.value(rhs));
             let (l, r) = if l.boolean && r.boolean && matches!(p, BinOp::Eq | BinOp::Ne) {
                 (l.expr, r.expr)
