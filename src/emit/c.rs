@@ -14,7 +14,9 @@
 //!   functions take every array as a pointer plus its length; kernels take the
 //!   length only when they use it).
 //! * Calls of pure `int`/`boolean` functions of the same class with an expression
-//!   body become calls of C functions (`Class_f`), emitted once each, callees first.
+//!   body become calls of C functions (`Class_f`), emitted once each, callees first;
+//!   in annotations too (`spec_calls`), the function then marked `/*@ pure @*/`
+//!   so that a verifier reading the C file resolves the call.
 //! * Specification statements (`assert`, `assume`, `fold`, ...) and contracts
 //!   become VerCors annotations (`/*@ … @*/`); they have no run-time effect in
 //!   PVL either, and VerCors can read them back from the emitted kernel.
@@ -332,11 +334,6 @@ fn spec_annotation(cx: &Ctx, indent: &str, lines: &[String]) -> String {
     out
 }
 
-/// A contract as one annotation at `indent` (see [`annotation`]).
-pub fn contract_annotation(indent: &str, c: &Contract) -> String {
-    annotation(indent, &clause_lines(c))
-}
-
 /// A contract kept as a plain comment (`// requires …;`), not an annotation:
 /// for host functions, which `alpine verify` does not verify in C (the
 /// verified PVL method is where this contract was proved).
@@ -490,6 +487,25 @@ pub fn expr(cx: &mut Ctx, e: &Expr) -> R<String> {
             Err(unsupported(e.span, "object and array creation cannot be emitted (arrays must be parameters of the host method)"))
         }
     }
+}
+
+/// Whether the pure function `f` (and each it calls) can be emitted as a C
+/// function that `src/kernels` reads as a pure function: int/boolean
+/// parameters, an expression body the target prints, not over data, not
+/// recursive (`mod.rs`, `functions`, refuses recursion: deeper than 16 is
+/// taken for it).
+fn emittable(cx: &Ctx, f: &Method, depth: usize) -> bool {
+    let MethodBody::Expr(body) = &f.body else { return false };
+    let over_data = cx.data.as_ref().is_some_and(|d| d.functions.contains(&*f.name.name.to_string()));
+    if depth > 16 || over_data || check_function_signature(f).is_err() {
+        return false;
+    }
+    let mut fx = Ctx::new(cx.target, Mode::Function, cx.class);
+    fx.data = cx.data.clone();
+    for p in &f.params {
+        fx.locals.insert(p.name.name.clone(), p.ty.to_ty());
+    }
+    expr(&mut fx, body).is_ok() && fx.called.iter().all(|g| pure_function(cx.class, g).is_some_and(|g| emittable(cx, g, depth + 1)))
 }
 
 /// The pure function `name` of `class`, if it has one.
@@ -751,10 +767,51 @@ pub fn kernel_spec_expr(cx: &mut Ctx, e: &mut Expr) {
     if cx.mode == Mode::Kernel {
         Lengths(cx).visit_expr_mut(e);
     }
+    spec_calls(cx, e);
+}
+
+/// In an annotation, a call of a pure function of the class that the target
+/// can emit names its C function (`Class_f`), which is emitted marked
+/// `/*@ pure @*/` (`mod.rs`, `functions`), so that a verifier reading the
+/// C file (`alpine verify`, VerCors) finds the function the annotation means.
+/// Other calls stay as they are (and fail there, never silently).
+pub fn spec_calls(cx: &mut Ctx, e: &mut Expr) {
+    struct Calls<'c, 'a>(&'c mut Ctx<'a>);
+    impl VisitMut for Calls<'_, '_> {
+        fn visit_expr_mut(&mut self, e: &mut Expr) {
+            crate::ast::visit::walk_expr_mut(self, e);
+            let class = self.0.class;
+            let ExprKind::Call { receiver, method, .. } = &mut e.kind else { return };
+            let own_class = match receiver.as_deref().map(|r| &r.kind) {
+                None | Some(ExprKind::This) => true,
+                Some(ExprKind::Var(c)) => c.name == class.name.name,
+                _ => false,
+            };
+            let Some(f) = own_class.then(|| pure_function(class, &method.name)).flatten() else { return };
+            if !emittable(self.0, f, 0) {
+                return;
+            }
+            self.0.called.insert(method.name.clone());
+            *method = Ident::new(function_name(&class.name.name, &method.name), method.span);
+            *receiver = None;
+        }
+    }
+    Calls(cx).visit_expr_mut(e);
 }
 
 /// [`kernel_spec_expr`] on every clause of a contract.
 pub fn kernel_spec(cx: &mut Ctx, c: &Contract) -> Contract {
+    map_clauses(c, |e| kernel_spec_expr(cx, e))
+}
+
+/// [`spec_calls`] on every clause of a contract (one in the par block's own
+/// terms, where nothing else changes).
+pub fn spec_calls_in(cx: &mut Ctx, c: &Contract) -> Contract {
+    map_clauses(c, |e| spec_calls(cx, e))
+}
+
+/// `c` with `f` applied to the expression of each clause an annotation prints.
+fn map_clauses(c: &Contract, mut f: impl FnMut(&mut Expr)) -> Contract {
     let mut c = c.clone();
     for cl in &mut c.clauses {
         match &mut cl.kind {
@@ -762,7 +819,7 @@ pub fn kernel_spec(cx: &mut Ctx, c: &Contract) -> Contract {
             | ClauseKind::Ensures(e)
             | ClauseKind::Context(e)
             | ClauseKind::ContextEverywhere(e)
-            | ClauseKind::LoopInvariant(e) => kernel_spec_expr(cx, e),
+            | ClauseKind::LoopInvariant(e) => f(e),
             _ => {}
         }
     }

@@ -371,6 +371,13 @@ fn functions(target: Target, class: &Class, called: BTreeSet<Name>, data: &Optio
             (Some(_), _) => return Err(unsupported(f.name.span, "an operator over data takes two parameters")),
             (None, _) => c::expr(&mut cx, body)?,
         };
+        // Its contract's calls name C functions too (`c::spec_calls`); a
+        // function not over data is marked `pure`, so that `alpine verify`
+        // reads it as the pure function the annotations call.
+        let mut lines = c::clause_lines(&c::kernel_spec(&mut cx, &f.contract));
+        if over_data.is_none() {
+            lines.push("pure".to_string());
+        }
         stack.push(name.clone());
         for g in &cx.called {
             visit(target, data, class, g, stack, done, out)?;
@@ -378,7 +385,7 @@ fn functions(target: Target, class: &Class, called: BTreeSet<Name>, data: &Optio
         stack.pop();
         done.insert(name.clone());
         out.push((
-            c::contract_annotation("", &f.contract),
+            c::annotation("", &lines),
             format!(
                 "{} {}({}) {{\n    return {e};\n}}\n",
                 over_data.map_or("int", |d| d.type_name.as_str()),
@@ -579,19 +586,20 @@ fn kernel(
     for s in &unit.body.stmts {
         c::push_stmt(&mut body, &c::stmt(&mut cx, s, "        ", &mut none)?, "        ");
     }
-    host.called.extend(cx.called.iter().cloned());
     let name = kernel_name(prefix, labels, index);
     let packable = host.target == Target::Cuda && iters.len() == 1 && !cx.has_barrier && cost::loops_have_constant_trips(host.class, unit);
     let elements_per_thread = if packable { options.elements_per_thread.max(1) } else { 1 };
     let contract = if elements_per_thread > 1 {
         // The contract of one par thread, on the device function that runs one
         // (`cuda.rs`, `packed_kernel`), in the par block's own terms.
-        let mut lines = c::clause_lines(&p.contract);
-        lines.extend(c::clause_lines(&unit.contract));
+        let mut lines = c::clause_lines(&c::spec_calls_in(&mut cx, &p.contract));
+        lines.extend(c::clause_lines(&c::spec_calls_in(&mut cx, &unit.contract)));
         c::annotation("", &lines)
     } else {
         c::annotation("", &kernel_contract(&mut cx, p, host_contract, ids))
     };
+    // After the contract, whose calls of pure functions name them too.
+    host.called.extend(cx.called.iter().cloned());
     Ok(Kernel {
         name,
         iters,

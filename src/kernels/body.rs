@@ -18,7 +18,7 @@ use super::annotations::Annotations;
 use super::expr::{int_range, Cx};
 use super::float::{float_type, is_float};
 use super::geometry::{int_lit, var};
-use super::inline::{Inliner, MAX_DEPTH};
+use super::inline::{method_of, Inliner, MAX_DEPTH};
 use super::jumps::{self, has_return};
 use super::spec::{self, Parsed, Place};
 use crate::ast::{self, BinOp, Block, Contract, ExprKind as P, Ident, Span, Stmt, StmtKind, Type as PType, TypeKind};
@@ -44,6 +44,9 @@ pub struct Body<'a, 'c> {
     /// How many inlined calls the statement being lowered is inside: their
     /// statements take no annotations (those of device functions are refused).
     pub inline_depth: usize,
+    /// Whether these are a device function's statements (`device.rs`), where
+    /// a barrier or `__shared__` memory is refused: both belong to a kernel.
+    pub device: bool,
 }
 
 /// The PVL type of a C scalar, if alpine models it.
@@ -86,7 +89,11 @@ fn without_return(s: &ir::Stmt) -> Vec<ir::Stmt> {
     }
 }
 
-impl Body<'_, '_> {
+impl<'a, 'c> Body<'a, 'c> {
+    pub fn new(cx: &'c mut Cx<'a>, anns: &'c mut Annotations, file: &super::File<'a>) -> Body<'a, 'c> {
+        Body { cx, anns, shared: Vec::new(), inliner: Inliner::new(file), inline_depth: 0, device: false }
+    }
+
     /// The statements `ss` of a block that ends at byte `end`; annotations
     /// from byte `start` on are attached to them.
     pub fn stmts(&mut self, ss: &[ir::Stmt], start: usize, end: usize, out: &mut Vec<Stmt>) {
@@ -287,7 +294,7 @@ impl Body<'_, '_> {
             S::Return(_) => {
                 self.cx.unsupported("`return` other than at the end of one branch of an `if` (an early exit)", span);
             }
-            S::Barrier(_) if self.inline_depth > 0 => {
+            S::Barrier(_) if self.inline_depth > 0 || self.device => {
                 self.cx.unsupported("a barrier inside a device function", span);
             }
             S::Barrier(ir::Barrier::Block { .. }) => {
@@ -339,6 +346,10 @@ impl Body<'_, '_> {
 
     fn decl(&mut self, v: &ir::Variable, out: &mut Vec<Stmt>) {
         let span = v.span;
+        if v.space == ir::AddressSpace::Shared && self.device {
+            self.cx.unsupported("a `__shared__`/`__local` variable in a device function with a contract", span);
+            return;
+        }
         if v.space == ir::AddressSpace::Shared {
             match (&v.ty, &v.init) {
                 (Type::Array { elem, len: Some(n) }, None) if scalar(elem).is_some() => {
@@ -408,6 +419,16 @@ impl Body<'_, '_> {
     fn expr_stmt(&mut self, e: &ir::Expr, out: &mut Vec<Stmt>) {
         let span = e.span;
         match &e.kind {
+            // The calls the inliner left for methods (`inline.rs`, `device.rs`).
+            C::Call { callee, args } if method_of(callee).is_some() => {
+                let call = super::device::call(self.cx, method_of(callee).unwrap_or(callee), args, span);
+                out.push(Stmt::new(StmtKind::Expr(call), span));
+            }
+            C::Assign { op: None, target, value } if matches!(&value.kind, C::Call { callee, .. } if method_of(callee).is_some()) => {
+                let (Some(t), C::Call { callee, args }) = (self.target(target), &value.kind) else { return };
+                let call = super::device::call(self.cx, method_of(callee).unwrap_or(callee), args, value.span);
+                out.push(Stmt::new(StmtKind::Assign { target: t, value: call }, span));
+            }
             C::Assign { op: None, target, value } => {
                 let Some(t) = self.target(target) else { return };
                 let v = self.value_as(value, &target.ty);
@@ -438,6 +459,9 @@ impl Body<'_, '_> {
                 self.assign(t, v, span, out);
             }
             C::Atomic { op, args } => self.atomic(*op, args, None, e, out),
+            // A call's discarded result (`f(x);` of a non-void `f`, after
+            // `inline.rs`): reading a local has no effect.
+            C::Var { kind: ir::VarKind::Local, .. } => {}
             C::Cast { operand, implicit: _ } if e.ty == Type::Void => self.expr_stmt(operand, out),
             _ => {
                 self.cx.unsupported("this expression statement", span);

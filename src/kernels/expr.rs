@@ -49,6 +49,9 @@ pub struct Cx<'a> {
     pub shared: Vec<String>,
     /// Names of the functions the file defines (the others are library functions).
     pub defined: Vec<String>,
+    /// Whether this is a device function's body (`device.rs`), which has no
+    /// launch geometry of its own: a kernel passes ids as arguments.
+    pub in_function: bool,
     /// Fresh locals made so far (`float.rs`), for unique names.
     pub fresh_count: usize,
     /// Whether the kernel has a floating-point value (its program then declares
@@ -67,6 +70,31 @@ pub struct PointerLocal {
     pub name: String,
     pub base: String,
     pub offset: String,
+}
+
+/// The PVL operator of a C arithmetic operator (`/` and `%` truncate in both).
+pub fn arith_op(op: BinaryOp) -> Option<BinOp> {
+    match op {
+        BinaryOp::Add => Some(BinOp::Add),
+        BinaryOp::Sub => Some(BinOp::Sub),
+        BinaryOp::Mul => Some(BinOp::Mul),
+        BinaryOp::Div => Some(BinOp::Div),
+        BinaryOp::Rem => Some(BinOp::Mod),
+        _ => None,
+    }
+}
+
+/// The PVL operator of a C comparison.
+pub fn compare_op(op: BinaryOp) -> Option<BinOp> {
+    match op {
+        BinaryOp::Eq => Some(BinOp::Eq),
+        BinaryOp::Ne => Some(BinOp::Ne),
+        BinaryOp::Lt => Some(BinOp::Lt),
+        BinaryOp::Le => Some(BinOp::Le),
+        BinaryOp::Gt => Some(BinOp::Gt),
+        BinaryOp::Ge => Some(BinOp::Ge),
+        _ => None,
+    }
 }
 
 /// The range of a C integer type.
@@ -168,6 +196,7 @@ impl<'a> Cx<'a> {
             pending: Vec::new(),
             shared: Vec::new(),
             defined: Vec::new(),
+            in_function: false,
             fresh_count: 0,
             uses_float: false,
             pointers: Vec::new(),
@@ -417,6 +446,9 @@ impl<'a> Cx<'a> {
                 }
                 Value { expr: var(name, span), boolean: e.ty == Type::Bool }
             }
+            C::Builtin(_) if self.in_function => {
+                int(self.unsupported("the launch geometry in a device function with a contract (pass it as an argument)", span))
+            }
             C::Builtin(b) => match self.geo.builtin(*b, span) {
                 Some(x) => int(x),
                 None => int(self.unsupported("`warpSize`", span)),
@@ -527,37 +559,20 @@ impl<'a> Cx<'a> {
 
     fn binary(&mut self, op: BinaryOp, lhs: &ir::Expr, rhs: &ir::Expr, e: &ir::Expr) -> Value {
         let span = e.span;
-        let arith = |op| match op {
-            BinaryOp::Add => Some(BinOp::Add),
-            BinaryOp::Sub => Some(BinOp::Sub),
-            BinaryOp::Mul => Some(BinOp::Mul),
-            BinaryOp::Div => Some(BinOp::Div),
-            BinaryOp::Rem => Some(BinOp::Mod),
-            _ => None,
-        };
-        let compare = |op| match op {
-            BinaryOp::Eq => Some(BinOp::Eq),
-            BinaryOp::Ne => Some(BinOp::Ne),
-            BinaryOp::Lt => Some(BinOp::Lt),
-            BinaryOp::Le => Some(BinOp::Le),
-            BinaryOp::Gt => Some(BinOp::Gt),
-            BinaryOp::Ge => Some(BinOp::Ge),
-            _ => None,
-        };
         if (is_float(&lhs.ty) || is_float(&rhs.ty)) && !matches!(op, BinaryOp::And | BinaryOp::Or) {
-            if compare(op).is_some() {
+            if compare_op(op).is_some() {
                 return Value { expr: self.float_comparison(op, lhs, rhs, span), boolean: true };
             }
             return Value { expr: self.unsupported("this floating-point operation", span), boolean: false };
         }
-        if let Some(p) = arith(op) {
+        if let Some(p) = arith_op(op) {
             let (l, r) = (self.int(lhs), self.int(rhs));
             let x = bin(p, l, r, span);
             // `%` stays within its operands' range; `/` only overflows on INT_MIN / -1.
             let x = if p != BinOp::Mod && !bounded_by_launch(e) { self.in_range(x, &e.ty, span) } else { x };
             return Value { expr: x, boolean: false };
         }
-        if let Some(p) = compare(op) {
+        if let Some(p) = compare_op(op) {
             let (l, r) = (self.value(lhs), self.value(rhs));
             let (l, r) = if l.boolean && r.boolean && matches!(p, BinOp::Eq | BinOp::Ne) {
                 (l.expr, r.expr)

@@ -257,12 +257,15 @@ impl Geometry {
 }
 
 /// Whether an (untyped) annotation expression holds a resource: a
-/// permission, `PointsTo` or `Value` anywhere in it.
+/// permission, `PointsTo` or `Value` anywhere in it, or a `\forall*` (the
+/// type checker takes one for a resource whatever its body, so it can only be
+/// quantified with `\forall*` again).
 pub fn is_resource(e: &Expr) -> bool {
     struct Find(bool);
     impl crate::ast::visit::Visitor for Find {
         fn visit_expr(&mut self, e: &Expr) {
-            if matches!(e.kind, ExprKind::Perm { .. } | ExprKind::PointsTo { .. } | ExprKind::Value(_)) {
+            let star = matches!(&e.kind, ExprKind::Quant { kind: QuantKind::ForallStar, .. });
+            if star || matches!(e.kind, ExprKind::Perm { .. } | ExprKind::PointsTo { .. } | ExprKind::Value(_)) {
                 self.0 = true;
             }
             crate::ast::visit::walk_expr(self, e);

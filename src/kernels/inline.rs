@@ -1,5 +1,7 @@
 //! Calls of `__device__` functions (without annotations) inlined, on the
-//! kernel IR, before a statement is lowered.
+//! kernel IR, before a statement is lowered; calls of those with a contract
+//! hoisted the same way, their scalar arguments evaluated into locals, and
+//! left as a call of the PVL method (`Inliner::method_call`, `device.rs`).
 //!
 //! A statement's calls are hoisted out of its expressions, in C's evaluation
 //! order, into statements that run before it (`hoist`): for `x = f(a) + 1;`
@@ -38,13 +40,26 @@ pub type Refusal = (String, Span);
 
 pub struct Inliner<'m> {
     pub module: &'m Module,
+    /// The device functions with a contract, called rather than inlined.
+    methods: Vec<String>,
     /// Calls inlined so far, for unique names.
     count: usize,
 }
 
+/// The callee name of a call of a method whose arguments are evaluated
+/// already (a `:`, which no C name has, so the call is not hoisted again).
+fn evaluated(callee: &str) -> String {
+    format!("evaluated:{callee}")
+}
+
+/// The method a call made by [`Inliner::hoist`] calls, if it is one.
+pub fn method_of(callee: &str) -> Option<&str> {
+    callee.strip_prefix("evaluated:")
+}
+
 impl<'m> Inliner<'m> {
-    pub fn new(module: &'m Module) -> Inliner<'m> {
-        Inliner { module, count: 0 }
+    pub fn new(file: &super::File<'m>) -> Inliner<'m> {
+        Inliner { module: file.module, methods: file.methods.clone(), count: 0 }
     }
 
     /// The user's device function `name`, if it has a body.
@@ -173,6 +188,9 @@ impl<'m> Inliner<'m> {
         }
         self.count += 1;
         let n = self.count;
+        if self.methods.iter().any(|m| m == callee) {
+            return self.method_call(f, args, span, n, before);
+        }
         let mut renames: Vec<(String, Expr)> = Vec::new();
         let mut inner = Vec::new();
         for (p, a) in f.params.iter().zip(args) {
@@ -210,6 +228,64 @@ impl<'m> Inliner<'m> {
         }
         let ret = result.as_ref().map(|r| Expr { kind: C::Var { name: r.clone(), kind: VarKind::Local }, ty: f.ret.clone(), span });
         inner.extend(tail(&body, ret.as_ref())?);
+        before.push(Stmt { kind: S::Block(inner), span });
+        Ok(result)
+    }
+}
+
+impl Inliner<'_> {
+    /// The call `f(args)` of a device function with a contract (a PVL method,
+    /// `device.rs`): each scalar argument evaluated once into a local of its
+    /// parameter's type (by value), each pointer argument a buffer passed as
+    /// it is, then the call, its result in `call.n`.
+    fn method_call(
+        &mut self,
+        f: &ir::Function,
+        args: &[Expr],
+        span: Span,
+        n: usize,
+        before: &mut Vec<Stmt>,
+    ) -> Result<Option<String>, Refusal> {
+        let mut inner = Vec::new();
+        let mut passed = Vec::new();
+        for (p, a) in f.params.iter().zip(args) {
+            match &p.ty {
+                Type::Pointer { .. } | Type::Array { .. } => match strip_casts(a) {
+                    // Whether the variable is a buffer is decided where it is lowered (`device::call`).
+                    e @ Expr { kind: C::Var { .. }, .. } => passed.push(Expr { ty: p.ty.clone(), ..e.clone() }),
+                    _ => {
+                        return Err((
+                            format!("a pointer argument of `{}` other than a buffer (a pointer parameter or a `__shared__` array)", f.name),
+                            a.span,
+                        ))
+                    }
+                },
+                _ => {
+                    let name = format!("{}.{n}", p.name);
+                    let v = ir::Variable {
+                        name: name.clone(),
+                        ty: p.ty.clone(),
+                        space: ir::AddressSpace::Private,
+                        init: Some(a.clone()),
+                        span: a.span,
+                    };
+                    inner.push(Stmt { kind: S::Decl(v), span: a.span });
+                    passed.push(Expr { kind: C::Var { name, kind: VarKind::Local }, ty: p.ty.clone(), span: a.span });
+                }
+            }
+        }
+        let call = Expr { kind: C::Call { callee: evaluated(&f.name), args: passed }, ty: f.ret.clone(), span };
+        let result = (f.ret != Type::Void).then(|| format!("call.{n}"));
+        let stmt = match &result {
+            Some(r) => {
+                let v = ir::Variable { name: r.clone(), ty: f.ret.clone(), space: ir::AddressSpace::Private, init: None, span };
+                before.push(Stmt { kind: S::Decl(v), span });
+                let target = Box::new(Expr { kind: C::Var { name: r.clone(), kind: VarKind::Local }, ty: f.ret.clone(), span });
+                Expr { kind: C::Assign { op: None, target, value: Box::new(call) }, ty: f.ret.clone(), span }
+            }
+            None => call,
+        };
+        inner.push(Stmt { kind: S::Expr(stmt), span });
         before.push(Stmt { kind: S::Block(inner), span });
         Ok(result)
     }
@@ -369,7 +445,7 @@ fn rename_expr(e: &mut Expr, renames: &[(String, Expr)]) {
 /// position replaced by `result = e;` (and what follows a `return` left out:
 /// it never runs). An `if` whose branch returns takes the rest of the block
 /// as its `else`.
-fn tail(ss: &[Stmt], result: Option<&Expr>) -> Result<Vec<Stmt>, Refusal> {
+pub fn tail(ss: &[Stmt], result: Option<&Expr>) -> Result<Vec<Stmt>, Refusal> {
     let mut out = Vec::new();
     for (i, s) in ss.iter().enumerate() {
         match &s.kind {

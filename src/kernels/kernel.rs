@@ -30,7 +30,6 @@ use super::annotations::Annotations;
 use super::body::{scalar, Body, THREADS};
 use super::expr::{int_range, Cx};
 use super::geometry::{bin, for_all_threads, int_type, is_resource, var, Geometry};
-use super::spec::{self, Parsed, Place};
 use crate::ast::{
     self, BinOp, Block, Clause, ClauseKind, Contract, Expr, ExprKind, Ident, Method, Param, Span, Stmt, StmtKind, Type, TypeKind,
 };
@@ -46,7 +45,7 @@ pub struct Outputs {
     pub uses_float: bool,
 }
 
-fn mentions_float(ty: &ir::Type) -> bool {
+pub fn mentions_float(ty: &ir::Type) -> bool {
     match ty {
         ir::Type::Float { .. } => true,
         ir::Type::Pointer { pointee: t, .. } | ir::Type::Array { elem: t, .. } => mentions_float(t),
@@ -73,26 +72,20 @@ fn mentions(e: &Expr, names: &[String]) -> bool {
 }
 
 /// The method of kernel `f`, whose contract annotation is `contract`.
-// One argument per part of the file's lowering context (the kernel, its launch, the
-// text and its annotations, the module, the options, what is collected).
-#[allow(clippy::too_many_arguments)]
 pub fn lower(
     f: &Function,
     contract: Contract,
     geo: &Geometry,
     text: &str,
     anns: &mut Annotations,
-    module: &ir::Module,
-    opts: &super::Options,
+    file: &super::File,
     out: &mut Outputs,
 ) -> Result<Method, Vec<Diagnostic>> {
     let span = f.span;
     let mut errors = Vec::new();
     let mut cx = Cx::new(geo, text);
-    cx.assume_no_signed_overflow = opts.assume_no_signed_overflow;
-    // Host functions count as defined: a call of one is refused, never a library call.
-    let host = module.host_functions.iter().map(|(name, _)| name.clone());
-    cx.defined = module.functions.iter().filter(|g| g.body.is_some()).map(|g| g.name.clone()).chain(host).collect();
+    cx.defined = defined(file.module);
+    cx.assume_no_signed_overflow = file.opts.assume_no_signed_overflow;
     // Globals that are `__shared__`/`__local` arrays are per block too.
     let mut levels = Levels::default();
     let iter_names: Vec<String> = geo.thread_iters(span).into_iter().chain(geo.block_iters(span)).map(|(n, _)| n).collect();
@@ -122,44 +115,13 @@ pub fn lower(
             _ => errors.push(Diagnostic::error(codes::CFRONT_UNSUPPORTED, "this clause is not supported on a kernel", cl.span)),
         }
     }
-    // Parameters.
-    let mut params = Vec::new();
-    let mut ranges = Vec::new();
-    for p in &f.params {
-        let ty = match &p.ty {
-            ir::Type::Pointer { pointee, space } if *space != ir::AddressSpace::Shared => match scalar(pointee) {
-                Some(k) => TypeKind::Array(Box::new(Type::new(k, p.span)), None),
-                None => {
-                    errors.push(unsupported(format!("the parameter `{}`: pointers to other than scalars", p.name), p.span));
-                    continue;
-                }
-            },
-            t => match scalar(t) {
-                Some(k) => {
-                    if let Some((min, max)) = int_range(t).filter(|_| k == TypeKind::Int) {
-                        let v = var(&p.name, p.span);
-                        let lo = bin(BinOp::Le, lit(min, p.span), v.clone(), p.span);
-                        ranges.push(bin(BinOp::And, lo, bin(BinOp::Le, v, lit(max, p.span), p.span), p.span));
-                    }
-                    k
-                }
-                None => {
-                    errors.push(unsupported(
-                        format!("the parameter `{}` of this type (scalars and pointers to scalars are)", p.name),
-                        p.span,
-                    ));
-                    continue;
-                }
-            },
-        };
-        params.push(Param { ty: Type::new(ty, p.span), name: Ident::new(&p.name, p.span), span: p.span });
-    }
+    let (mut params, ranges) = parameters(f, &mut errors);
     for s in geo.symbolic_sizes() {
         params.push(Param { ty: int_type(span), name: Ident::new(&s, span), span });
     }
     let launch = geo.preconditions(span).map_err(|m| vec![Diagnostic::error(codes::USAGE, m, span)])?;
     // The body: one thread's statements.
-    let mut body = Body { cx: &mut cx, anns, shared: Vec::new(), inliner: super::inline::Inliner::new(module), inline_depth: 0 };
+    let mut body = Body::new(&mut cx, anns, file);
     let mut thread_stmts = Vec::new();
     let stmts = f.body.as_deref().unwrap_or(&[]);
     // A `return` inside a loop: every `return` becomes a flag (`jumps.rs`);
@@ -265,6 +227,51 @@ pub fn lower(
     })
 }
 
+/// The names of the functions the file defines, host functions included: a
+/// call of one is refused or lowered, never taken for a library call.
+pub fn defined(module: &ir::Module) -> Vec<String> {
+    let host = module.host_functions.iter().map(|(name, _)| name.clone());
+    module.functions.iter().filter(|g| g.body.is_some()).map(|g| g.name.clone()).chain(host).collect()
+}
+
+/// The PVL parameters of `f` (a pointer to scalars is an array, a scalar its
+/// PVL type) and the C range of each integer parameter (`min <= p && p <=
+/// max`); a parameter of another type is an error in `errors`.
+pub fn parameters(f: &Function, errors: &mut Vec<Diagnostic>) -> (Vec<Param>, Vec<Expr>) {
+    let mut params = Vec::new();
+    let mut ranges = Vec::new();
+    for p in &f.params {
+        let ty = match &p.ty {
+            ir::Type::Pointer { pointee, space } if *space != ir::AddressSpace::Shared => match scalar(pointee) {
+                Some(k) => TypeKind::Array(Box::new(Type::new(k, p.span)), None),
+                None => {
+                    errors.push(unsupported(format!("the parameter `{}`: pointers to other than scalars", p.name), p.span));
+                    continue;
+                }
+            },
+            t => match scalar(t) {
+                Some(k) => {
+                    if let Some((min, max)) = int_range(t).filter(|_| k == TypeKind::Int) {
+                        let v = var(&p.name, p.span);
+                        let lo = bin(BinOp::Le, lit(min, p.span), v.clone(), p.span);
+                        ranges.push(bin(BinOp::And, lo, bin(BinOp::Le, v, lit(max, p.span), p.span), p.span));
+                    }
+                    k
+                }
+                None => {
+                    errors.push(unsupported(
+                        format!("the parameter `{}` of this type (scalars and pointers to scalars are)", p.name),
+                        p.span,
+                    ));
+                    continue;
+                }
+            },
+        };
+        params.push(Param { ty: Type::new(ty, p.span), name: Ident::new(&p.name, p.span), span: p.span });
+    }
+    (params, ranges)
+}
+
 fn lit(n: i128, span: Span) -> Expr {
     if n < 0 {
         Expr::new(ExprKind::Unary { op: ast::UnOp::Neg, operand: super::geometry::int_lit(n.unsigned_abs(), span).boxed() }, span)
@@ -276,19 +283,4 @@ fn lit(n: i128, span: Span) -> Expr {
 fn unsupported(what: String, span: Span) -> Diagnostic {
     Diagnostic::error(codes::CFRONT_UNSUPPORTED, format!("{what} is not supported in a verified kernel"), span)
         .with_label("not modelled by alpine's verifier")
-}
-
-/// The contract annotation of `f`, if any, parsed.
-pub fn contract_of(
-    f: &Function,
-    from: usize,
-    geo: &Geometry,
-    text: &str,
-    anns: &mut Annotations,
-) -> Result<Option<Contract>, Vec<Diagnostic>> {
-    let Some(a) = anns.take_between(from, f.span.start(), text) else { return Ok(None) };
-    match spec::parse(&a, Place::Kernel, geo)? {
-        Parsed::Contract(c) => Ok(Some(c)),
-        Parsed::Stmts(_) => Ok(None),
-    }
 }

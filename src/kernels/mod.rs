@@ -9,6 +9,8 @@
 //! (launch sizes, iterators, thread-level clauses over all threads),
 //! `expr.rs` (C expressions and their integer checks), `float.rs` (floating
 //! point as uninterpreted values), `inline.rs` (calls of device functions),
+//! `device.rs` (device functions with a contract as PVL methods, `pure` ones
+//! as PVL pure functions),
 //! `jumps.rs` (`break`, `continue`, `switch`), `body.rs` (statements),
 //! `kernel.rs` (one kernel: the method, the grid of blocks of threads).
 //!
@@ -39,8 +41,15 @@
 //!   conversions, literals and math functions give fresh values, comparisons
 //!   are uninterpreted predicates, so no claim about float arithmetic is
 //!   provable.
-//! * **Device functions** are inlined at their calls (`inline.rs`), which is
-//!   C's call semantics (arguments evaluated once, passed by value).
+//! * **Device functions** without a contract are inlined at their calls
+//!   (`inline.rs`), which is C's call semantics (arguments evaluated once,
+//!   passed by value). One with a contract annotation before it is a PVL
+//!   method proved against its contract once, and a call checks the
+//!   precondition and assumes the postcondition (`device.rs`; the arguments
+//!   evaluated as for inlining): the assumption is sound because the method's
+//!   own proof establishes it for every argument meeting the precondition.
+//!   A `/*@ pure @*/` function of one `return e;` means `e` over mathematical
+//!   integers in annotations, and is inlined (checked as C) in code.
 //! * **Control flow**: `break`/`continue` become flags and `switch` an `if`
 //!   chain (`jumps.rs`), `do B while (c)` is `B; while (c) B` — the same runs.
 //! * Bitwise operators (shifts by a constant are modelled), structs, fall-through between `case`s
@@ -52,6 +61,7 @@
 
 mod annotations;
 mod body;
+mod device;
 mod expr;
 mod float;
 mod geometry;
@@ -66,6 +76,19 @@ pub use expr::Check;
 use crate::ast::{self, Span};
 use crate::cfront::ir::{self, Module};
 use crate::diagnostics::{codes, Diagnostic};
+
+/// The file being lowered: its module, and the device functions with a
+/// contract (not `pure`), whose calls are calls of their PVL methods
+/// (`device.rs`) rather than inlined.
+pub struct File<'m> {
+    pub module: &'m Module,
+    /// How the file is lowered.
+    pub opts: Options,
+    pub methods: Vec<String>,
+    /// The functions marked `pure` (`/*@ pure @*/`): PVL pure functions in
+    /// annotations, inlined in code.
+    pub pures: Vec<String>,
+}
 
 /// A kernel file as a PVL program, ready for `verify::verify_program`.
 pub struct Lowered {
@@ -96,40 +119,83 @@ pub fn lower(text: &str, module: &Module, opts: &Options) -> Result<Lowered, Vec
     let mut errors = Vec::new();
     let mut members = Vec::new();
     let mut outputs = kernel::Outputs::default();
-    let mut from = 0usize;
-    // Host functions take their annotations (before and inside them) too, so
-    // that none is taken for the next kernel's contract.
+    // Pass 1: the annotation right before each function. A kernel's is its
+    // contract; a device function with one is a PVL method or, marked `pure`,
+    // a pure function (`device.rs`); host functions take theirs (before and
+    // inside them) so that none is taken for the next kernel's contract. All
+    // contracts are known before any body is lowered, so that a call is
+    // lowered by what its callee is, wherever in the file that is.
     let mut items: Vec<(Span, Option<&ir::Function>)> = module.host_functions.iter().map(|(_, s)| (*s, None)).collect();
     items.extend(module.functions.iter().filter(|f| f.body.is_some()).map(|f| (f.span, Some(f))));
     items.sort_by_key(|(s, _)| s.start());
+    let mut file = File { module, opts: *opts, methods: Vec::new(), pures: Vec::new() };
+    let mut lowered: Vec<(&ir::Function, Option<(ast::Contract, bool)>)> = Vec::new();
+    let mut from = 0usize;
     for (span, f) in items {
-        let Some(f) = f.filter(|f| f.is_kernel) else {
-            let what = if f.is_some() { "device functions" } else { "host code" };
+        let Some(f) = f else {
             if let Some(a) = anns.take_between(from, span.end(), text) {
                 errors.push(
-                    Diagnostic::error(codes::CFRONT_UNSUPPORTED, format!("annotations of {what} are not supported yet"), a.span())
+                    Diagnostic::error(codes::CFRONT_UNSUPPORTED, "annotations of host code are not supported", a.span())
                         .with_label("not checked"),
                 );
             }
             from = span.end();
             continue;
         };
-        let mut contract = match kernel::contract_of(f, from, &geo, text, &mut anns) {
-            Ok(c) => c.unwrap_or_default(),
-            Err(mut ds) => {
+        let before = anns.take_between(from, span.start(), text);
+        from = span.end();
+        let parsed = match before.as_ref().map(|a| spec::parse_function(a, &geo)) {
+            Some(Ok((c, pure))) => {
+                if pure && f.is_kernel {
+                    let at = before.as_ref().map_or(f.span, |a| a.span());
+                    errors.push(
+                        Diagnostic::error(codes::CFRONT_UNSUPPORTED, "a kernel marked `pure`", at).with_label("only functions can be pure"),
+                    );
+                }
+                Some((c, pure))
+            }
+            Some(Err(mut ds)) => {
                 errors.append(&mut ds);
-                ast::Contract::default()
+                continue;
+            }
+            None => None,
+        };
+        if !f.is_kernel && parsed.is_none() {
+            // Inlined at its calls: its statements take no annotations.
+            if let Some(a) = anns.take_between(span.start(), span.end(), text) {
+                errors.push(
+                    Diagnostic::error(codes::CFRONT_UNSUPPORTED, "annotations inside a device function without a contract", a.span())
+                        .with_label("not checked")
+                        .with_help("a device function with a contract annotation before it is verified on its own, with its annotations"),
+                );
+            }
+            continue;
+        }
+        match parsed {
+            Some((_, true)) if !f.is_kernel => file.pures.push(f.name.clone()),
+            Some(_) if !f.is_kernel => file.methods.push(f.name.clone()),
+            _ => {}
+        }
+        lowered.push((f, parsed));
+    }
+    // Pass 2: the functions with contracts and the kernels, in file order.
+    for (f, parsed) in lowered {
+        let result = match parsed {
+            Some((c, true)) if !f.is_kernel => device::pure_function(f, c, &file).map(ast::Member::Method),
+            Some((c, false)) if !f.is_kernel => device::method(f, c, &geo, text, &mut anns, &file, &mut outputs).map(ast::Member::Method),
+            parsed => {
+                let mut contract = parsed.map(|(c, _)| c).unwrap_or_default();
+                // Sizes the contract fixes (`context_everywhere gridDim.x == 1`) are
+                // this kernel's launch (see `Geometry::pinned_by`).
+                let (geo, pinned) = geo.pinned_by(&contract);
+                pinned.contract_mut(&mut contract);
+                kernel::lower(f, contract, &geo, text, &mut anns, &file, &mut outputs).map(ast::Member::Method)
             }
         };
-        // Sizes the contract fixes (`context_everywhere gridDim.x == 1`) are
-        // this kernel's launch (see `Geometry::pinned_by`).
-        let (geo, pinned) = geo.pinned_by(&contract);
-        pinned.contract_mut(&mut contract);
-        match kernel::lower(f, contract, &geo, text, &mut anns, module, opts, &mut outputs) {
-            Ok(m) => members.push(ast::Member::Method(m)),
+        match result {
+            Ok(m) => members.push(m),
             Err(mut ds) => errors.append(&mut ds),
         }
-        from = f.span.end();
     }
     for a in anns.leftover() {
         errors.push(

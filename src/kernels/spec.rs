@@ -47,6 +47,21 @@ pub enum Parsed {
 
 /// Parses `a` as an annotation at `place`; geometry names rewritten with `geo`.
 pub fn parse(a: &Annotation, place: Place, geo: &Geometry) -> Result<Parsed, Vec<Diagnostic>> {
+    parse_marked(a, place, geo).map(|(p, _)| p)
+}
+
+/// The annotation before a function that is not a kernel: its contract, and
+/// whether it holds VerCors' `pure` marker (`/*@ pure @*/`, which may follow
+/// `requires` clauses), parsed as the modifier of the wrapper's method.
+pub fn parse_function(a: &Annotation, geo: &Geometry) -> Result<(Contract, bool), Vec<Diagnostic>> {
+    match parse_marked(a, Place::Kernel, geo)? {
+        (Parsed::Contract(c), pure) => Ok((c, pure)),
+        (Parsed::Stmts(_), _) => Err(vec![misplaced(a, "this annotation before a function is not a contract")]),
+    }
+}
+
+/// [`parse`], and whether the wrapper's method was marked `pure`.
+fn parse_marked(a: &Annotation, place: Place, geo: &Geometry) -> Result<(Parsed, bool), Vec<Diagnostic>> {
     let (before, after) = wrapper(place);
     let room = a.start.min(before.len());
     let shift = (before.len() - room) as i64;
@@ -60,6 +75,7 @@ pub fn parse(a: &Annotation, place: Place, geo: &Geometry) -> Result<Parsed, Vec
     let Some(method) = method else {
         return Err(vec![misplaced(a, "this annotation is not a contract")]);
     };
+    let pure = method.modifiers.is_pure;
     let mut out = match place {
         Place::Kernel => Parsed::Contract(std::mem::take(&mut method.contract)),
         _ => {
@@ -96,7 +112,7 @@ pub fn parse(a: &Annotation, place: Place, geo: &Geometry) -> Result<Parsed, Vec
     if let Parsed::Contract(c) = &out {
         check_clauses(c, place)?;
     }
-    Ok(out)
+    Ok((out, pure))
 }
 
 /// The clauses each place may hold; anything else is refused at the clause
@@ -257,5 +273,36 @@ pub fn check_ghost(stmts: &[Stmt]) -> Result<(), Vec<Diagnostic>> {
         Ok(())
     } else {
         Err(bad)
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::cfront::ir::{Language, Launch};
+
+    fn function_annotation(text: &str) -> Result<(Contract, bool), Vec<Diagnostic>> {
+        let geo = Geometry::new(Language::Cuda, Launch::default(), text);
+        let a = super::super::annotations::Annotations::scan(text).take_between(0, text.len(), text).expect("an annotation");
+        parse_function(&a, &geo)
+    }
+
+    #[test]
+    fn the_pure_marker_is_read_with_or_without_clauses() {
+        let (c, pure) = function_annotation("/*@ pure @*/ int f(int x) { return x; }").unwrap();
+        assert!(pure && c.clauses.is_empty());
+        let (c, pure) = function_annotation("/*@\n  requires n > 0;\n  pure\n@*/ int f(int n) { return n; }").unwrap();
+        assert!(pure && c.clauses.len() == 1);
+        let (c, pure) = function_annotation("/*@ requires n > 0; ensures \\result == n; @*/ int f(int n) { return n; }").unwrap();
+        assert!(!pure && c.clauses.len() == 2);
+    }
+
+    #[test]
+    fn a_clause_spans_its_place_in_the_file() {
+        let text = "int x;\n/*@ requires n > 0; @*/ void f(int n) {}";
+        let (c, _) = function_annotation(text).unwrap();
+        let at = text.find("n > 0").unwrap();
+        let ClauseKind::Requires(e) = &c.clauses[0].kind else { panic!("a requires clause") };
+        assert_eq!(e.span.start(), at);
     }
 }

@@ -1,0 +1,19 @@
+// A wrong claim through the pure function: the second cell holds 0. (Twin of pass/pure_index.cu.)
+//:: flags --gridDim=1
+#include <cuda.h>
+
+/*@ pure @*/
+__device__ int idx(int w, int row, int col) { return w * row + col; }
+
+/*@
+  context_everywhere m != null ** m.length == 2 * n;
+  context_everywhere n == blockDim.x && n <= 1000;
+  context Perm(m[idx(2, threadIdx.x, 0)], write) ** Perm(m[idx(2, threadIdx.x, 1)], write);
+  ensures m[idx(2, threadIdx.x, 0)] == threadIdx.x;
+  ensures m[idx(2, threadIdx.x, 1)] == threadIdx.x; //~ ERROR verify::postcondition
+@*/
+__global__ void pure_index(int *m, int n) {
+  int t = threadIdx.x;
+  m[idx(2, t, 0)] = t;
+  m[idx(2, t, 1)] = 0;
+}
