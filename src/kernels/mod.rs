@@ -238,7 +238,12 @@ pub fn lower(text: &str, module: &Module, opts: &Options) -> Result<Lowered, Vec
 fn describe_launch(geo: &geometry::Geometry) -> String {
     let show = |s: &geometry::Size| match s {
         geometry::Size::Given(n) => n.to_string(),
-        geometry::Size::Symbolic(name) => name.clone(),
+        // OpenCL's sizes are named `get_local_size.0` inside (a PVL name); the
+        // note shows the C call.
+        geometry::Size::Symbolic(name) => match name.split_once('.') {
+            Some((f, axis)) if f.starts_with("get_") && axis.parse::<u8>().is_ok() => format!("{f}({axis})"),
+            _ => name.clone(),
+        },
     };
     let dims = |d: &[geometry::Size; 3]| format!("[{}, {}, {}]", show(&d[0]), show(&d[1]), show(&d[2]));
     format!(
