@@ -230,7 +230,8 @@ fn collect_products(t: &Term, vars: &[Rc<str>], out: &mut Vec<(Term, Rc<str>, Te
 }
 
 /// Binders fixed by a conjunct `v == t` of `range` (with `t` free of every
-/// binder), as a substitution; later binders are tried again after earlier
+/// binder), or `v + d == e` (a coefficient ±1 in the difference, the rest free
+/// of every binder: `v = e − d`, exact), as a substitution; later binders are tried again after earlier
 /// ones are substituted, so `j == i + 1 && i == 0` pins both.
 pub fn pinned(range: &Term, vars: &[Rc<str>]) -> HashMap<Rc<str>, Term> {
     let mut sigma: HashMap<Rc<str>, Term> = HashMap::new();
@@ -248,6 +249,16 @@ pub fn pinned(range: &Term, vars: &[Rc<str>]) -> HashMap<Rc<str>, Term> {
                 match (var_of(&a[0]), var_of(&a[1])) {
                     (Some(v), _) if !bound(&a[1]) => Some((v, a[1].clone())),
                     (_, Some(v)) if !bound(&a[0]) => Some((v, a[0].clone())),
+                    // `lo + t == n - 1`: a binder with coefficient ±1 in the
+                    // difference, the rest free of the open binders.
+                    _ if a[0].sort() == Sort::Int => {
+                        let diff = a[0].sub(&a[1]);
+                        free.iter().find_map(|v| match super::assertion::affine(&diff, v) {
+                            Some((1, d)) if !bound(&d) => Some(((*v).clone(), Term::int(0).sub(&d))),
+                            Some((-1, d)) if !bound(&d) => Some(((*v).clone(), d)),
+                            _ => None,
+                        })
+                    }
                     _ => None,
                 }
             }
