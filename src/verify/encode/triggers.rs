@@ -94,17 +94,29 @@ pub fn reindex(v: &Rc<str>, matrix: &Term, forall: bool, fresh: &Rc<str>) -> Opt
 /// This is what a block-of-threads index needs: after `t ↦ j − b·B` (the
 /// affine re-indexing above), `∀b, j. 0 <= b < G ⇒ 0 <= j − b·B < B ⇒ A[j] = 0`
 /// has no pattern for `b`, but `b = j div B` does away with it.
+/// A bound on a quotient by a literal, `0 <= s div k < w`, is the bound
+/// `0 <= s < k·w` (strided indices: `a[2·(b·B + t)]`).
 ///
 /// `hyps` are the conjuncts of the matrix's hypotheses (the antecedents of a
 /// `∀`'s implication chain, the conjuncts of an `∃`'s matrix).
 pub fn pin_by_division(vars: &[Rc<str>], hyps: &[Term]) -> Option<(Rc<str>, Term)> {
     use crate::verify::smt::term::Op;
+    // A quotient by a literal `k > 0` (what re-indexing a strided index
+    // leaves) is taken apart: `0 <= s div k` iff `0 <= s`, and `s div k < w`
+    // iff `s < k·w` (floor division, `w` an integer).
+    let undivided = |t: &Term| match t.node() {
+        Node::Op(Op::Div, a, _) if a[1].as_int_lit().is_some_and(|k| k > 0) => (a[0].clone(), a[1].clone()),
+        _ => (t.clone(), Term::int(1)),
+    };
     let lower = |c: &Term| match c.node() {
-        Node::Op(Op::Le, a, _) if a[0].as_int_lit() == Some(0) => Some(a[1].clone()),
+        Node::Op(Op::Le, a, _) if a[0].as_int_lit() == Some(0) => Some(undivided(&a[1]).0),
         _ => None,
     };
     let upper = |c: &Term| match c.node() {
-        Node::Op(Op::Lt, a, _) => Some((a[0].clone(), a[1].clone())),
+        Node::Op(Op::Lt, a, _) => {
+            let (s, k) = undivided(&a[0]);
+            Some((s, k.mul(&a[1])))
+        }
         _ => None,
     };
     for lo in hyps.iter().filter_map(lower) {
@@ -323,6 +335,12 @@ mod tests {
         }
         let s = j.sub(&b.mul(&j));
         assert!(pin_by_division(&vars, &[Term::int(0).le(&s), s.lt(&j)]).is_none());
+        // Stride 2: `0 <= (j − 2·b·B) div 2 < B` pins `b = j div (2·B)`.
+        let w = Term::konst("B", Sort::Int);
+        let s = j.sub(&Term::int(2).mul(&b).mul(&w));
+        let q = s.ediv(&Term::int(2));
+        let (v, by) = pin_by_division(&vars, &[Term::int(0).le(&q), q.lt(&w)]).expect("pinned through the quotient");
+        assert_eq!((&*v, by), ("b", j.ediv(&Term::int(2).mul(&w))));
     }
 
     #[test]
