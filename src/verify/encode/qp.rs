@@ -236,8 +236,7 @@ fn collect_products(t: &Term, vars: &[Rc<str>], out: &mut Vec<(Term, Rc<str>, Te
 pub fn pinned(range: &Term, vars: &[Rc<str>]) -> HashMap<Rc<str>, Term> {
     let mut sigma: HashMap<Rc<str>, Term> = HashMap::new();
     loop {
-        let mut conjs = Vec::new();
-        conjuncts(&range.subst(&sigma), &mut conjs);
+        let conjs = range.subst(&sigma).conjuncts();
         let free: Vec<&Rc<str>> = vars.iter().filter(|v| !sigma.contains_key(*v)).collect();
         let found = conjs.iter().find_map(|c| match c.node() {
             Node::Op(Op::Eq, a, _) => {
@@ -275,13 +274,6 @@ pub fn pinned(range: &Term, vars: &[Rc<str>]) -> HashMap<Rc<str>, Term> {
             }
             None => return sigma,
         }
-    }
-}
-
-fn conjuncts(t: &Term, out: &mut Vec<Term>) {
-    match t.node() {
-        Node::Op(Op::And, a, _) => a.iter().for_each(|x| conjuncts(x, out)),
-        _ => out.push(t.clone()),
     }
 }
 

@@ -160,8 +160,7 @@ pub fn propose_inverse(idx: &Term, range: &Term, vars: &[Rc<str>], x: &Term) -> 
     if let Some(sol) = propose_rotation(idx, vars, x) {
         return Some((sol, false));
     }
-    let mut conjs = Vec::new();
-    conjuncts(range, &mut conjs);
+    let mut conjs = range.conjuncts();
     conjs.push(x.eq(idx));
     let x_name = match x.node() {
         Node::Const(n, _) => n.clone(),
@@ -206,13 +205,6 @@ fn propose_rotation(idx: &Term, vars: &[Rc<str>], x: &Term) -> Option<HashMap<Rc
     let at_zero: HashMap<Rc<str>, Term> = [(v.clone(), Term::int(0))].into_iter().collect();
     let c = inner.subst(&at_zero);
     Some([(v.clone(), x.sub(&c).emod(n))].into_iter().collect())
-}
-
-fn conjuncts(t: &Term, out: &mut Vec<Term>) {
-    match t.node() {
-        Node::Op(Op::And, a, _) => a.iter().for_each(|x| conjuncts(x, out)),
-        _ => out.push(t.clone()),
-    }
 }
 
 /// `l = r` with a binder of literal coefficient `k` in `l − r`: that binder in

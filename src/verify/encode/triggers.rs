@@ -142,18 +142,11 @@ pub fn hypotheses(m: &Term, forall: bool, out: &mut Vec<Term>) {
     use crate::verify::smt::term::Op;
     match m.node() {
         Node::Op(Op::Implies, a, _) if forall => {
-            flatten_and(&a[0], out);
+            out.extend(a[0].conjuncts());
             hypotheses(&a[1], forall, out);
         }
-        Node::Op(Op::And, _, _) if !forall => flatten_and(m, out),
+        Node::Op(Op::And, _, _) if !forall => out.extend(m.conjuncts()),
         _ => {}
-    }
-}
-
-fn flatten_and(t: &Term, out: &mut Vec<Term>) {
-    match t.node() {
-        Node::Op(crate::verify::smt::term::Op::And, a, _) => a.iter().for_each(|x| flatten_and(x, out)),
-        _ => out.push(t.clone()),
     }
 }
 

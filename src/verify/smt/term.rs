@@ -216,6 +216,14 @@ impl Term {
             _ => Term::op(Op::And, out, Sort::Bool),
         }
     }
+    /// The conjuncts of `self`, nested conjunctions flattened (`self` alone
+    /// unless it is a conjunction).
+    pub fn conjuncts(&self) -> Vec<Term> {
+        match self.node() {
+            Node::Op(Op::And, a, _) => a.iter().flat_map(Term::conjuncts).collect(),
+            _ => vec![self.clone()],
+        }
+    }
     pub fn and2(&self, b: &Term) -> Term {
         Term::and(vec![self.clone(), b.clone()])
     }
