@@ -35,7 +35,7 @@ fn read_only_arrays_are_const_restrict_and_only_written_arrays_come_back() {
     // scale_add: `a` is only read, `b` is written by both kernels.
     let p = example("scale_add.pvl");
     let cuda = emit(&p, Target::Cuda).unwrap();
-    assert!(cuda.contains("void ScaleAdd_run_scale(int *__restrict__ b, int k, const int *__restrict__ a,"), "{cuda}");
+    assert!(cuda.contains("void ScaleAdd_run_scale(int *__restrict__ b, int b_length, int k, const int *__restrict__ a,"), "{cuda}");
     assert!(cuda.contains("void ScaleAdd_run_add(int *__restrict__ b,"), "{cuda}");
     assert!(cuda.contains("int ScaleAdd_run(const int *a, int a_length, int *b, int b_length, int n, int k)"), "{cuda}");
     let back = copies_back(&cuda);
@@ -84,7 +84,7 @@ fn an_array_written_by_any_kernel_is_copied_back_and_const_only_where_not_writte
 ",
     );
     let cuda = emit(&p, Target::Cuda).unwrap();
-    assert!(cuda.contains("void T_m_copy(int *__restrict__ c, const int *__restrict__ a,"), "{cuda}");
+    assert!(cuda.contains("void T_m_copy(int *__restrict__ c, int c_length, const int *__restrict__ a, int a_length,"), "{cuda}");
     assert!(cuda.contains("void T_m_clear(int *__restrict__ a,"), "{cuda}");
     assert!(cuda.contains("int T_m(int *a, int a_length, int *c, int c_length, int n)"), "{cuda}");
     assert_eq!(copies_back(&cuda).len(), 2, "{cuda}");
@@ -120,11 +120,18 @@ fn an_atomic_update_writes_its_array() {
 fn without_qualifiers_the_pointers_are_plain() {
     let p = example("vector_add.pvl");
     let plain = emit_with(&p, Target::Cuda, Options { qualify_pointers: false, ..Options::default() }).unwrap();
-    assert!(plain.contains("void VectorAdd_add_threads(int *c, int *a, int *b,"), "{plain}");
-    assert!(plain.contains("void VectorAdd_add_threads_thread(int *c, int *a, int *b, int tid)"), "{plain}");
+    assert!(plain.contains("void VectorAdd_add_threads(int *c, int c_length, int *a, int a_length, int *b, int b_length,"), "{plain}");
+    assert!(
+        plain.contains(
+            "void VectorAdd_add_threads_thread(int *c, int c_length, int *a, int a_length, int *b, int b_length, int n, int tid)"
+        ),
+        "{plain}"
+    );
     assert!(!plain.contains("__restrict__"), "{plain}");
     let qualified = emit(&p, Target::Cuda).unwrap();
-    assert!(qualified.contains("void VectorAdd_add_threads(int *__restrict__ c, const int *__restrict__ a, const int *__restrict__ b,"));
+    assert!(qualified.contains(
+        "void VectorAdd_add_threads(int *__restrict__ c, int c_length, const int *__restrict__ a, int a_length, const int *__restrict__ b, int b_length,"
+    ));
     // The host side does not depend on the option.
     let host = |code: &str| code[code.find("extern \"C\" int VectorAdd_add(").unwrap()..].to_string();
     assert_eq!(host(&plain), host(&qualified));
@@ -163,21 +170,26 @@ fn kernel<'c>(code: &'c str, name: &str) -> &'c str {
 fn a_cuda_thread_runs_several_threads_of_a_par_block_without_a_barrier() {
     assert_eq!(ELEMENTS_PER_THREAD, 4);
     let cuda = emit(&example("vector_add.pvl"), Target::Cuda).unwrap();
-    // The body, once, as a device function of the thread id, keeping the qualifiers.
+    // The body, once, as a device function of the thread id, keeping the qualifiers
+    // (and taking what its contract names: the lengths and `n`).
     assert!(cuda.contains(
-        "__device__ static inline void VectorAdd_add_threads_thread(int *__restrict__ c, const int *__restrict__ a, const int *__restrict__ b, int tid) {\n    c[tid] = (a[tid] + b[tid]);\n}"
+        "__device__ static inline void VectorAdd_add_threads_thread(int *__restrict__ c, int c_length, const int *__restrict__ a, int a_length, const int *__restrict__ b, int b_length, int n, int tid) {\n    c[tid] = (a[tid] + b[tid]);\n}"
     ), "{cuda}");
     let k = kernel(&cuda, "VectorAdd_add_threads");
     // Whole chunks without bounds checks, the last one with them; block-width steps.
-    assert!(k.contains("if ((blockIdx.x + 1) * 4 * blockDim.x <= (unsigned)alpine_n0) {"), "{k}");
-    assert_eq!(k.matches("for (int alpine_e = 0; alpine_e < 4; alpine_e++)").count(), 2, "{k}");
-    assert_eq!(k.matches("(int)((blockIdx.x * 4 + alpine_e) * blockDim.x + threadIdx.x)").count(), 2, "{k}");
+    assert!(k.contains("int alpine_first = 4 * (int)(blockIdx.x * blockDim.x);"), "{k}");
+    assert!(k.contains("if (alpine_first <= alpine_n0 - 4 * alpine_b) {"), "{k}");
+    assert_eq!(k.matches("VectorAdd_add_threads_thread(").count(), 8, "{k}");
+    let call = |offset: &str| {
+        format!("VectorAdd_add_threads_thread(c, c_length, a, a_length, b, b_length, n, alpine_lo0 + alpine_first + {offset});")
+    };
+    assert!(k.contains(&format!("        {}\n    }} else {{", call("3 * alpine_b + alpine_t"))), "{k}");
     assert!(
-        k.contains("if (alpine_g0 < alpine_n0)\n                VectorAdd_add_threads_thread(c, a, b, alpine_lo0 + alpine_g0);"),
+        k.contains(&format!("if (3 * alpine_b + alpine_t < alpine_n0 - alpine_first)\n            {}", call("3 * alpine_b + alpine_t"))),
         "{k}"
     );
     // The launch covers 256 × 4 threads of the range per block.
-    assert!(cuda.contains("VectorAdd_add_threads<<<(alpine_n0 + 1024 - 1) / 1024, 256>>>"), "{cuda}");
+    assert!(cuda.contains("VectorAdd_add_threads<<<(alpine_n0 - 1) / 1024 + 1, 256>>>"), "{cuda}");
     // The Rust launcher launches the same grid for the same kernel source.
     let rust = host_rust::emit(&example("vector_add.pvl"), Target::Cuda).unwrap();
     assert!(rust.contains("alpine_n0 as u32 + 1024u32 - 1"), "{rust}");
@@ -188,16 +200,16 @@ fn one_element_per_thread_is_the_plain_kernel() {
     let p = example("vector_add.pvl");
     let cuda = emit_with(&p, Target::Cuda, Options { elements_per_thread: 1, ..Options::default() }).unwrap();
     let k = kernel(&cuda, "VectorAdd_add_threads");
-    assert!(!cuda.contains("_thread(") && !k.contains("for (int alpine_e"), "{k}");
+    assert!(!cuda.contains("_thread(") && !k.contains("alpine_first"), "{k}");
     assert!(k.contains("int alpine_g0 = (int)(blockIdx.x * blockDim.x + threadIdx.x);\n    if (alpine_g0 < alpine_n0) {"), "{k}");
-    assert!(cuda.contains("<<<(alpine_n0 + 256 - 1) / 256, 256>>>"), "{cuda}");
+    assert!(cuda.contains("<<<(alpine_n0 - 1) / 256 + 1, 256>>>"), "{cuda}");
 }
 
 #[test]
 fn kernels_with_a_barrier_two_dimensions_or_in_opencl_are_not_packed() {
     // A barrier spans every thread of the par block: each GPU thread is one of them.
     let barrier = emit(&example("shift_barrier.pvl"), Target::Cuda).unwrap();
-    assert!(barrier.contains("__syncthreads()") && !barrier.contains("for (int alpine_e"), "{barrier}");
+    assert!(barrier.contains("__syncthreads()") && !barrier.contains("_thread("), "{barrier}");
     let two_d = program(
         "class M {
   context_everywhere a != null && a.length == w * h && w > 0 && h > 0;
@@ -211,9 +223,9 @@ fn kernels_with_a_barrier_two_dimensions_or_in_opencl_are_not_packed() {
 ",
     );
     let cuda = emit(&two_d, Target::Cuda).unwrap();
-    assert!(!cuda.contains("for (int alpine_e") && cuda.contains("dim3(16, 16)"), "{cuda}");
+    assert!(!cuda.contains("_thread(") && cuda.contains("dim3(16, 16)"), "{cuda}");
     let cl = emit(&example("vector_add.pvl"), Target::OpenCl).unwrap();
-    assert!(!cl.contains("for (int alpine_e"), "{cl}");
+    assert!(!cl.contains("_thread("), "{cl}");
 }
 
 #[test]
@@ -229,7 +241,7 @@ fn a_par_body_with_a_loop_of_unknown_trip_count_is_not_packed() {
             .output()
             .unwrap();
         assert!(out.status.success(), "{}", String::from_utf8_lossy(&out.stderr));
-        String::from_utf8_lossy(&out.stdout).contains("for (int alpine_e")
+        String::from_utf8_lossy(&out.stdout).contains("_thread(")
     };
     assert!(!packed("threads:inter:1048576"));
     assert!(packed("threads:intra:4"));

@@ -154,6 +154,11 @@ fn verify_kernel_file(
     if !reporter.json() {
         errln!("note: {}", lowered.launch);
     }
+    // `ALPINE_PRINT_LOWERED=1`: the PVL program the kernels were lowered to, on
+    // stderr (for debugging the lowering or a proof; spans still point at FILE).
+    if std::env::var_os("ALPINE_PRINT_LOWERED").is_some_and(|v| v != "0") {
+        errln!("{}", alpine::printer::print_program(&lowered.program));
+    }
     // An integer check that fails is reported in C's words, not as an `assert`.
     let reword = |d: Diagnostic| match lowered.checks.iter().find(|c| c.span == d.span && d.code == codes::ASSERT_FAILED) {
         Some(c) => Diagnostic { message: c.message.clone(), ..d },

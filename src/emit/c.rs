@@ -804,12 +804,6 @@ pub fn kernel_spec(cx: &mut Ctx, c: &Contract) -> Contract {
     map_clauses(c, |e| kernel_spec_expr(cx, e))
 }
 
-/// [`spec_calls`] on every clause of a contract (one in the par block's own
-/// terms, where nothing else changes).
-pub fn spec_calls_in(cx: &mut Ctx, c: &Contract) -> Contract {
-    map_clauses(c, |e| spec_calls(cx, e))
-}
-
 /// `c` with `f` applied to the expression of each clause an annotation prints.
 fn map_clauses(c: &Contract, mut f: impl FnMut(&mut Expr)) -> Contract {
     let mut c = c.clone();

@@ -121,10 +121,10 @@ pub fn device_source(unit: &Unit) -> String {
 
 fn kernel(k: &Kernel) -> String {
     let params = super::kernel_params(k, "", "__restrict__");
-    let mut out = k.contract.clone();
     if k.elements_per_thread > 1 {
-        return out + &packed_kernel(k, &params);
+        return packed_kernel(k, &params);
     }
+    let mut out = k.contract.clone();
     // C linkage: the kernel's name is its symbol (a launcher loading the PTX by
     // name, e.g. `alpine emit --host rust`, finds it unmangled).
     out += &format!("extern \"C\" __global__ void {}({}) {{\n", k.name, params.join(", "));
@@ -138,10 +138,16 @@ fn kernel(k: &Kernel) -> String {
 /// `k.elements_per_thread` threads of the par block (see
 /// `Options::elements_per_thread`): the par body becomes a device function of
 /// one thread id (`NAME_thread`, with the kernel's own pointer parameters, so
-/// `__restrict__` still holds inside it), which the kernel calls K times. A block
-/// whose whole chunk lies in the range — all but the last — makes the K calls
-/// without bounds checks: with no branch between them, the compiler can issue
-/// every call's loads before the first store, which is the point of packing.
+/// `__restrict__` still holds inside it, and the par thread's contract), which
+/// the kernel calls K times, a block-width apart. A block whose whole chunk
+/// lies in the range — all but the last — makes the K calls without bounds
+/// checks: with no branch between them, the compiler can issue every call's
+/// loads before the first store, which is the point of packing.
+///
+/// The indices are `int`s that cannot overflow under the host's launch (no
+/// block wholly past the range, which the contract states): the block's first
+/// element `K·b·B` is below `alpine_n0`, the whole-chunk test subtracts, and the
+/// last block compares `e·B + t` with what is left of the range.
 fn packed_kernel(k: &Kernel, params: &[String]) -> String {
     let per_thread = k.elements_per_thread;
     let it = &k.iters[0];
@@ -149,7 +155,8 @@ fn packed_kernel(k: &Kernel, params: &[String]) -> String {
     let own = &params[..params.len() - 2];
     let args: Vec<String> = k.captured_names().into_iter().map(|(n, _)| n).collect();
     let step = format!("{}_thread", k.name);
-    let mut out = format!("__device__ static inline void {step}({}) {{\n", [own, &[format!("int {it}")]].concat().join(", "));
+    let mut out = k.thread_contract.clone();
+    out += &format!("__device__ static inline void {step}({}) {{\n", [own, &[format!("int {it}")]].concat().join(", "));
     for line in k.body.lines() {
         // The body is indented for the kernel's inner block; here it is one level.
         out += line.strip_prefix("    ").unwrap_or(line);
@@ -157,26 +164,37 @@ fn packed_kernel(k: &Kernel, params: &[String]) -> String {
     }
     out += "}\n\n";
     let call = |id: &str| format!("{step}({})", [args.clone(), vec![id.to_string()]].concat().join(", "));
-    let thread = format!("(int)((blockIdx.x * {per_thread} + alpine_e) * blockDim.x + threadIdx.x)");
+    // Element `e`'s offset from the block's first element.
+    let offset = |e: u32| match e {
+        0 => "alpine_t".to_string(),
+        1 => "alpine_b + alpine_t".to_string(),
+        e => format!("{e} * alpine_b + alpine_t"),
+    };
+    let mut whole = String::new();
+    let mut last = String::new();
+    for e in 0..per_thread {
+        whole += &format!("        {};\n", call(&format!("alpine_lo0 + alpine_first + {}", offset(e))));
+        last += &format!(
+            "        if ({} < alpine_n0 - alpine_first)\n            {};\n",
+            offset(e),
+            call(&format!("alpine_lo0 + alpine_first + {}", offset(e)))
+        );
+    }
+    out += &k.contract;
     out += &format!(
         "extern \"C\" __global__ void {}({}) {{\n\
-         \x20   if ((blockIdx.x + 1) * {per_thread} * blockDim.x <= (unsigned)alpine_n0) {{\n\
+         \x20   // The block's first element, this thread's offset, the block size.\n\
+         \x20   int alpine_first = {per_thread} * (int)(blockIdx.x * blockDim.x);\n\
+         \x20   int alpine_t = (int)threadIdx.x;\n\
+         \x20   int alpine_b = (int)blockDim.x;\n\
+         \x20   if (alpine_first <= alpine_n0 - {per_thread} * alpine_b) {{\n\
          \x20       // The block's whole chunk is in range: no bounds checks.\n\
-         \x20       #pragma unroll\n\
-         \x20       for (int alpine_e = 0; alpine_e < {per_thread}; alpine_e++)\n\
-         \x20           {};\n\
+         {whole}\
          \x20   }} else {{\n\
-         \x20       #pragma unroll\n\
-         \x20       for (int alpine_e = 0; alpine_e < {per_thread}; alpine_e++) {{\n\
-         \x20           int alpine_g0 = {thread};\n\
-         \x20           if (alpine_g0 < alpine_n0)\n\
-         \x20               {};\n\
-         \x20       }}\n\
+         {last}\
          \x20   }}\n}}\n",
         k.name,
         params.join(", "),
-        call(&format!("alpine_lo0 + {thread}")),
-        call("alpine_lo0 + alpine_g0"),
     );
     out
 }
@@ -204,10 +222,11 @@ pub fn launch(k: &Kernel, _index: usize, indent: &str) -> String {
         }
     } else if k.iters.len() == 1 {
         // Each block covers BLOCK_1D × elements_per_thread threads of the range.
+        // Rounded up as `(n - 1) / span + 1` (n > 0 here), which cannot overflow.
         let span = BLOCK_1D * k.elements_per_thread;
-        (format!("(alpine_n0 + {span} - 1) / {span}"), BLOCK_1D.to_string())
+        (format!("(alpine_n0 - 1) / {span} + 1"), BLOCK_1D.to_string())
     } else {
-        (format!("dim3((alpine_n1 + {b} - 1) / {b}, (alpine_n0 + {b} - 1) / {b})", b = BLOCK_2D), format!("dim3({b}, {b})", b = BLOCK_2D))
+        (format!("dim3((alpine_n1 - 1) / {b} + 1, (alpine_n0 - 1) / {b} + 1)", b = BLOCK_2D), format!("dim3({b}, {b})", b = BLOCK_2D))
     };
     out += &format!("{i}    {}<<<{grid}, {block}>>>({});\n", k.name, args.join(", "));
     out += &format!("{i}    ALPINE_CHECK(cudaGetLastError());\n{i}}}\n");

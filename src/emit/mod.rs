@@ -46,6 +46,7 @@
 
 mod atomic;
 mod c;
+mod contract;
 pub mod cost;
 mod cuda;
 pub mod host_rust;
@@ -53,6 +54,7 @@ mod opencl;
 
 pub use c::{c_name, length_name, pure_function};
 use c::{Capture, Ctx, Mode, R};
+use contract::ThreadIds;
 
 use crate::ast::*;
 use crate::diagnostics::{codes, Diagnostic};
@@ -98,8 +100,12 @@ pub struct Kernel {
     /// [`Options::elements_per_thread`]); 1 for kernels with a barrier, 2-D
     /// kernels and OpenCL.
     pub elements_per_thread: u32,
-    /// The unit's contract as a VerCors annotation (`/*@ … @*/`).
+    /// The kernel's contract as a VerCors annotation (`/*@ … @*/`, see
+    /// `contract.rs`).
     pub contract: String,
+    /// A packed kernel's per-thread device function's contract (the par
+    /// thread's), as an annotation; empty for other kernels.
+    pub thread_contract: String,
     /// The body's statements, indented by 8 spaces.
     pub body: String,
     /// [`Options::data`] (the element type of data arrays).
@@ -258,9 +264,8 @@ pub(crate) fn pointer_note(unit: &Unit, restrict: &str) -> String {
         return String::new();
     }
     format!(
-        "// Kernel array pointers are `{restrict}` (and `const` where the kernel only reads the array):
-         // pass each kernel non-overlapping buffers, as the host code here does (one buffer per array).
-"
+        "// Kernel array pointers are `{restrict}` (and `const` where the kernel only reads the array):\n\
+         // pass each kernel non-overlapping buffers, as the host code here does (one buffer per array).\n"
     )
 }
 
@@ -589,14 +594,19 @@ fn kernel(
     let name = kernel_name(prefix, labels, index);
     let packable = host.target == Target::Cuda && iters.len() == 1 && !cx.has_barrier && cost::loops_have_constant_trips(host.class, unit);
     let elements_per_thread = if packable { options.elements_per_thread.max(1) } else { 1 };
-    let contract = if elements_per_thread > 1 {
-        // The contract of one par thread, on the device function that runs one
-        // (`cuda.rs`, `packed_kernel`), in the par block's own terms.
-        let mut lines = c::clause_lines(&c::spec_calls_in(&mut cx, &p.contract));
-        lines.extend(c::clause_lines(&c::spec_calls_in(&mut cx, &unit.contract)));
-        c::annotation("", &lines)
+    let (thread_contract, contract) = if elements_per_thread > 1 {
+        let (thread, kernel) = contract::packed(&mut cx, p, host_contract, elements_per_thread);
+        // The device function carries the par thread's contract only when its
+        // body has annotations of its own (loop invariants): `alpine verify`
+        // then proves it once and each call against it. Without, it has none
+        // and `alpine verify` inlines the calls, which proves the same kernel
+        // contract with far less permission bookkeeping (each call exhales and
+        // inhales every permission it takes: on three arrays, 24 mask versions
+        // per path, past what Z3's matching follows).
+        let annotated = body.contains("/*@") || body.contains("//@");
+        (if annotated { c::annotation("", &thread) } else { String::new() }, c::annotation("", &kernel))
     } else {
-        c::annotation("", &kernel_contract(&mut cx, p, host_contract, ids))
+        (String::new(), c::annotation("", &contract::kernel_contract(&mut cx, p, host_contract, ids)))
     };
     // After the contract, whose calls of pure functions name them too.
     host.called.extend(cx.called.iter().cloned());
@@ -608,212 +618,10 @@ fn kernel(
         qualified: options.qualify_pointers,
         elements_per_thread,
         contract,
+        thread_contract,
         body,
         data: options.data.clone(),
     })
-}
-
-/// How a kernel's annotations name a thread's position, per target and number
-/// of dimensions (the last iterator runs along x / dimension 0).
-#[derive(Clone, Copy)]
-struct ThreadIds {
-    target: Target,
-    dims: usize,
-}
-
-impl ThreadIds {
-    /// CUDA's axis letter or OpenCL's dimension of iterator `d`.
-    fn axis(self, d: usize) -> String {
-        match self.target {
-            Target::Cuda => (if self.dims == 1 || d == 1 { "x" } else { "y" }).to_string(),
-            Target::OpenCl => (self.dims - 1 - d).to_string(),
-        }
-    }
-
-    /// The thread's index in the range of iterator `d` (`alpine_g{d}` of the
-    /// code), in annotation syntax: the local id in a one-block (barrier)
-    /// kernel, else the global id.
-    fn index(self, d: usize, one_block: bool) -> String {
-        let ax = self.axis(d);
-        match (self.target, one_block) {
-            (Target::Cuda, true) => format!("threadIdx.{ax}"),
-            (Target::Cuda, false) => format!("(blockIdx.{ax} * blockDim.{ax} + threadIdx.{ax})"),
-            (Target::OpenCl, true) => format!("get_local_id({ax})"),
-            (Target::OpenCl, false) => format!("get_global_id({ax})"),
-        }
-    }
-
-    /// Iterator `d`'s value: `alpine_lo{d} + index`.
-    fn iterator(self, d: usize, one_block: bool) -> Expr {
-        let text = format!("alpine_lo{d} + {}", self.index(d, one_block));
-        crate::syntax::parse_expr(&text).expect("a well-formed thread id")
-    }
-
-    /// The launch the host code makes, as `context_everywhere` facts over the
-    /// sizes (`cuda.rs`/`opencl.rs`, `launch`): a barrier kernel is one block
-    /// of exactly the range's threads; other CUDA kernels have blocks of
-    /// `BLOCK_1D` (`BLOCK_2D` squared), other OpenCL kernels exactly the range's
-    /// global size. `alpine verify` lowers a kernel for sizes its contract fixes
-    /// to a literal (`kernels::geometry`, `pinned_by`).
-    fn launch(self, one_block: bool) -> Vec<String> {
-        let mut out = Vec::new();
-        for d in 0..self.dims {
-            let ax = self.axis(d);
-            let n = format!("alpine_n{d}");
-            match (self.target, one_block) {
-                (Target::Cuda, true) => out.extend([format!("gridDim.{ax} == 1"), format!("blockDim.{ax} == {n}")]),
-                (Target::Cuda, false) => out.push(format!("blockDim.{ax} == {}", if self.dims == 1 { BLOCK_1D } else { BLOCK_2D })),
-                (Target::OpenCl, true) => out.extend([format!("get_num_groups({ax}) == 1"), format!("get_local_size({ax}) == {n}")]),
-                (Target::OpenCl, false) => out.push(format!("get_global_size({ax}) == {n}")),
-            }
-        }
-        out.into_iter().map(|l| format!("context_everywhere {l};")).collect()
-    }
-}
-
-/// The contract of a (not packed) kernel in the kernel's own terms, so that
-/// `alpine verify` reads it back (issue #33, item 6), as annotation lines:
-/// * the host method's pure `context_everywhere` facts over the variables the
-///   kernel captures (in PVL they hold at the par block, as part of its
-///   contract), capturing the variables they name;
-/// * the range: `alpine_lo{d}`/`alpine_n{d}` as the host computes them from
-///   the range's bounds (assuming `hi - lo` fits an `int`);
-/// * the launch the host makes ([`ThreadIds::launch`]);
-/// * the par unit's clauses with each iterator replaced by
-///   `alpine_lo{d} + <thread index>`, each conjunct guarded by the bounds
-///   guard of the code (`index < alpine_n{d} ==> …`) where the kernel has one.
-///
-/// Nothing of the PVL thread contract is dropped; host facts that name a
-/// variable the kernel cannot capture (a ghost parameter, a field) are left
-/// out, which only assumes less.
-fn kernel_contract(cx: &mut Ctx, p: &Par, host: &Contract, ids: ThreadIds) -> Vec<String> {
-    let unit = &p.units[0];
-    let one_block = cx.has_barrier;
-    let iter_names: Vec<Name> = unit.iters.iter().map(|it| it.var.name.name.clone()).collect();
-    // Captures the free variables of `e` (true when all are captured or iterators).
-    let capture_all =
-        |cx: &mut Ctx, e: &Expr| -> bool { crate::ast::subst::free_vars(e).iter().all(|(n, _)| iter_names.contains(n) || cx.capture(n)) };
-    // The PVL names that have C names of their own (`rename_c`).
-    let pvl_names: std::collections::HashSet<Name> = cx.host_vars.keys().cloned().chain(iter_names.iter().cloned()).collect();
-    let mut lines = Vec::new();
-    for cl in &host.clauses {
-        let ClauseKind::ContextEverywhere(e) = &cl.kind else { continue };
-        for mut conj in e.conjuncts().into_iter().cloned() {
-            let free = crate::ast::subst::free_vars(&conj);
-            let shadowed = free.iter().any(|(n, _)| iter_names.contains(n) || cx.locals.contains_key(n));
-            // Only facts the lowering can read: one that calls a function (a pure
-            // PVL function, which annotations cannot name) is left out, which
-            // only assumes less.
-            if conj.ty == crate::ast::Ty::Bool
-                && !calls(&conj)
-                && !shadowed
-                && free.iter().all(|(n, _)| cx.host_vars.contains_key(n))
-                && capture_all(cx, &conj)
-            {
-                c::kernel_spec_expr(cx, &mut conj);
-                lines.push(format!("context_everywhere {};", crate::printer::print_expr(&rename_c(&conj, &pvl_names))));
-            }
-        }
-    }
-    for (d, it) in unit.iters.iter().enumerate() {
-        if capture_all(cx, &it.lo) && capture_all(cx, &it.hi) {
-            let (mut lo, mut hi) = (it.lo.clone(), it.hi.clone());
-            c::kernel_spec_expr(cx, &mut lo);
-            c::kernel_spec_expr(cx, &mut hi);
-            let (lo, hi) = (crate::printer::print_expr(&rename_c(&lo, &pvl_names)), crate::printer::print_expr(&rename_c(&hi, &pvl_names)));
-            let n = if lo == "0" { hi } else { format!("({hi}) - ({lo})") };
-            lines.push(format!("context_everywhere alpine_lo{d} == {lo} && alpine_n{d} == {n};"));
-        }
-    }
-    lines.extend(ids.launch(one_block));
-    let mut subst = crate::ast::subst::Subst::new();
-    for (d, name) in iter_names.iter().enumerate() {
-        subst = subst.with(&c_name(name), ids.iterator(d, one_block));
-    }
-    let guard =
-        (!one_block).then(|| (0..ids.dims).map(|d| format!("{} < alpine_n{d}", ids.index(d, false))).collect::<Vec<_>>().join(" && "));
-    for cl in p.contract.clauses.iter().chain(&unit.contract.clauses) {
-        let (keyword, e) = match &cl.kind {
-            ClauseKind::Requires(e) => ("requires", e),
-            ClauseKind::Ensures(e) => ("ensures", e),
-            ClauseKind::Context(e) => ("context", e),
-            // Thread-independent and pure: for every thread, everywhere; else
-            // one thread's pre- and postcondition.
-            ClauseKind::ContextEverywhere(e) => {
-                let free = crate::ast::subst::free_vars(e);
-                if e.ty == crate::ast::Ty::Bool && !free.iter().any(|(n, _)| iter_names.contains(n)) {
-                    capture_all(cx, e);
-                    let mut e = e.clone();
-                    c::kernel_spec_expr(cx, &mut e);
-                    lines.push(format!("context_everywhere {};", crate::printer::print_expr(&rename_c(&e, &pvl_names))));
-                    continue;
-                }
-                ("context", e)
-            }
-            // Other clauses go out as they are; `alpine verify` refuses them at their line.
-            _ => {
-                lines.push(crate::printer::print_clause(cl));
-                continue;
-            }
-        };
-        for mut conj in e.conjuncts().into_iter().cloned() {
-            capture_all(cx, &conj);
-            c::kernel_spec_expr(cx, &mut conj);
-            let body = crate::printer::print_expr(&subst.expr(&rename_c(&conj, &pvl_names)));
-            match &guard {
-                Some(g) => lines.push(format!("{keyword} {g} ==> ({body});")),
-                None => lines.push(format!("{keyword} {body};")),
-            }
-        }
-    }
-    // Each length parameter against its buffer: the host passes the array's
-    // length and a buffer of at least one element (so `<=`, not `==`), never null.
-    let mut facts: Vec<String> = cx
-        .captures
-        .iter()
-        .filter_map(|p| match p {
-            Capture::Array { name, length: true, .. } => {
-                let (a, n) = (c_name(name), length_name(name));
-                Some(format!("context_everywhere {a} != null && 0 <= {n} && {n} <= {a}.length;"))
-            }
-            _ => None,
-        })
-        .collect();
-    facts.append(&mut lines);
-    facts
-}
-
-/// Whether `e` calls a method or function.
-fn calls(e: &Expr) -> bool {
-    struct Find(bool);
-    impl crate::ast::visit::Visitor for Find {
-        fn visit_expr(&mut self, e: &Expr) {
-            if matches!(e.kind, ExprKind::Call { .. } | ExprKind::OptCall { .. }) {
-                self.0 = true;
-            }
-            crate::ast::visit::walk_expr(self, e);
-        }
-    }
-    let mut f = Find(false);
-    crate::ast::visit::Visitor::visit_expr(&mut f, e);
-    f.0
-}
-
-/// `e` with each PVL variable of `names` renamed to its C name (`c::c_name`)
-/// where the two differ.
-fn rename_c(e: &Expr, names: &std::collections::HashSet<Name>) -> Expr {
-    let mut subst = crate::ast::subst::Subst::new();
-    for (n, _) in crate::ast::subst::free_vars(e) {
-        let c = c_name(&n);
-        if *c != *n && names.contains(&n) {
-            subst = subst.rename(&n, &c);
-        }
-    }
-    if subst.is_empty() {
-        e.clone()
-    } else {
-        subst.expr(e)
-    }
 }
 
 /// A kernel's parameters, the same for both targets but for the address space

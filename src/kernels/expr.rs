@@ -127,20 +127,13 @@ pub fn zero(span: Span) -> ir::Expr {
     ir::Expr { kind: C::Int(0), ty: Type::Int { bits: 32, signed: true }, span }
 }
 
-/// `v` modulo 2^bits, in [0, 2^bits): `(\let int w = v; 0 <= w && w < M ? w
-/// : ((w % M) + M) % M)` (PVL's `%` truncates like C's, so the second `%`
-/// makes a negative remainder non-negative). The binder's name has a `.`,
-/// which no C or PVL name has; `v` is written once.
-fn wrap(v: ast::Expr, bits: u16, span: Span, count: &mut usize) -> ast::Expr {
-    *count += 1;
-    let name = format!("wrap.{count}");
-    let w = || var(&name, span);
+/// `v` modulo 2^bits, in [0, 2^bits): `((v % M) + M) % M` (PVL's `%` truncates
+/// like C's, so the second `%` makes a negative remainder non-negative), which
+/// the verifier encodes as one SMT `mod` (`encode::expr::euclidean_remainder`);
+/// `v` is written once, so nested wrap-arounds stay linear in size.
+fn wrap(v: ast::Expr, bits: u16, span: Span) -> ast::Expr {
     let m = || int_lit(1u128 << bits, span);
-    let in_range = bin(BinOp::And, bin(BinOp::Le, int_lit(0, span), w(), span), bin(BinOp::Lt, w(), m(), span), span);
-    let reduced = bin(BinOp::Mod, bin(BinOp::Add, bin(BinOp::Mod, w(), m(), span), m(), span), m(), span);
-    let body = ast::Expr::new(P::Cond { cond: in_range.boxed(), then_expr: w().boxed(), else_expr: reduced.boxed() }, span);
-    let binder = ast::Param { ty: ast::Type::new(ast::TypeKind::Int, span), name: ast::Ident::new(&name, span), span };
-    ast::Expr::new(P::Let { binder, value: v.boxed(), body: body.boxed() }, span)
+    bin(BinOp::Mod, bin(BinOp::Add, bin(BinOp::Mod, v, m(), span), m(), span), m(), span)
 }
 
 /// `blockIdx * blockDim (+ threadIdx)` of one axis, or a single geometry
@@ -232,7 +225,7 @@ impl<'a> Cx<'a> {
     /// checked under `--assume-no-signed-overflow` too).
     pub fn converted(&mut self, v: ast::Expr, ty: &Type, span: Span) -> ast::Expr {
         match ty {
-            Type::Int { bits, signed: false } if *bits <= 64 => wrap(v, *bits, span, &mut self.fresh_count),
+            Type::Int { bits, signed: false } if *bits <= 64 => wrap(v, *bits, span),
             _ => {
                 self.check_range(&v, ty, span);
                 v

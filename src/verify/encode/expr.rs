@@ -481,6 +481,9 @@ impl Encoder<'_> {
                 if let Some(t) = self.collection_binary(e, op, lhs, rhs, cx) {
                     return t;
                 }
+                if let Some(w) = euclidean_remainder(op, lhs, rhs) {
+                    return self.expr(w, cx).emod(&self.expr(rhs, cx));
+                }
                 let mut l = self.expr(lhs, cx);
                 let mut r = self.expr(rhs, cx);
                 if matches!(lhs.kind, ExprKind::Null) {
@@ -555,6 +558,25 @@ impl Encoder<'_> {
             }
         }
     }
+}
+
+/// `w` when `lhs op rhs` is `((w % m) + m) % m` with `m` a positive literal:
+/// the idiom for the non-negative remainder (C's unsigned wrap-around in
+/// `src/kernels` is written so), which is SMT's `w mod m` exactly — `w % m`
+/// lies in `(−m, m)`, so the outer dividend is positive and its truncated
+/// remainder is its Euclidean one, and `((w % m) + m) mod m = w mod m`. One
+/// `mod` instead of two truncating remainders, whose case splits repeat `w`
+/// three times each (nested wrap-arounds grew exponentially), and no division
+/// to check (`m` is not zero).
+fn euclidean_remainder<'e>(op: BinOp, lhs: &'e Expr, rhs: &'e Expr) -> Option<&'e Expr> {
+    let positive = |e: &Expr| match e.kind {
+        ExprKind::IntLit(m) if m > 0 => Some(m),
+        _ => None,
+    };
+    let m = positive(rhs)?;
+    let ExprKind::Binary { op: BinOp::Add, lhs: inner, rhs: plus } = &lhs.kind else { return None };
+    let ExprKind::Binary { op: BinOp::Mod, lhs: w, rhs: m1 } = &inner.kind else { return None };
+    (op == BinOp::Mod && positive(plus) == Some(m) && positive(m1) == Some(m) && w.ty == Ty::Int).then_some(&**w)
 }
 
 /// PVL `/`: truncating division, from SMT's Euclidean `div`.

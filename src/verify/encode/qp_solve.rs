@@ -328,6 +328,23 @@ mod tests {
     }
 
     #[test]
+    fn packed_element_is_quotient_by_a_multiple_of_the_block() {
+        // Element 2 of 4 per thread: location (4·i + 2)·n + j, 0 <= j < n. Then
+        // j = x − (4·i + 2)·n, and 0 <= x − 2·n − 4·n·i < n pins i = (x − 2·n) div (4·n).
+        let (i, j, x, n, m) = (k("i"), k("j"), k("x"), k("n"), k("m"));
+        let range = Term::and(vec![Term::int(0).le(&i), i.lt(&m), Term::int(0).le(&j), j.lt(&n)]);
+        let idx = Term::int(4).mul(&i).add(&Term::int(2)).mul(&n).add(&j);
+        let (s, derived) = propose_inverse(&idx, &range, &[Rc::from("i"), Rc::from("j")], &x).expect("solved");
+        assert!(derived);
+        let q = &s[&Rc::from("i")];
+        assert!(format!("{q}").contains("div"), "{q}");
+        // The bound wider than the coefficient (0 <= j < 8·n against 4·n): i is not pinned.
+        let wide = Term::and(vec![Term::int(0).le(&i), i.lt(&m), Term::int(0).le(&j), j.lt(&Term::int(8).mul(&n))]);
+        let none = propose_inverse(&idx, &wide, &[Rc::from("i"), Rc::from("j")], &x);
+        assert!(none.as_ref().is_none_or(|(_, derived)| !derived), "{none:?}");
+    }
+
+    #[test]
     fn undetermined_binder_gives_nothing() {
         // i*n + j with j unbounded above: j = x − i·n, but nothing fixes i.
         let (i, j, x, n, m) = (k("i"), k("j"), k("x"), k("n"), k("m"));

@@ -96,6 +96,11 @@ pub fn reindex(v: &Rc<str>, matrix: &Term, forall: bool, fresh: &Rc<str>) -> Opt
 /// has no pattern for `b`, but `b = j div B` does away with it.
 /// A bound on a quotient by a literal, `0 <= s div k < w`, is the bound
 /// `0 <= s < k·w` (strided indices: `a[2·(b·B + t)]`).
+/// The coefficient may also be a literal multiple of the bound, `s = e − k·w·v`
+/// with `k >= 1`: for `w > 0`, `0 <= s < w` implies `0 <= s < k·w`, so
+/// `v = e div (k·w)`; the hypotheses stay (substituted), so the rewriting is
+/// still exact. This is a packed thread's index: `K` elements per thread at
+/// `(K·b + e)·B + t`, where `0 <= t < B` leaves `0 <= j − e·B − K·B·b < B`.
 ///
 /// `hyps` are the conjuncts of the matrix's hypotheses (the antecedents of a
 /// `∀`'s implication chain, the conjuncts of an `∃`'s matrix).
@@ -119,6 +124,12 @@ pub fn pin_by_division(vars: &[Rc<str>], hyps: &[Term]) -> Option<(Rc<str>, Term
         }
         _ => None,
     };
+    // Every pin the hypotheses offer, best first: a quotient whose rest is free
+    // of the other binders, then one by the bound itself (`k = 1`). Any pin is
+    // exact; the order only decides which binders the later steps can still
+    // pin (`(4·b + e)·B + t`: `e` by `B` first, whose bound `0 <= e < 4` then
+    // pins `b` by `4·B`, rather than `b` by `4·B` with `e` in its rest).
+    let mut best: Option<((bool, bool), Rc<str>, Term)> = None;
     for lo in hyps.iter().filter_map(lower) {
         for (s, w) in hyps.iter().filter_map(upper).filter(|(s, _)| *s == lo) {
             if mentions_any(&w, vars) {
@@ -127,13 +138,19 @@ pub fn pin_by_division(vars: &[Rc<str>], hyps: &[Term]) -> Option<(Rc<str>, Term
             let want = negated(&monomials(&w)?);
             for v in vars.iter().filter(|v| s.mentions(v)) {
                 let Some((coef, rest)) = split_linear(&s, v) else { continue };
-                if same_sum(&coef, &want) && !rest.mentions(v) {
-                    return Some((v.clone(), rest.ediv(&w)));
+                if rest.mentions(v) {
+                    continue;
+                }
+                let Some(k) = multiple(&coef, &want) else { continue };
+                let rank = (mentions_any(&rest, vars), k != 1);
+                if best.as_ref().is_none_or(|(r, _, _)| rank < *r) {
+                    let by = if k == 1 { rest.ediv(&w) } else { rest.ediv(&Term::int(k).mul(&w)) };
+                    best = Some((rank, v.clone(), by));
                 }
             }
         }
     }
-    None
+    best.map(|(_, v, by)| (v, by))
 }
 
 /// The conjuncts of `m`'s hypotheses: the antecedents along a `∀` matrix's
@@ -228,20 +245,34 @@ fn split_linear(t: &Term, v: &str) -> Option<(Sum, Term)> {
     }
 }
 
+/// The literal `k >= 1` with `a = k·b` as polynomials over their atoms (`b`
+/// not zero), if there is one.
+fn multiple(a: &Sum, b: &Sum) -> Option<i128> {
+    let (first, atom) = combined(b).into_iter().next()?;
+    let k = combined(a).into_iter().find(|(_, x)| *x == atom)?.0;
+    if k % first != 0 || k / first < 1 {
+        return None;
+    }
+    let k = k / first;
+    same_sum(a, &scaled(b, k)?).then_some(k)
+}
+
+/// `s` with the multiples of each atom added up and zero terms left out.
+fn combined(s: &Sum) -> Sum {
+    let mut out: Sum = Vec::new();
+    for (k, atom) in s {
+        match out.iter_mut().find(|(_, a)| a == atom) {
+            Some(e) => e.0 = e.0.saturating_add(*k),
+            None => out.push((*k, atom.clone())),
+        }
+    }
+    out.retain(|(k, _)| *k != 0);
+    out
+}
+
 /// Whether two sums are equal as polynomials over their atoms (syntactic atoms).
 fn same_sum(a: &Sum, b: &Sum) -> bool {
-    let combine = |s: &Sum| {
-        let mut out: Vec<(i128, Option<Term>)> = Vec::new();
-        for (k, atom) in s {
-            match out.iter_mut().find(|(_, a)| a == atom) {
-                Some(e) => e.0 = e.0.saturating_add(*k),
-                None => out.push((*k, atom.clone())),
-            }
-        }
-        out.retain(|(k, _)| *k != 0);
-        out
-    };
-    let (a, b) = (combine(a), combine(b));
+    let (a, b) = (combined(a), combined(b));
     a.len() == b.len() && a.iter().all(|m| b.contains(m))
 }
 
