@@ -23,7 +23,9 @@
 //!
 //! Refused (`alpine::cfront::unsupported`), never approximated: a call that C
 //! evaluates only under a condition (right of `&&`/`||`, a branch of `?:`) or
-//! in a loop condition (evaluated again each iteration), a `return` that is not
+//! in a loop condition (evaluated again each iteration; except there a call of
+//! a one-`return` function whose arguments are variables and literals, which
+//! is that expression, `Inliner::substituted`), a `return` that is not
 //! at the end of the body or at the end of an early exit `if (c) { …; return
 //! e; }`, a call of a kernel or of a function without body (other than
 //! library math on floats, `float.rs`), recursion (a depth bound).
@@ -101,11 +103,63 @@ impl<'m> Inliner<'m> {
             S::Switch { scrutinee, arms } => S::Switch { scrutinee: self.expr(scrutinee, false, &mut before)?, arms: arms.clone() },
             S::Return(Some(e)) => S::Return(Some(self.expr(e, false, &mut before)?)),
             S::While { cond, .. } | S::DoWhile { cond, .. } | S::For { cond: Some(cond), .. } if self.mentions_call(cond) => {
-                return Err(("a call of a device function in a loop condition".into(), cond.span));
+                let Some(substituted) = self.substituted(cond, 0) else {
+                    return Err((
+                        "a call of a device function in a loop condition (only a one-`return` function called with variables and \
+                         literals is inlined there)"
+                            .into(),
+                        cond.span,
+                    ));
+                };
+                let mut s = s.clone();
+                match &mut s.kind {
+                    S::While { cond, .. } | S::DoWhile { cond, .. } | S::For { cond: Some(cond), .. } => *cond = substituted,
+                    _ => unreachable!("matched above"),
+                }
+                s.kind
             }
             k => k.clone(),
         };
         Ok((before, Stmt { kind, span: s.span }))
+    }
+
+    /// A loop condition (evaluated again on every iteration, so its calls
+    /// cannot be hoisted before the loop) with each call of a device function
+    /// whose body is one `return r;` replaced by `r`, the parameters replaced
+    /// by the arguments, when every argument is a variable or a literal (up to
+    /// C's implicit conversions, which stay on it): evaluating such an argument
+    /// has no effect and cannot fail, so reading it where the body reads the
+    /// parameter is C's call exactly. `None` for any other call (a function
+    /// with a contract, a body of statements, an argument that computes).
+    fn substituted(&self, e: &Expr, depth: usize) -> Option<Expr> {
+        let mut out = e.clone();
+        self.substitute_calls(&mut out, depth).then_some(out)
+    }
+
+    /// [`Self::substituted`] in place; false where a call cannot be.
+    fn substitute_calls(&self, e: &mut Expr, depth: usize) -> bool {
+        if let C::Call { callee, args } = &e.kind {
+            if let Some(f) = self.callee(callee) {
+                let trivial = |a: &Expr| matches!(strip_casts(a).kind, C::Var { .. } | C::Int(_));
+                let Some([Stmt { kind: S::Return(Some(body)), .. }]) = f.body.as_deref() else { return false };
+                if depth >= MAX_DEPTH
+                    || self.methods.iter().any(|m| m == callee)
+                    || args.len() != f.params.len()
+                    || !args.iter().all(trivial)
+                {
+                    return false;
+                }
+                let renames: Vec<(String, Expr)> = f.params.iter().map(|p| p.name.clone()).zip(args.iter().cloned()).collect();
+                let mut r = body.clone();
+                rename_expr(&mut r, &renames);
+                if !self.substitute_calls(&mut r, depth + 1) {
+                    return false;
+                }
+                *e = r;
+                return true;
+            }
+        }
+        children_mut(e).into_iter().all(|c| self.substitute_calls(c, depth))
     }
 
     fn mentions_call(&self, e: &Expr) -> bool {
@@ -419,25 +473,23 @@ fn rename_expr(e: &mut Expr, renames: &[(String, Expr)]) {
         }
         return;
     }
-    let re = |x: &mut Expr| rename_expr(x, renames);
+    for c in children_mut(e) {
+        rename_expr(c, renames);
+    }
+}
+
+/// The subexpressions of `e`, for rewriting in place.
+fn children_mut(e: &mut Expr) -> Vec<&mut Expr> {
     match &mut e.kind {
-        C::Unary { operand, .. } | C::Cast { operand, .. } | C::IncDec { target: operand, .. } => re(operand),
+        C::Unary { operand, .. } | C::Cast { operand, .. } | C::IncDec { target: operand, .. } => vec![&mut **operand],
         C::Binary { lhs, rhs, .. } | C::Assign { target: lhs, value: rhs, .. } | C::Index { base: lhs, index: rhs } => {
-            re(lhs);
-            re(rhs);
+            vec![&mut **lhs, &mut **rhs]
         }
-        C::Conditional { cond, then, otherwise } => {
-            re(cond);
-            re(then);
-            re(otherwise);
-        }
-        C::Member { base, .. } | C::Swizzle { base, .. } => re(base),
-        C::Call { args, .. } | C::Atomic { args, .. } | C::Spec { args, .. } | C::Aggregate(args) => args.iter_mut().for_each(re),
-        C::IndirectCall { callee, args } => {
-            re(callee);
-            args.iter_mut().for_each(re);
-        }
-        _ => {}
+        C::Conditional { cond, then, otherwise } => vec![&mut **cond, &mut **then, &mut **otherwise],
+        C::Member { base, .. } | C::Swizzle { base, .. } => vec![&mut **base],
+        C::Call { args, .. } | C::Atomic { args, .. } | C::Spec { args, .. } | C::Aggregate(args) => args.iter_mut().collect(),
+        C::IndirectCall { callee, args } => std::iter::once(&mut **callee).chain(args.iter_mut()).collect(),
+        _ => Vec::new(),
     }
 }
 
