@@ -212,7 +212,8 @@ fn propose_rotation(idx: &Term, vars: &[Rc<str>], x: &Term) -> Option<HashMap<Rc
 /// Coefficients ±1 are preferred (no division; other binders can still be
 /// eliminated through them); with another `k` the rest must be free of open
 /// binders (`x = tid + 10·k` gives `k = (x − tid) div 10`, exact where `x` is
-/// an image, which the update checks with `x = idx(t̄(x))`).
+/// an image, which the update checks with `x = idx(t̄(x))`); failing both, the
+/// binder of the smallest coefficient whatever its rest (a strided index).
 fn solve_equation(conjs: &[Term], open: &[Rc<str>]) -> Option<(Rc<str>, Term)> {
     let eqs: Vec<Term> = conjs
         .iter()
@@ -236,12 +237,39 @@ fn solve_equation(conjs: &[Term], open: &[Rc<str>]) -> Option<(Rc<str>, Term)> {
         for v in open {
             if let Some((k, d)) = super::assertion::affine(diff, v) {
                 if !open.iter().any(|o| d.mentions(o)) {
-                    return Some((v.clone(), negate(&d).ediv(&Term::int(k))));
+                    return Some((v.clone(), solved_for(&d, k)));
                 }
             }
         }
     }
-    None
+    // Every binder has a coefficient other than ±1 and a rest with other
+    // binders (a strided index, `x = 2·(lo + (4·b + e)·256 + t)`): the binder
+    // of the smallest coefficient, `t = (x − 2·lo − 2048·b − 512·e) div 2`,
+    // still exact on images (there the dividend is `2·t`), and the bounds of `t`
+    // then bound a quotient by a literal, which pins the others
+    // (`triggers::pin_by_division`).
+    let mut best: Option<(i128, Rc<str>, Term)> = None;
+    for diff in &eqs {
+        for v in open {
+            if let Some((k, d)) = super::assertion::affine(diff, v) {
+                if best.as_ref().is_none_or(|(b, _, _)| k.abs() < *b) {
+                    best = Some((k.abs(), v.clone(), solved_for(&d, k)));
+                }
+            }
+        }
+    }
+    best.map(|(_, v, t)| (v, t))
+}
+
+/// `v` from `k·v + d = 0` (`k` not ±1): `(−d) div k`, written as a quotient by
+/// the positive `|k|` (`d div |k|` for `k < 0`), which is exact where `|k|`
+/// divides it, and whose bounds `triggers::pin_by_division` reads.
+fn solved_for(d: &Term, k: i128) -> Term {
+    if k < 0 {
+        d.ediv(&Term::int(-k))
+    } else {
+        negate(d).ediv(&Term::int(k))
+    }
 }
 
 /// An upper bound `k·v + d <= 0` (`k > 0` a literal, `d` free of open binders
@@ -342,6 +370,26 @@ mod tests {
         let wide = Term::and(vec![Term::int(0).le(&i), i.lt(&m), Term::int(0).le(&j), j.lt(&Term::int(8).mul(&n))]);
         let none = propose_inverse(&idx, &wide, &[Rc::from("i"), Rc::from("j")], &x);
         assert!(none.as_ref().is_none_or(|(_, derived)| !derived), "{none:?}");
+    }
+
+    #[test]
+    fn strided_packed_element_is_inverted() {
+        // x = 2·((4·i + e)·32 + j): j = (x − 2·(4·i + e)·32) div 2, whose bounds
+        // pin e = (x div 2 − 128·i) div 32, then i.
+        let (i, j, e, x, m) = (k("i"), k("j"), k("e"), k("x"), k("m"));
+        let range = Term::and(vec![
+            Term::int(0).le(&i),
+            i.lt(&m),
+            Term::int(0).le(&j),
+            j.lt(&Term::int(32)),
+            Term::int(0).le(&e),
+            e.lt(&Term::int(4)),
+        ]);
+        let idx = Term::int(2).mul(&Term::int(4).mul(&i).add(&e).mul(&Term::int(32)).add(&j));
+        let vars = [Rc::from("i"), Rc::from("j"), Rc::from("e")];
+        let (s, derived) = propose_inverse(&idx, &range, &vars, &x).expect("solved");
+        assert!(derived);
+        assert!(vars.iter().all(|v| !s[v].mentions("i") && !s[v].mentions("j") && !s[v].mentions("e")));
     }
 
     #[test]
